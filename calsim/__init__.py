@@ -1,0 +1,51 @@
+"""calsim: when recurring schedules really fire, across time zones and tzdata releases.
+
+>>> import calsim
+>>> calsim.resolve(["2026-03-08T02:30"], "America/New_York", "2026f", gap="next_valid")["due_utc"][0]
+datetime.datetime(2026, 3, 8, 7, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC'))
+"""
+
+from .errors import (
+    AmbiguousTimeError,
+    CalsimError,
+    CorruptReleaseError,
+    InputError,
+    NonexistentTimeError,
+    PolicyError,
+    ReleaseError,
+    ResolutionError,
+    RuleError,
+    ScheduleError,
+    UnknownReleaseError,
+    UnknownZoneError,
+)
+from .releases import Release, fetch_release, release, releases
+from .resolve import FoldPolicy, GapPolicy, resolve
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    # releases
+    "Release",
+    "release",
+    "releases",
+    "fetch_release",
+    # resolution
+    "resolve",
+    "GapPolicy",
+    "FoldPolicy",
+    # errors
+    "CalsimError",
+    "InputError",
+    "PolicyError",
+    "ReleaseError",
+    "UnknownReleaseError",
+    "CorruptReleaseError",
+    "UnknownZoneError",
+    "ResolutionError",
+    "NonexistentTimeError",
+    "AmbiguousTimeError",
+    "RuleError",
+    "ScheduleError",
+]

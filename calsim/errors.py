@@ -1,0 +1,97 @@
+"""The one error hierarchy of calsim.
+
+Every error a user can cause is a :class:`CalsimError` (itself a
+``ValueError``), and every message names the field, the value that was given
+and what is allowed, so that the CLI can print it as one line.
+
+Some subclasses also inherit the builtin exception a caller would naturally
+catch (an unknown zone is a ``KeyError`` too, as in ``zoneinfo``).
+
+Examples
+--------
+>>> import calsim
+>>> try:
+...     calsim.release().zone("America/New_Yrok")
+... except calsim.UnknownZoneError as exc:
+...     print(exc)
+zone: unknown zone 'America/New_Yrok' in tzdata ... (did you mean 'America/New_York'?)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CalsimError",
+    "InputError",
+    "PolicyError",
+    "ReleaseError",
+    "UnknownReleaseError",
+    "CorruptReleaseError",
+    "UnknownZoneError",
+    "ResolutionError",
+    "NonexistentTimeError",
+    "AmbiguousTimeError",
+    "RuleError",
+    "ScheduleError",
+]
+
+
+class CalsimError(ValueError):
+    """Root of every error a user of calsim can cause."""
+
+
+class InputError(CalsimError):
+    """A value has the wrong type or form (an aware time where a naive one is needed, ...)."""
+
+
+class PolicyError(CalsimError):
+    """An unknown policy name (``gap=``, ``fold=``, ``invalid_day=``, ...)."""
+
+
+class ReleaseError(CalsimError):
+    """A tz database release cannot be used."""
+
+
+class UnknownReleaseError(ReleaseError, LookupError):
+    """A release was named that is neither shipped, cached, installed nor a path."""
+
+    def __str__(self) -> str:  # LookupError would not quote, but be explicit
+        return str(self.args[0]) if self.args else ""
+
+
+class CorruptReleaseError(ReleaseError):
+    """A file or directory that should hold TZif data does not."""
+
+
+class UnknownZoneError(CalsimError, KeyError):
+    """A zone name that the release does not contain."""
+
+    def __str__(self) -> str:  # KeyError.__str__ would wrap the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class ResolutionError(CalsimError):
+    """A local time could not be turned into an instant under the chosen policy."""
+
+
+class NonexistentTimeError(ResolutionError):
+    """A local time falls in a gap (clocks jump forward) and ``gap="reject"``."""
+
+
+class AmbiguousTimeError(ResolutionError):
+    """A local time happens twice (clocks fall back) and ``fold="reject"``."""
+
+
+class RuleError(CalsimError):
+    """A recurrence rule (RRULE, cron, interval, window) is malformed."""
+
+
+class ScheduleError(CalsimError):
+    """A schedule is inconsistent (unknown zone, overlapping revisions, ...)."""
+
+
+def choices(allowed: object) -> str:
+    """Render a set of allowed values for a message: ``'a', 'b' or 'c'``."""
+    items = [repr(a) for a in allowed]  # type: ignore[attr-defined]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]

@@ -1,0 +1,501 @@
+"""Releases of the IANA tz database, read straight from a wheel or a zoneinfo directory.
+
+A :class:`Release` is one version of the tz database with its zones. Several
+releases live side by side in one process: zones are read from the release's
+own files and never through ``zoneinfo.ZoneInfo(key)``, whose process-wide
+cache would make a tzdata change invisible.
+
+Where a release comes from (the ``release=`` convention of every function):
+
+============================  ==================================================
+``None`` or ``"installed"``   the installed Python ``tzdata`` package
+``"system"``                  the machine's compiled zoneinfo directory
+``"2026f"``                   a shipped wheel (``data/tzdata/``), a fetched one
+                              (user cache) or the installed package, if one of
+                              them holds that IANA version
+a path                        a ``tzdata`` wheel or a zoneinfo directory
+a :class:`Release`            itself
+============================  ==================================================
+
+The version is always read from the data (``IANA_VERSION`` in a wheel,
+``# version`` in ``tzdata.zi``, or ``+VERSION``), never from a file name.
+
+Examples
+--------
+>>> import calsim
+>>> r = calsim.release("2026f")
+>>> r.version, "Pacific/Apia" in r.zones
+('2026f', True)
+>>> r.zone("Europe/Paris").key
+'Europe/Paris'
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import re
+import subprocess
+import sys
+import zipfile
+import zoneinfo
+from pathlib import Path
+from typing import Union
+
+from .errors import CorruptReleaseError, UnknownReleaseError, UnknownZoneError
+from .tzif import ZoneTable
+
+__all__ = ["Release", "release", "releases", "fetch_release", "ReleaseLike", "cache_dir", "shipped_dir"]
+
+ReleaseLike = Union["Release", str, os.PathLike, None]
+
+_IANA_RE = re.compile(r"^\d{4}[a-z]{1,2}$")
+_VERSION_LINE = re.compile(rb"^#\s*version\s+(\S+)")
+_IANA_IN_INIT = re.compile(r"""IANA_VERSION\s*=\s*["']([^"']+)["']""")
+# Directories of a compiled zoneinfo tree that are not zones of their own.
+_SKIP_DIRS = {"posix", "right"}
+_SKIP_FILES = {"posixrules", "localtime", "Factory"}
+
+
+def shipped_dir() -> Path:
+    """Where the wheels shipped with calsim live (``data/tzdata`` of the source tree).
+
+    A non-editable install puts them under ``<prefix>/share/calsim/tzdata``.
+    """
+    here = Path(__file__).resolve().parent.parent / "data" / "tzdata"
+    if here.is_dir():
+        return here
+    return Path(sys.prefix) / "share" / "calsim" / "tzdata"
+
+
+def cache_dir() -> Path:
+    """The user cache for fetched releases: ``$CALSIM_CACHE``, else the platform's cache dir."""
+    env = os.environ.get("CALSIM_CACHE")
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+        return base / "calsim" / "Cache" / "tzdata"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "calsim" / "tzdata"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "calsim" / "tzdata"
+
+
+def _version_key(version: str) -> tuple[int, int, str]:
+    m = re.match(r"^(\d{4})([a-z]*)", version)
+    if not m:
+        return (0, 0, version)
+    return (int(m[1]), len(m[2]), m[2])
+
+
+class _Source:
+    """Raw bytes of a release's files, from a zip (wheel) or a directory."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def read(self, name: str) -> bytes | None:
+        raise NotImplementedError
+
+    def zone_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def version(self) -> str | None:
+        raise NotImplementedError
+
+
+class _WheelSource(_Source):
+    def __init__(self, path: Path):
+        super().__init__(path)
+        try:
+            self._zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise CorruptReleaseError(
+                f"release: {str(path)!r} is not a readable tzdata wheel ({exc}); "
+                "expected a .whl from 'pip download tzdata' or a zoneinfo directory"
+            ) from None
+        names = set(self._zip.namelist())
+        if "tzdata/zoneinfo/tzdata.zi" not in names and "tzdata/__init__.py" not in names:
+            raise CorruptReleaseError(
+                f"release: {str(path)!r} is a zip file but not a tzdata wheel (no tzdata/zoneinfo/ inside)"
+            )
+        self._names = names
+
+    def read(self, name: str) -> bytes | None:
+        member = f"tzdata/zoneinfo/{name}"
+        if member not in self._names:
+            return None
+        return self._zip.read(member)
+
+    def zone_names(self) -> list[str]:
+        if "tzdata/zones" in self._names:
+            text = self._zip.read("tzdata/zones").decode()
+            return [z for z in text.split() if z]
+        prefix = "tzdata/zoneinfo/"
+        return [
+            n[len(prefix) :]
+            for n in self._names
+            if n.startswith(prefix) and not n.endswith((".py", "/", ".zi", ".tab")) and "__" not in n
+        ]
+
+    def version(self) -> str | None:
+        if "tzdata/__init__.py" in self._names:
+            m = _IANA_IN_INIT.search(self._zip.read("tzdata/__init__.py").decode())
+            if m:
+                return m[1]
+        data = self.read("tzdata.zi")
+        return _version_from_zi(data) if data else None
+
+
+class _DirSource(_Source):
+    def read(self, name: str) -> bytes | None:
+        p = self.path / name
+        # Refuse names that climb out of the directory ("../../etc/passwd").
+        try:
+            p.resolve().relative_to(self.path.resolve())
+        except ValueError:
+            return None
+        if not p.is_file():
+            return None
+        return p.read_bytes()
+
+    def zone_names(self) -> list[str]:
+        names = []
+        for root, dirs, files in os.walk(self.path):
+            rel_root = Path(root).relative_to(self.path)
+            if rel_root == Path("."):
+                dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
+            for f in files:
+                if f in _SKIP_FILES or "." in f or f.startswith("+"):
+                    continue
+                p = Path(root) / f
+                try:
+                    with open(p, "rb") as fh:
+                        if fh.read(4) != b"TZif":
+                            continue
+                except OSError:
+                    continue
+                names.append(str((rel_root / f).as_posix()))
+        return names
+
+    def version(self) -> str | None:
+        plus = self.path / "+VERSION"
+        if plus.is_file():
+            return plus.read_text().strip() or None
+        zi = self.path / "tzdata.zi"
+        if zi.is_file():
+            v = _version_from_zi(zi.read_bytes()[:200])
+            if v:
+                return v
+        init = self.path.parent / "__init__.py"
+        if init.is_file():
+            m = _IANA_IN_INIT.search(init.read_text())
+            if m:
+                return m[1]
+        return None
+
+
+def _version_from_zi(data: bytes) -> str | None:
+    m = _VERSION_LINE.match(data)
+    return m[1].decode() if m else None
+
+
+class Release:
+    """One version of the tz database and its zones.
+
+    Use :func:`calsim.release` to get one; build one directly with
+    :meth:`from_path`. Zones are parsed lazily, once per release.
+
+    Attributes
+    ----------
+    version : str
+        The IANA version read from the data, e.g. ``"2026f"`` (``"unknown"``
+        when a zoneinfo directory carries none).
+    source : str
+        The wheel or directory the release was read from.
+    """
+
+    def __init__(self, source: _Source, label: str | None = None):
+        self._source = source
+        v = source.version()
+        self.version: str = v if v else "unknown"
+        self.source: str = label or str(source.path)
+        self._zones: tuple[str, ...] | None = None
+        self._tables: dict[str, ZoneTable] = {}
+        self._zoneinfos: dict[str, zoneinfo.ZoneInfo] = {}
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike) -> Release:
+        """Read a release from a ``tzdata`` wheel or a compiled zoneinfo directory.
+
+        A directory may be a zoneinfo tree (``/usr/share/zoneinfo``) or an
+        unpacked ``tzdata`` package (one with a ``zoneinfo/`` inside).
+        """
+        p = Path(path)
+        if p.is_dir():
+            if (p / "zoneinfo").is_dir() and not (p / "UTC").exists():
+                p = p / "zoneinfo"
+            src: _Source = _DirSource(p)
+            if not any(True for _ in _iter_first_tzif(p)):
+                raise CorruptReleaseError(
+                    f"release: directory {str(path)!r} holds no TZif files "
+                    "(expected a compiled zoneinfo directory such as /usr/share/zoneinfo)"
+                )
+            return cls(src)
+        if p.is_file():
+            return cls(_WheelSource(p))
+        raise UnknownReleaseError(
+            f"release: path {str(path)!r} does not exist (expected a tzdata wheel or a zoneinfo directory)"
+        )
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        """Sorted names of every zone (and link) in the release."""
+        if self._zones is None:
+            self._zones = tuple(sorted(set(self._source.zone_names())))
+        return self._zones
+
+    def tzif(self, name: str) -> bytes:
+        """The raw TZif bytes of zone ``name``."""
+        data = self._source.read(name) if _valid_key(name) else None
+        if data is None:
+            raise UnknownZoneError(self._unknown_zone_message(name))
+        return data
+
+    def table(self, name: str) -> ZoneTable:
+        """The zone's transition table (parsed once, kept with this release)."""
+        t = self._tables.get(name)
+        if t is None:
+            t = self._tables[name] = ZoneTable.from_bytes(name, self.tzif(name))
+        return t
+
+    def zone(self, name: str) -> zoneinfo.ZoneInfo:
+        """A ``zoneinfo.ZoneInfo`` built from this release's file, outside the global cache."""
+        z = self._zoneinfos.get(name)
+        if z is None:
+            try:
+                z = zoneinfo.ZoneInfo.from_file(io.BytesIO(self.tzif(name)), key=name)
+            except ValueError as exc:
+                raise CorruptReleaseError(
+                    f"tzif: zone {name!r} of release {self.version} is not valid TZif ({exc})"
+                ) from None
+            self._zoneinfos[name] = z
+        return z
+
+    def _unknown_zone_message(self, name: object) -> str:
+        close = difflib.get_close_matches(str(name), self.zones, n=3, cutoff=0.6)
+        if not close:
+            # Try matching the city alone ("Calcutta" for "Asia/Calcutta").
+            tail = {z.rsplit("/", 1)[-1].lower(): z for z in self.zones}
+            close = [tail[c] for c in difflib.get_close_matches(str(name).rsplit("/", 1)[-1].lower(), tail, n=3)]
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else (
+            " (expected an IANA name such as 'Europe/Paris'; see Release.zones)"
+        )
+        return f"zone: unknown zone {name!r} in tzdata {self.version}{hint}"
+
+    def __repr__(self) -> str:
+        return f"Release({self.version!r}, source={self.source!r})"
+
+
+def _valid_key(name: object) -> bool:
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and not name.startswith(("/", "\\"))
+        and ".." not in name.split("/")
+        and "\x00" not in name
+    )
+
+
+def _iter_first_tzif(path: Path):
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                with open(Path(root) / f, "rb") as fh:
+                    if fh.read(4) == b"TZif":
+                        yield f
+                        return
+            except OSError:
+                continue
+
+
+# ---------------------------------------------------------------------------
+# Finding releases
+# ---------------------------------------------------------------------------
+
+_BY_PATH: dict[str, Release] = {}
+
+
+def _open(path: Path, label: str | None = None) -> Release:
+    key = str(path.resolve())
+    r = _BY_PATH.get(key)
+    if r is None:
+        r = _BY_PATH[key] = Release(_DirSource(path), label) if path.is_dir() else Release.from_path(path)
+    return r
+
+
+def _installed_dir() -> Path:
+    try:
+        import tzdata  # the PyPI package, a declared dependency
+    except ImportError:  # pragma: no cover - tzdata is a dependency
+        raise UnknownReleaseError(
+            "release: the Python 'tzdata' package is not installed; install it with 'pip install tzdata' "
+            "or pass release='system'"
+        ) from None
+    return Path(tzdata.__file__).parent / "zoneinfo"
+
+
+def _system_dir() -> Path:
+    for d in zoneinfo.TZPATH:
+        p = Path(d)
+        if (p / "UTC").is_file() or (p / "Etc" / "UTC").is_file():
+            return p
+    raise UnknownReleaseError(
+        f"release: 'system' asked for, but no zoneinfo directory was found on TZPATH {list(zoneinfo.TZPATH)} "
+        "(use release=None for the installed tzdata package, or a path)"
+    )
+
+
+def _wheel_versions(directory: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    if not directory.is_dir():
+        return found
+    for whl in sorted(directory.glob("tzdata-*.whl")):
+        try:
+            v = _WheelSource(whl).version()
+        except CorruptReleaseError:
+            continue
+        if v:
+            found.setdefault(v, whl)
+    return found
+
+
+def _offline() -> dict[str, Path]:
+    """IANA version -> wheel or directory, for everything usable without a network."""
+    found = {}
+    found.update(_wheel_versions(cache_dir()))
+    found.update(_wheel_versions(shipped_dir()))
+    try:
+        inst = _installed_dir()
+        v = _DirSource(inst).version()
+        if v:
+            found.setdefault(v, inst)
+    except UnknownReleaseError:  # pragma: no cover
+        pass
+    return found
+
+
+def releases() -> list[str]:
+    """IANA versions usable offline: shipped wheels, fetched wheels and the installed package.
+
+    >>> import calsim
+    >>> "2026f" in calsim.releases()
+    True
+    """
+    return sorted(_offline(), key=_version_key)
+
+
+def release(version: ReleaseLike = None) -> Release:
+    """Get a release by version, alias or path (see the module docstring for the forms).
+
+    Raises
+    ------
+    UnknownReleaseError
+        When nothing offline holds that version; the message lists the
+        offline versions and how to fetch another.
+
+    >>> import calsim
+    >>> calsim.release("2022e").version
+    '2022e'
+    """
+    if isinstance(version, Release):
+        return version
+    if version is None or version == "installed":
+        return _open(_installed_dir(), "installed tzdata package")
+    if isinstance(version, os.PathLike):
+        return _open(Path(version))
+    if not isinstance(version, str):
+        raise UnknownReleaseError(
+            f"release: expected a version string, 'installed', 'system', a path or a Release, "
+            f"got {type(version).__name__} {version!r}"
+        )
+    if version == "system":
+        return _open(_system_dir(), "system zoneinfo")
+    if _IANA_RE.match(version):
+        path = _offline().get(version)
+        if path is not None:
+            return _open(path)
+        raise UnknownReleaseError(_unknown_release_message(version))
+    p = Path(version)
+    if p.exists():
+        return _open(p)
+    if "/" in version or os.sep in version or version.endswith(".whl"):
+        raise UnknownReleaseError(
+            f"release: path {version!r} does not exist (expected a tzdata wheel or a zoneinfo directory)"
+        )
+    raise UnknownReleaseError(_unknown_release_message(version))
+
+
+def _unknown_release_message(version: str) -> str:
+    offline = ", ".join(releases())
+    return (
+        f"release: unknown release {version!r}; available offline: {offline}; "
+        "also 'installed', 'system' or a path to a tzdata wheel or zoneinfo directory; "
+        f"fetch another once with calsim.fetch_release('2024b') or 'calsim fetch 2024b'"
+    )
+
+
+def pypi_version(iana: str) -> str:
+    """The PyPI ``tzdata`` version of an IANA version: ``2024b`` -> ``2024.2``.
+
+    The tzdata package numbers releases ``YYYY.n`` with ``n`` the letter's
+    position (a=1), as its ``__init__`` documents.
+    """
+    m = _IANA_RE.match(iana)
+    if not m or len(iana) != 5:
+        raise UnknownReleaseError(
+            f"version: {iana!r} is not an IANA version of the form YYYYx (such as '2024b')"
+        )
+    return f"{iana[:4]}.{ord(iana[4]) - ord('a') + 1}"
+
+
+def fetch_release(
+    version: str, *, force: bool = False, index_url: str | None = None, find_links: str | None = None
+) -> Release:
+    """Download the ``tzdata`` wheel of an IANA version into the user cache with pip.
+
+    A version already available offline is returned without any download
+    (unless ``force``). Afterwards the release works offline: it is found by
+    :func:`release` like a shipped one. ``index_url`` and ``find_links`` are
+    passed to ``pip download`` (for mirrors and offline wheel folders).
+
+    The cache is ``$CALSIM_CACHE`` if set, else the platform's user cache
+    directory (``~/.cache/calsim/tzdata`` on Linux).
+    """
+    if not force:
+        path = _offline().get(version)
+        if path is not None:
+            return _open(path)
+    pep440 = pypi_version(version)
+    target = cache_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(target)]
+    if index_url:
+        cmd += ["--index-url", index_url]
+    if find_links:
+        cmd += ["--no-index", "--find-links", str(find_links)]
+    cmd.append(f"tzdata=={pep440}")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise UnknownReleaseError(
+            f"release: could not fetch tzdata {version} (PyPI tzdata=={pep440}) with pip: {last}"
+        )
+    wheels = _wheel_versions(target)
+    if version not in wheels:
+        raise UnknownReleaseError(
+            f"release: pip downloaded tzdata=={pep440} but its data is not IANA {version} "
+            f"(found {sorted(wheels)})"
+        )
+    return _open(wheels[version])
