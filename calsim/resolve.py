@@ -96,19 +96,20 @@ def check_policy(field: str, value: object, allowed: tuple[str, ...]) -> str:
 class Resolved:
     """Columns of a resolution, one entry per output row (``fold="both"`` doubles fold rows).
 
-    ``row`` maps each output row to its input position; ``due`` is UTC
-    microseconds (undefined where ``has_due`` is false); ``note`` indexes
-    ``note_vocab`` (-1: no note).
+    ``row`` maps each output row to its input position (None: one row per input);
+    ``fold`` None means all 0 and ``has_due`` None means all true;
+    ``kind`` codes 0 ok, 1 gap, 2 fold, and a gap row carries ``note_vocab[0]``,
+    a fold row ``note_vocab[1]``. ``due`` is UTC
+    microseconds (undefined where ``has_due`` is false); ``offset`` seconds.
     """
 
-    row: np.ndarray
+    row: np.ndarray | None
     wall: np.ndarray
-    fold: np.ndarray
+    fold: np.ndarray | None
     kind: np.ndarray
     due: np.ndarray
-    has_due: np.ndarray
+    has_due: np.ndarray | None
     offset: np.ndarray
-    note: np.ndarray
     note_vocab: tuple[str, ...]
 
 
@@ -140,7 +141,8 @@ def resolve_wall(
     if len(wall):
         last_year = 1970 + int(wall.max() // (US * 31_556_952)) + 1
         table.covering(last_year)
-    offs = table.offsets.astype(np.int64) * US
+    offs_s = table.offsets  # int32 seconds; gathers stay small
+    offs = offs_s.astype(np.int64) * US
     utc = table.utc * US
     before, after = offs[:-1], offs[1:]
     lower = utc + np.minimum(before, after)
@@ -148,61 +150,109 @@ def resolve_wall(
     # PEP 495 / zoneinfo: fold 0 takes the offset of the period whose wall
     # clock runs *until* the upper end of an anomaly, fold 1 the offset of
     # the period that starts at its lower end.
-    idx0 = np.searchsorted(upper, wall, side="right")
-    idx1 = np.searchsorted(lower, wall, side="right")
-    off0 = offs[idx0]
-    off1 = offs[idx1]
-    u0 = wall - off0
-    u1 = wall - off1
-    kind = np.where(u0 == u1, OK, np.where(u0 < u1, FOLD, GAP)).astype(np.int8)
-    is_gap = kind == GAP
-    is_fold = kind == FOLD
+    if len(upper) < 2 or bool(np.all(upper[:-1] <= lower[1:])):
+        # Anomalies are disjoint and ordered (every real zone): the fold-1
+        # index is the fold-0 one, plus one inside the anomaly ahead.
+        (idx0,) = _searchsorted_right((upper,), wall)
+        padded = np.append(lower, _INT64_MAX)
+        idx1 = idx0 + (padded[idx0] <= wall).view(np.int8)
+    else:
+        idx0, idx1 = _searchsorted_right((upper, lower), wall)
+    off0 = offs_s[idx0]
+    off1 = offs_s[idx1]
+    # u0 - u1 = off1 - off0: a gap when the fold-1 reading has the larger
+    # offset (u0 later than u1), a fold when it has the smaller one.
+    diff = off1 - off0
+    is_gap = diff > 0
+    is_fold = diff < 0
+    kind = is_gap.view(np.int8) + 2 * is_fold.view(np.int8)
+    any_gap, any_fold = bool(is_gap.any()), bool(is_fold.any())
 
-    if gap == "reject" and is_gap.any():
+    if gap == "reject" and any_gap:
         raise NonexistentTimeError(_gap_message(wall, is_gap, idx0, table, version, schedule))
-    if fold == "reject" and is_fold.any():
+    if fold == "reject" and any_fold:
         raise AmbiguousTimeError(_fold_message(wall, is_fold, idx0, table, version, schedule))
 
     n = len(wall)
     vocab = (GAP_NOTES.get(gap, ""), FOLD_NOTES.get(fold, ""))
-    note = np.where(is_gap, 0, np.where(is_fold, 1, -1)).astype(np.int8)
-    has_due = np.ones(n, dtype=bool)
+    has_due = None if not (any_gap and gap == "skip") else ~is_gap
     # ok rows and fold "first": u0 with its own offset.
-    due = u0.copy()
-    offset = off0.copy()
-    if is_gap.any():
+    offset = off0.copy() if any_gap or (any_fold and fold == "second") else off0
+    due = off0.astype(np.int64)
+    due *= -US
+    due += wall
+    if any_gap:
         g = np.flatnonzero(is_gap)
         if gap == "skip":
-            has_due[g] = False
-        elif gap == "shift":
-            due[g] = u0[g]
-        elif gap == "shift_backward":
-            due[g] = u1[g]
-        elif gap == "next_valid":
-            due[g] = utc[idx0[g]]
-        if gap != "skip":
+            offset[g] = 0
+        else:
+            if gap == "shift_backward":
+                due[g] = wall[g] - off1[g].astype(np.int64) * US
+            elif gap == "next_valid":
+                due[g] = utc[idx0[g]]
             # The offset in force at the chosen instant (after the jump for
             # shift/next_valid, before it for shift_backward).
-            offset[g] = offs[np.searchsorted(utc, due[g], side="right")]
-        else:
-            offset[g] = 0
-    if fold == "second":
-        due = np.where(is_fold, u1, due)
-        offset = np.where(is_fold, off1, offset)
-    row = np.arange(n)
-    fold_col = np.where(is_fold & (fold == "second"), 1, 0).astype(np.int8)
-    if fold == "both" and is_fold.any():
-        row = np.repeat(row, np.where(is_fold, 2, 1))
+            offset[g] = offs_s[np.searchsorted(utc, due[g], side="right")]
+    fold_col = None
+    if any_fold and fold == "second":
+        f = np.flatnonzero(is_fold)
+        due[f] = wall[f] - off1[f].astype(np.int64) * US
+        offset[f] = off1[f]
+        fold_col = is_fold.view(np.int8)
+    if any_fold and fold == "both":
+        row = np.repeat(np.arange(n), np.where(is_fold, 2, 1))
         second = np.zeros(len(row), dtype=bool)
-        starts = np.flatnonzero(np.diff(row, prepend=-1) == 0)
-        second[starts] = True
-        fold_col = second.astype(np.int8)
-        due = np.where(second, u1[row], due[row])
-        offset = np.where(second, off1[row], offset[row])
+        second[1:] = row[1:] == row[:-1]
+        u1 = wall[row] - off1[row].astype(np.int64) * US
         return Resolved(
-            row, wall[row], fold_col, kind[row], due, has_due[row], offset // US, note[row], vocab
+            row,
+            wall[row],
+            second.view(np.int8),
+            kind[row],
+            np.where(second, u1, due[row]),
+            None if has_due is None else has_due[row],
+            np.where(second, off1[row], offset[row]),
+            vocab,
         )
-    return Resolved(row, wall, fold_col, kind, due, has_due, offset // US, note, vocab)
+    return Resolved(None, wall, fold_col, kind, due, has_due, offset, vocab)
+
+_DAY_US = 86400 * US
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _searchsorted_right(edge_arrays: tuple[np.ndarray, ...], q: np.ndarray) -> list[np.ndarray]:
+    """``np.searchsorted(edges, q, side="right")`` for each edge array, via a day-bucket index.
+
+    A zone has a few hundred transitions and a query column can have
+    millions of unsorted times; a binary search per query then misses the
+    cache at every step. Instead each query's day picks, from a small
+    per-day table, the number of edges before that day, and at most ``m``
+    comparisons (``m``, the most edges in one day, is 1 or 2 in real zones)
+    finish the count. Falls back to ``np.searchsorted`` when the queries span
+    far more days than there are queries.
+    """
+    if len(q) == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in edge_arrays]
+    lo, hi = int(q.min()), int(q.max())
+    origin = lo - lo % _DAY_US
+    days = (hi - origin) // _DAY_US + 1
+    if days > 4 * len(q) + 4096:
+        return [np.searchsorted(e, q, side="right") for e in edge_arrays]
+    starts = origin + np.arange(days + 1, dtype=np.int64) * _DAY_US
+    bucket = (q - origin) // _DAY_US
+    out = []
+    for edges in edge_arrays:
+        per_day = np.searchsorted(edges, starts, side="left")
+        m = int(np.max(per_day[1:] - per_day[:-1]))
+        base = per_day[:-1].astype(np.int32)[bucket]
+        idx = base
+        if m:
+            padded = np.concatenate([edges, np.full(m, _INT64_MAX, dtype=np.int64)])
+            idx = base + (padded[base] <= q).view(np.int8)
+            for k in range(1, m):
+                idx += (padded[base + k] <= q).view(np.int8)
+        out.append(idx)
+    return out
 
 
 def _describe(idx0: int, table: ZoneTable) -> str:
@@ -241,8 +291,12 @@ def _fold_message(wall, is_fold, idx0, table, version, schedule) -> str:
     )
 
 
-def notes_column(note: np.ndarray, vocab: tuple[str, ...]) -> pl.Series:
-    """A ``list[str]`` column with zero or one note per row, built without a Python loop."""
+def notes_column(kind: np.ndarray, vocab: tuple[str, ...]) -> pl.Series:
+    """A ``list[str]`` column: no note for ok rows, ``vocab[0]`` for gaps, ``vocab[1]`` for folds.
+
+    Built through Arrow list offsets, without a Python object per row.
+    """
+    note = kind.astype(np.int8) - 1
     has = note >= 0
     offsets = np.zeros(len(note) + 1, dtype=np.int64)
     np.cumsum(has, out=offsets[1:])
@@ -253,20 +307,21 @@ def notes_column(note: np.ndarray, vocab: tuple[str, ...]) -> pl.Series:
 
 def resolved_frame(r: Resolved) -> pl.DataFrame:
     """The public resolution frame of DESIGN.md §3 from kernel columns."""
+    n = len(r.wall)
     due = pl.Series("due_utc", r.due, dtype=pl.Int64)
     off = pl.Series("utc_offset_s", r.offset, dtype=pl.Int32)
-    if not r.has_due.all():
+    if r.has_due is not None:
         mask = pl.Series(~r.has_due)
         due = due.set(mask, None)
         off = off.set(mask, None)
     return pl.DataFrame(
         [
             pl.Series("nominal_local", r.wall, dtype=pl.Int64).cast(pl.Datetime("us")),
-            pl.Series("fold", r.fold, dtype=pl.Int8),
+            pl.Series("fold", r.fold, dtype=pl.Int8) if r.fold is not None else pl.zeros(n, pl.Int8, eager=True).alias("fold"),
             due.cast(pl.Datetime("us", "UTC")),
             off,
             pl.Series("kind", r.kind.astype(np.uint8)).cat.to(KIND),
-            notes_column(r.note, r.note_vocab),
+            notes_column(r.kind, r.note_vocab),
         ]
     )
 
