@@ -55,7 +55,7 @@ _VERSION_LINE = re.compile(rb"^#\s*version\s+(\S+)")
 _IANA_IN_INIT = re.compile(r"""IANA_VERSION\s*=\s*["']([^"']+)["']""")
 # Directories of a compiled zoneinfo tree that are not zones of their own.
 _SKIP_DIRS = {"posix", "right"}
-_SKIP_FILES = {"posixrules", "localtime", "Factory"}
+_SKIP_FILES = {"posixrules", "localtime"}
 
 
 def shipped_dir() -> Path:

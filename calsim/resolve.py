@@ -151,20 +151,24 @@ def resolve_wall(
     # clock runs *until* the upper end of an anomaly, fold 1 the offset of
     # the period that starts at its lower end.
     if len(upper) < 2 or bool(np.all(upper[:-1] <= lower[1:])):
-        # Anomalies are disjoint and ordered (every real zone): the fold-1
+        # Anomalies are disjoint and ordered (every tzdata zone): the fold-1
         # index is the fold-0 one, plus one inside the anomaly ahead.
         (idx0,) = _searchsorted_right((upper,), wall)
         padded = np.append(lower, _INT64_MAX)
         idx1 = idx0 + (padded[idx0] <= wall).view(np.int8)
+        off0 = offs_s[idx0]
+        off1 = offs_s[idx1]
+        # u0 - u1 = off1 - off0: a gap when the fold-1 reading has the larger
+        # offset (u0 later than u1), a fold when it has the smaller one.
+        diff = off1 - off0
+        is_gap = diff > 0
+        is_fold = diff < 0
     else:
-        idx0, idx1 = _searchsorted_right((upper, lower), wall)
-    off0 = offs_s[idx0]
-    off1 = offs_s[idx1]
-    # u0 - u1 = off1 - off0: a gap when the fold-1 reading has the larger
-    # offset (u0 later than u1), a fold when it has the smaller one.
-    diff = off1 - off0
-    is_gap = diff > 0
-    is_fold = diff < 0
+        idx0, idx1, is_gap = _crowded_indices(wall, utc, offs)
+        off0 = offs_s[idx0]
+        off1 = offs_s[idx1]
+        is_fold = idx0 != idx1
+        is_fold &= ~is_gap
     kind = is_gap.view(np.int8) + 2 * is_fold.view(np.int8)
     any_gap, any_fold = bool(is_gap.any()), bool(is_fold.any())
 
@@ -253,6 +257,34 @@ def _searchsorted_right(edge_arrays: tuple[np.ndarray, ...], q: np.ndarray) -> l
                 idx += (padded[base + k] <= q).view(np.int8)
         out.append(idx)
     return out
+
+
+def _crowded_indices(wall: np.ndarray, utc: np.ndarray, offs: np.ndarray):
+    """Period indices for tables whose anomalies overlap (transitions closer than their jumps).
+
+    tzdata has none, but a synthetic or what-if zone can. zoneinfo's
+    bisection is ill-defined there, so calsim uses the definition itself:
+    period ``k`` (offset ``offs[k]`` over UTC ``[utc[k-1], utc[k])``) shows
+    wall time ``L`` iff ``L - offs[k]`` lies in it; fold 0 is the earliest
+    such period, fold 1 the latest, and a time no period shows is a gap
+    between the last period that ended before it and the next one. One
+    vectorised pass per period: O(periods x times), only on such tables.
+    """
+    n = len(offs)
+    start = np.concatenate([[-(2**62)], utc]) + offs  # no overflow when offs < 0
+    end = np.concatenate([utc + offs[:-1], [_INT64_MAX]])
+    first = np.full(len(wall), -1, dtype=np.int64)
+    last = np.full(len(wall), -1, dtype=np.int64)
+    ended = np.zeros(len(wall), dtype=np.int64)
+    for k in range(n):
+        hit = (wall >= start[k]) & (wall < end[k])
+        first = np.where(hit & (first < 0), k, first)
+        last = np.where(hit, k, last)
+        ended = np.where(wall >= end[k], k, ended)
+    is_gap = first < 0
+    idx0 = np.where(is_gap, ended, first)
+    idx1 = np.where(is_gap, np.minimum(ended + 1, n - 1), last)
+    return idx0, idx1, is_gap
 
 
 def _describe(idx0: int, table: ZoneTable) -> str:
