@@ -274,8 +274,9 @@ class Release:
         """A ``zoneinfo.ZoneInfo`` built from this release's file, outside the global cache."""
         z = self._zoneinfos.get(name)
         if z is None:
+            data = self.tzif(name)
             try:
-                z = zoneinfo.ZoneInfo.from_file(io.BytesIO(self.tzif(name)), key=name)
+                z = zoneinfo.ZoneInfo.from_file(io.BytesIO(data), key=name)
             except ValueError as exc:
                 raise CorruptReleaseError(
                     f"tzif: zone {name!r} of release {self.version} is not valid TZif ({exc})"
@@ -284,7 +285,7 @@ class Release:
         return z
 
     def _unknown_zone_message(self, name: object) -> str:
-        close = difflib.get_close_matches(str(name), self.zones, n=3, cutoff=0.6)
+        close = _closest(str(name), self.zones)
         if not close:
             # Try matching the city alone ("Calcutta" for "Asia/Calcutta").
             tail = {z.rsplit("/", 1)[-1].lower(): z for z in self.zones}
@@ -296,6 +297,20 @@ class Release:
 
     def __repr__(self) -> str:
         return f"Release({self.version!r}, source={self.source!r})"
+
+
+def _closest(name: str, names: tuple[str, ...]) -> list[str]:
+    """Up to three names nearly as close to ``name`` as the closest one."""
+    scored = []
+    for cand in names:
+        m = difflib.SequenceMatcher(None, name.lower(), cand.lower())
+        if m.real_quick_ratio() >= 0.6 and m.quick_ratio() >= 0.6:
+            scored.append((m.ratio(), cand))
+    scored = sorted((s for s in scored if s[0] >= 0.6), key=lambda s: -s[0])
+    if not scored:
+        return []
+    best = scored[0][0]
+    return [c for r, c in scored[:3] if r >= best - 0.08]
 
 
 def _valid_key(name: object) -> bool:
