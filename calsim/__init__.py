@@ -21,6 +21,15 @@ from .errors import (
 )
 from .releases import Release, fetch_release, release, releases
 from .resolve import FoldPolicy, GapPolicy, resolve
+from .calendars import Calendar
+from .rules.cron import Cron
+from .rules.every import Every
+from .rules.rrule import RRule
+from .rules.window import Window
+from .schedule import InvalidDayPolicy, Schedule
+from .expand import expand
+from .preview import preview
+from . import examples
 
 __version__ = "0.1.0"
 
@@ -35,6 +44,17 @@ __all__ = [
     "resolve",
     "GapPolicy",
     "FoldPolicy",
+    # schedules and expansion
+    "Schedule",
+    "InvalidDayPolicy",
+    "RRule",
+    "Cron",
+    "Every",
+    "Window",
+    "Calendar",
+    "expand",
+    "preview",
+    "examples",
     # errors
     "CalsimError",
     "InputError",

@@ -1,0 +1,91 @@
+"""Durations: ISO 8601 (``"PT10M"``, ``"P1DT2H"``) or short forms (``"10min"``, ``"2d"``), as int64 µs.
+
+Durations here are *elapsed* time (a day is 86,400 s), which is what an
+interval between runs, a grace period or a jitter means. Calendar periods
+(a month, a local day across DST) are rules, not durations, so ``"P1M"`` and
+``"P1Y"`` are refused rather than guessed.
+
+>>> from calsim.durations import duration_us
+>>> duration_us("PT1H30M") == duration_us("90min") == 5_400_000_000
+True
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from .errors import InputError
+
+__all__ = ["duration_us", "format_duration"]
+
+US = 1_000_000
+_UNITS = {
+    "us": 1, "ms": 1_000, "s": US, "sec": US, "secs": US, "second": US, "seconds": US,
+    "m": 60 * US, "min": 60 * US, "mins": 60 * US, "minute": 60 * US, "minutes": 60 * US,
+    "h": 3600 * US, "hr": 3600 * US, "hrs": 3600 * US, "hour": 3600 * US, "hours": 3600 * US,
+    "d": 86400 * US, "day": 86400 * US, "days": 86400 * US,
+    "w": 7 * 86400 * US, "week": 7 * 86400 * US, "weeks": 7 * 86400 * US,
+}
+_SHORT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$", re.IGNORECASE)
+_ISO = re.compile(
+    r"^P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+)
+_ALLOWED = "an ISO 8601 duration such as 'PT10M' or 'P1DT2H', or a short form such as '30s', '10min', '2h', '1d'"
+
+
+def duration_us(value: object, field: str = "duration", *, allow_zero: bool = False) -> int:
+    """Parse a duration into int64 microseconds (``timedelta`` and numbers of seconds accepted too)."""
+    if isinstance(value, dt.timedelta):
+        us = (value.days * 86400 + value.seconds) * US + value.microseconds
+    elif isinstance(value, bool):
+        raise InputError(f"{field}: expected {_ALLOWED}, got {value!r}")
+    elif isinstance(value, (int, float)):
+        us = round(value * US)
+    elif isinstance(value, str):
+        us = _parse(value.strip(), field)
+    else:
+        raise InputError(f"{field}: expected {_ALLOWED}, got {type(value).__name__} {value!r}")
+    if us < 0 or (us == 0 and not allow_zero):
+        raise InputError(f"{field}: {value!r} must be {'at least 0' if allow_zero else 'positive'}")
+    return us
+
+
+def _parse(text: str, field: str) -> int:
+    m = _SHORT.match(text)
+    if m and m[2].lower() in _UNITS:
+        return round(float(m[1]) * _UNITS[m[2].lower()])
+    m = _ISO.match(text.upper())
+    if m and text.upper() not in ("P", "PT") and not text.upper().endswith("T"):
+        parts = {k: float(v) for k, v in m.groupdict().items() if v}
+        return round(
+            parts.get("w", 0) * 7 * 86400 * US
+            + parts.get("d", 0) * 86400 * US
+            + parts.get("h", 0) * 3600 * US
+            + parts.get("m", 0) * 60 * US
+            + parts.get("s", 0) * US
+        )
+    if re.match(r"^P(\d+Y|\d+M)", text.upper()):
+        raise InputError(
+            f"{field}: {text!r} is a calendar period (months/years have no fixed length); "
+            f"expected {_ALLOWED}, or use a calendar rule (RRULE/cron) for calendar periods"
+        )
+    raise InputError(f"{field}: cannot parse {text!r}; expected {_ALLOWED}")
+
+
+def format_duration(us: int) -> str:
+    """A short human form: ``5400000000`` -> ``'1h30m'``.
+
+    >>> format_duration(5_400_000_000), format_duration(86_400_000_000), format_duration(1_500_000)
+    ('1h30m', '1d', '1.5s')
+    """
+    s, rem = divmod(int(us), US)
+    out = []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        q, s = divmod(s, size)
+        if q:
+            out.append(f"{q}{unit}")
+    if s or rem:
+        out.append(f"{s + rem / US:g}s")
+    return "".join(out) or "0s"

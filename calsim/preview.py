@@ -1,0 +1,111 @@
+"""``preview``: the next occurrences of one schedule, each explained in words.
+
+>>> import calsim
+>>> s = calsim.Schedule("nightly", "America/New_York", "2026-03-07T02:30", "FREQ=DAILY")
+>>> for text in calsim.preview(s, n=3, release="2026f")["explain"]:
+...     print(text)
+2026-03-07 02:30 EST (07:30Z)
+2026-03-08: not run, 02:30 does not exist in America/New_York (tzdata 2026f)
+2026-03-09 02:30 EDT (06:30Z)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import polars as pl
+
+from .expand import expand
+from .releases import ReleaseLike, release as get_release
+from .resolve import resolve_wall
+from .schedule import Schedule
+from .times import US, instant_us
+
+__all__ = ["preview"]
+
+_YEAR = 366 * 86400 * US
+_LIMIT_YEARS = 400
+
+
+def _start_instant(s: Schedule, rel) -> int:
+    if s.start_utc is not None:
+        return s.start_utc
+    if s.start_wall is not None:
+        table = rel.table(s.zone)
+        r = resolve_wall(np.array([s.start_wall]), table, gap="shift_backward", fold="first")
+        return int(r.due[0]) - 86400 * US  # a day early: the start row may be a gap placed before it
+    return s.parsed_rule.anchor_us(0)
+
+
+def preview(schedule: Schedule, n: int = 10, after: object = None, release: ReleaseLike = None) -> pl.DataFrame:
+    """The first ``n`` occurrences at or after ``after`` (default: the schedule's start), explained.
+
+    Returns the occurrence frame of :func:`calsim.expand` plus an ``explain``
+    column (str): when it runs in local time and UTC, or why it does not
+    ("2026-03-08: not run, 02:30 does not exist in America/New_York (tzdata
+    2026f)"). Searches forward in growing windows for up to 400 years, so a
+    rule that never matches returns an empty frame instead of hanging.
+    """
+    rel = get_release(release)
+    lo = instant_us(after, "after") if after is not None else _start_instant(schedule, rel)
+    span = 31 * 86400 * US
+    frame = expand([schedule], _iso_z(lo), _iso_z(lo + span), rel)
+    while frame.height < n and span < _LIMIT_YEARS * _YEAR:
+        span *= 4
+        frame = expand([schedule], _iso_z(lo), _iso_z(lo + span), rel)
+    frame = frame.head(n)
+    texts = [_explain(row, rel.version, rel) for row in frame.iter_rows(named=True)]
+    return frame.with_columns(pl.Series("explain", texts, dtype=pl.String))
+
+
+def _iso_z(us: int) -> str:
+    return str(np.datetime64(int(us), "us")) + "Z"
+
+
+def _abbr(zone: str, rel, due: dt.datetime) -> str:
+    z = rel.zone(zone)
+    name = due.astimezone(z).tzname() or ""
+    return name if name and not name[0] in "+-" else "UTC" + name if name else ""
+
+
+def _explain(row: dict, version: str, rel) -> str:
+    nominal: dt.datetime = row["nominal_local"]
+    due: dt.datetime | None = row["due_utc"]
+    zone = row["zone"]
+    day = nominal.date().isoformat()
+    hm = nominal.strftime("%H:%M") + (nominal.strftime(":%S") if nominal.second else "")
+    notes: list[str] = row["notes"]
+    parts: list[str] = []
+    if due is not None:
+        local = (due + dt.timedelta(seconds=row["utc_offset_s"])).replace(tzinfo=None)
+        when = f"{local:%Y-%m-%d %H:%M} {_abbr(zone, rel, due)} ({due:%H:%M}Z)"
+    for note in notes:
+        if note == "dst_gap_skipped":
+            parts.append(f"{day}: not run, {hm} does not exist in {zone} (tzdata {version})")
+        elif note.startswith("dst_gap_"):
+            how = {
+                "dst_gap_shifted": "shifted forward by the length of the gap",
+                "dst_gap_next_valid": "at the first valid time after the gap",
+                "dst_gap_shifted_backward": "read with the offset after the gap",
+            }[note]
+            parts.append(f"{day}: {hm} does not exist in {zone} (tzdata {version}); runs {when}, {how}")
+        elif note.startswith("dst_fold_"):
+            which = "second" if row["fold"] == 1 else "first"
+            extra = " (it also runs on the other pass)" if note == "dst_fold_both" else ""
+            parts.append(f"{day}: {hm} happens twice in {zone} (tzdata {version}); runs on the {which} pass, {when}{extra}")
+        elif note == "invalid_day_backward":
+            parts.append(f"{day}: the rule's day does not exist in this month; moved back to its last day")
+        elif note == "invalid_day_forward":
+            parts.append(f"{day}: the rule's day does not exist in that month; moved forward to the 1st")
+        elif note.startswith("merged_with:"):
+            parts.append(f"also stands for {note.split(':', 1)[1]}, which resolves to the same instant")
+        elif note.startswith("merged_into:"):
+            parts.append(f"{day}: not run, resolves to the same instant as {note.split(':', 1)[1]}, which runs")
+        elif note.startswith("excluded:"):
+            parts.append(f"{day}: not run, excluded by calendar {note.split(':', 1)[1]}")
+    if not parts:
+        return when
+    if due is not None and not any("runs" in p for p in parts):
+        parts.insert(0, when)
+    return "; ".join(parts)

@@ -1,0 +1,246 @@
+"""``Schedule``: a user's rule for when to act, with its zone, time semantics and run policy.
+
+A schedule is immutable; a changed schedule is a new *revision* with the same
+``id``, valid over a half-open UTC interval ``[effective_from, effective_to)``.
+
+The rule may be RRULE text (bare, ``RRULE:``-prefixed, or a full
+``DTSTART;TZID=...`` + ``RRULE:`` block), a cron expression, ``Every`` or
+``Window`` (or an already parsed ``RRule``/``Cron``). Strings are told apart
+by their form: ``FREQ=`` makes an RRULE, five fields or an ``@macro`` a cron.
+
+``start`` anchors the rule (RRULE's DTSTART): naive means local wall time in
+``zone``, with ``Z`` or an offset it is an instant (its local time in the zone
+then anchors the rule). It is an occurrence only when it matches the rule,
+as python-dateutil does (RFC 5545 would always count it).
+
+>>> import calsim
+>>> s = calsim.Schedule("report", "America/New_York", "2026-03-05T09:00", "FREQ=DAILY;COUNT=3")
+>>> s.kind, s.gap, s.fold, s.invalid_day
+('rrule', 'skip', 'first', 'omit')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from .calendars import Calendar, as_calendars
+from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError
+from .resolve import FoldPolicy, GapPolicy, check_policy
+from .rules.cron import Cron
+from .rules.every import Every
+from .rules.rrule import RRule, parse_block
+from .rules.window import Window
+from .times import instant_us, local_us
+
+__all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
+
+InvalidDayPolicy = Literal["omit", "backward", "forward"]
+Rule = RRule | Cron | Every | Window
+_CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
+
+
+def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
+    """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
+    if isinstance(rule, (RRule, Cron, Every, Window)):
+        return rule, None, None
+    if not isinstance(rule, str):
+        raise RuleError(
+            f"rule: expected RRULE text, a cron expression, Every(...) or Window(...), got {type(rule).__name__} {rule!r}"
+        )
+    text = rule.strip()
+    upper = text.upper()
+    if "FREQ=" in upper:
+        if "DTSTART" in upper or "\n" in text:
+            r, dtstart, tzid = parse_block(text)
+            return r, dtstart, tzid
+        return RRule.parse(text), None, None
+    if text.startswith("@") or (len(text.split()) == 5 and all(_CRON_FIELD.match(f) for f in text.split())):
+        return Cron.parse(text), None, None
+    raise RuleError(
+        f"rule: cannot tell the kind of {rule!r} (expected RRULE text with FREQ=..., "
+        "a 5-field cron expression or @daily-style macro, Every(...) or Window(...))"
+    )
+
+
+def _kind(rule: Rule) -> str:
+    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window"}[type(rule)]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A schedule revision (see the module docstring).
+
+    Parameters
+    ----------
+    id
+        Identity shared by all revisions of the schedule.
+    zone
+        IANA zone in which the rule's wall times are read.
+    start
+        Anchor of the rule (DTSTART); may be None when ``rule`` is a
+        ``DTSTART`` block.
+    rule
+        RRULE text, cron text, ``Every``, ``Window``, ``RRule`` or ``Cron``.
+    gap : {"skip", "shift", "next_valid", "shift_backward", "reject"}
+    fold : {"first", "second", "both", "reject"}
+    invalid_day : {"omit", "backward", "forward"}
+        A day the month lacks (the 31st in April): no run (RFC 5545), the
+        last day of the month, or the first day of the next (RFC 7529 SKIP).
+    exclude
+        Calendars, dates or calendar names (see :mod:`calsim.calendars`).
+    revision, effective_from, effective_to
+        This revision's number and its half-open UTC validity interval.
+    policy
+        The run policy (:class:`calsim.Policy`) used by the simulation.
+    rdate, exdate
+        Extra nominal local times (RFC 5545 RDATE, not counted by COUNT) and
+        removed ones (EXDATE, applied after COUNT).
+    """
+
+    id: str
+    zone: str
+    start: object
+    rule: object
+    gap: GapPolicy = "skip"
+    fold: FoldPolicy = "first"
+    invalid_day: InvalidDayPolicy = "omit"
+    exclude: object = ()
+    revision: int = 1
+    effective_from: object = None
+    effective_to: object = None
+    policy: object = None
+    rdate: tuple = ()
+    exdate: tuple = ()
+    # Parsed forms, derived once at construction.
+    parsed_rule: Rule = field(init=False, repr=False, compare=False)
+    calendars: tuple[Calendar, ...] = field(init=False, repr=False, compare=False)
+    start_wall: int | None = field(init=False, repr=False, compare=False)
+    start_utc: int | None = field(init=False, repr=False, compare=False)
+    from_utc: int | None = field(init=False, repr=False, compare=False)
+    to_utc: int | None = field(init=False, repr=False, compare=False)
+    rdate_wall: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    exdate_wall: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sid = self.id
+        if not isinstance(sid, str) or not sid.strip():
+            raise ScheduleError(f"id: expected a non-empty string, got {sid!r}")
+        where = f"schedule {sid!r}: "
+        try:
+            self._validate(where)
+        except ScheduleError:
+            raise
+        except CalsimError as exc:
+            # Name the schedule in every message, keep the specific class.
+            raise type(exc)(where + str(exc)) from None
+
+    def _validate(self, where: str) -> None:
+        from .releases import release
+
+        set_ = object.__setattr__
+        if not isinstance(self.zone, str):
+            raise ScheduleError(f"{where}zone: expected an IANA zone name, got {self.zone!r}")
+        try:
+            release().table(self.zone)
+        except UnknownReleaseError:  # pragma: no cover - tzdata is a dependency
+            pass
+        check_policy("gap", self.gap, get_args(GapPolicy))
+        check_policy("fold", self.fold, get_args(FoldPolicy))
+        check_policy("invalid_day", self.invalid_day, get_args(InvalidDayPolicy))
+        if not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1:
+            raise ScheduleError(f"{where}revision: expected an integer >= 1, got {self.revision!r}")
+
+        rule, block_start, tzid = parse_rule(self.rule)
+        block_utc = None
+        if tzid == "UTC" and self.zone != "UTC":
+            # DTSTART:...Z is an instant; its local time in the zone anchors the rule.
+            block_start, block_utc, tzid = None, block_start, None
+        if tzid is not None and tzid != self.zone:
+            raise ScheduleError(
+                f"{where}rule: its DTSTART says TZID={tzid} but the schedule's zone is {self.zone!r}; "
+                "make them agree"
+            )
+        set_(self, "parsed_rule", rule)
+        start = self.start
+        wall = utc = None
+        if start is None:
+            if block_start is None and block_utc is None and not isinstance(rule, Every):
+                raise ScheduleError(f"{where}start: required (the rule has no DTSTART), e.g. '2026-01-01T09:00'")
+            wall, utc = block_start, block_utc
+        elif _is_instant(start):
+            utc = instant_us(start, "start")
+        else:
+            wall = int(local_us([start], "start")[0])
+        if isinstance(rule, Every) and rule._anchor_us is None and wall is None and utc is None:
+            raise ScheduleError(f"{where}start: Every without an anchor needs a start")
+        set_(self, "start_wall", wall)
+        set_(self, "start_utc", utc)
+        if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc and wall is not None:
+            if rule.until < wall:
+                raise RuleError(
+                    f"rrule: UNTIL {_iso(rule.until)} is before the start {_iso(wall)}; the rule has no instance"
+                )
+
+        f = None if self.effective_from is None else instant_us(self.effective_from, "effective_from")
+        t = None if self.effective_to is None else instant_us(self.effective_to, "effective_to")
+        if f is not None and t is not None and t <= f:
+            raise ScheduleError(
+                f"{where}effective_to: {self.effective_to!r} is not after effective_from {self.effective_from!r} "
+                "(a revision is valid over the half-open interval [effective_from, effective_to))"
+            )
+        set_(self, "from_utc", f)
+        set_(self, "to_utc", t)
+        set_(self, "calendars", as_calendars(self.exclude))
+        set_(self, "rdate_wall", tuple(int(x) for x in local_us(list(self.rdate), "rdate")) if self.rdate else ())
+        set_(self, "exdate_wall", tuple(int(x) for x in local_us(list(self.exdate), "exdate")) if self.exdate else ())
+
+    @property
+    def kind(self) -> str:
+        """``"rrule"``, ``"cron"``, ``"every"`` or ``"window"``."""
+        return _kind(self.parsed_rule)
+
+    def explain(self) -> str:
+        """The rule in words."""
+        return self.parsed_rule.explain()
+
+
+def _is_instant(value: object) -> bool:
+    if isinstance(value, dt.datetime):
+        return value.tzinfo is not None
+    if isinstance(value, str):
+        t = value.strip()
+        return t.endswith(("Z", "z")) or bool(re.search(r"T.*[+-]\d{2}(:?\d{2})?$", t))
+    return False
+
+
+def _iso(us: int) -> str:
+    return (dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=us)).isoformat()
+
+
+def check_revisions(schedules: list[Schedule]) -> None:
+    """Revisions of one id must have distinct numbers and non-overlapping validity intervals."""
+    by_id: dict[str, list[Schedule]] = {}
+    for s in schedules:
+        by_id.setdefault(s.id, []).append(s)
+    for sid, revs in by_id.items():
+        if len(revs) < 2:
+            continue
+        numbers = [r.revision for r in revs]
+        if len(set(numbers)) != len(numbers):
+            raise ScheduleError(f"schedule {sid!r}: revision numbers repeat ({sorted(numbers)}); each must be unique")
+        lo = float("-inf")
+        spans = sorted(
+            ((r.from_utc if r.from_utc is not None else float("-inf"),
+              r.to_utc if r.to_utc is not None else float("inf"), r.revision) for r in revs)
+        )
+        prev = None
+        for a, b, n in spans:
+            if a < lo:
+                raise ScheduleError(
+                    f"schedule {sid!r}: revision {n} starts before revision {prev} ends; revision windows "
+                    "[effective_from, effective_to) must not overlap"
+                )
+            lo, prev = b, n
