@@ -36,19 +36,19 @@ ZONES = (
 # Times that meet DST edges in many zones, mixed with ordinary ones.
 _TIMES = ("02:30", "01:30", "00:00", "03:00", "06:00", "09:00", "12:00", "18:30", "23:59", "02:15")
 _KINDS = (
-    ("daily_rrule", 0.30),
-    ("daily_cron", 0.12),
-    ("weekly", 0.12),
+    ("daily_rrule", 0.33),
+    ("daily_cron", 0.13),
+    ("weekly", 0.13),
     ("monthly_31", 0.05),
     ("monthly_last", 0.05),
     ("last_workday", 0.03),
     ("cron_last_day", 0.02),
-    ("hourly_cron", 0.06),
+    ("hourly_cron", 0.035),
     ("hourly_rrule", 0.03),
-    ("window", 0.08),
-    ("night_window", 0.04),
-    ("business_minutes", 0.03),
-    ("every", 0.05),
+    ("window", 0.035),
+    ("night_window", 0.03),
+    ("business_minutes", 0.015),
+    ("every", 0.04),
     ("business_daily", 0.02),
 )
 
@@ -95,7 +95,7 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
         elif kind == "hourly_cron":
             rule = f"{int(minutes[i])} * * * *"
         elif kind == "hourly_rrule":
-            rule = f"FREQ=HOURLY;INTERVAL={int(rng.choice([1, 2, 3, 6]))};BYMINUTE={int(minutes[i])}"
+            rule = f"FREQ=HOURLY;INTERVAL={int(rng.choice([2, 3, 6, 12]))};BYMINUTE={int(minutes[i])}"
         elif kind == "window":
             rule = Window("08:00", "20:00", str(rng.choice(["30min", "1h", "2h"])), days="MO,TU,WE,TH,FR")
         elif kind == "night_window":
@@ -103,7 +103,7 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
         elif kind == "business_minutes":
             rule = "*/15 9-17 * * 1-5"
         elif kind == "every":
-            rule = Every(str(rng.choice(["1h", "6h", "24h"])))
+            rule = Every(str(rng.choice(["2h", "6h", "24h"])))
         else:  # business_daily: every day, minus what is not a working day in China
             rule = "FREQ=DAILY"
             kw["exclude"] = cn_business

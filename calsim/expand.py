@@ -34,13 +34,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from .calendars import Calendar
 from .errors import InputError
-from .releases import Release, ReleaseLike, release as get_release
-from .resolve import FOLD_NOTES, GAP_NOTES, Resolved, resolve_wall
-from .rules.cron import Cron
+from .releases import ReleaseLike, release as get_release
+from .resolve import Resolved, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
-from .rules.window import Window
 from .schedule import Schedule, check_revisions
 from .times import US, instant_us
 from .tzif import ZoneTable
@@ -50,10 +49,11 @@ __all__ = ["expand", "OCCURRENCE_SCHEMA", "as_schedules"]
 DAY = 86400 * US
 _MARGIN = 2 * DAY  # wall times within two days of the UTC window can land in it (offsets < 26 h)
 _INVALID_NOTES = ("", "invalid_day_backward", "invalid_day_forward")
-_YEAR = 366 * DAY
 # A COUNT rule that finds no instance in 400 years (a full Gregorian cycle)
 # never will: the search stops there instead of hanging.
 _SEARCH_LIMIT = 400 * 365 * DAY
+_MAX_WALL = 253402300799 * US  # 9999-12-31T23:59:59
+_EPOCH_DATE = dt.date(1970, 1, 1)
 
 OCCURRENCE_SCHEMA = pl.Schema(
     {
@@ -89,20 +89,6 @@ def iso(us: int) -> str:
     return s[:19] if s.endswith(".000000") else s
 
 
-@dataclass
-class _Part:
-    """One schedule's rows, before the window and the frame."""
-
-    schedule: Schedule
-    wall: np.ndarray
-    fold: np.ndarray
-    due: np.ndarray
-    has_due: np.ndarray
-    offset: np.ndarray
-    place: np.ndarray
-    notes: list[tuple[np.ndarray, str]] = field(default_factory=list)
-
-
 def _start_wall(s: Schedule, table: ZoneTable) -> int:
     if s.start_wall is not None:
         return s.start_wall
@@ -110,29 +96,13 @@ def _start_wall(s: Schedule, table: ZoneTable) -> int:
     return s.start_utc + int(table.offset_at_utc(np.array([s.start_utc // US]))[0]) * US
 
 
-def _resolve(s: Schedule, walls: np.ndarray, table: ZoneTable, version: str) -> Resolved:
-    return resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=version, schedule=s.id)
-
-
-def _rule_walls(s: Schedule, rule, dtstart: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    lo = max(lo, dtstart)
-    if hi <= lo:
-        return np.zeros(0, np.int64), np.zeros(0, np.int8)
-    if isinstance(rule, RRule):
-        return rule.candidates(dtstart, lo, hi, s.invalid_day)
-    walls = rule.wall_times(lo, hi)
-    return walls, np.zeros(len(walls), np.int8)
-
-
-def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable, version: str):
+def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable) -> tuple[np.ndarray, np.ndarray]:
     """Walls from DTSTART through the COUNT-th instance that survives the gap policy."""
     want = rule.count
     assert want is not None
     span = 60 * DAY
-    hi = dtstart + span
-    searched_empty = 0
     while True:
-        walls, inv = rule.candidates(dtstart, dtstart, hi, s.invalid_day)
+        walls, inv = rule.candidates(dtstart, dtstart, dtstart + span, s.invalid_day)
         if len(walls):
             counted = np.ones(len(walls), dtype=bool)
             if s.gap == "skip":
@@ -141,131 +111,90 @@ def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable, ver
             if int(counted.sum()) >= want:
                 last = int(np.flatnonzero(counted)[want - 1])
                 return walls[: last + 1], inv[: last + 1]
-            searched_empty = 0
-        else:
-            searched_empty = hi - dtstart
-        if searched_empty > _SEARCH_LIMIT or hi > 253402300799 * US:
+        elif span > _SEARCH_LIMIT:
+            return walls, inv  # a rule that never matches: empty, after a bounded search
+        if dtstart + span > _MAX_WALL:
             return walls, inv
         span *= 2
-        hi = dtstart + span
 
 
-def _expand_one(s: Schedule, rel: Release, lo_u: int, hi_u: int) -> _Part | None:
-    table = rel.table(s.zone)
+def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nominal walls of one schedule near ``[lo, hi)`` with their invalid_day codes (RFC 5545 set order)."""
     rule = s.parsed_rule
-    lo = lo_u if s.from_utc is None else max(lo_u, s.from_utc)
-    hi = hi_u if s.to_utc is None else min(hi_u, s.to_utc)
-    if hi <= lo:
-        return None
-    if isinstance(rule, Every):
-        return _expand_every(s, rule, table, rel.version, lo, hi)
-
     dtstart = _start_wall(s, table)
+    wlo, whi = max(lo - _MARGIN, dtstart), hi + _MARGIN
     if isinstance(rule, RRule) and rule.count is not None:
-        walls, inv = _counted_walls(s, rule, dtstart, table, rel.version)
-        walls_lo = lo - _MARGIN
-        keep = walls >= walls_lo
+        walls, inv = _counted_walls(s, rule, dtstart, table)
+        keep = (walls >= wlo) & (walls < whi)
         walls, inv = walls[keep], inv[keep]
-        keep = walls < hi + _MARGIN
-        walls, inv = walls[keep], inv[keep]
+    elif whi <= wlo:
+        walls, inv = np.zeros(0, np.int64), np.zeros(0, np.int8)
+    elif isinstance(rule, RRule):
+        walls, inv = rule.candidates(dtstart, wlo, whi, s.invalid_day)
     else:
-        walls, inv = _rule_walls(s, rule, dtstart, lo - _MARGIN, hi + _MARGIN)
+        walls = rule.wall_times(wlo, whi)
+        inv = np.zeros(len(walls), np.int8)
     if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc:
-        keep = walls <= rule.until  # UNTIL is inclusive (RFC 5545 §3.3.10)
+        keep = walls <= rule.until  # a local UNTIL is inclusive, on wall time (RFC 5545 §3.3.10)
         walls, inv = walls[keep], inv[keep]
-    if s.rdate_wall:
+    if s.rdate_wall:  # RDATEs join the set, uncounted by COUNT (RFC 5545 §3.8.5.2)
         extra = np.array(s.rdate_wall, dtype=np.int64)
-        extra = extra[(extra >= lo - _MARGIN) & (extra < hi + _MARGIN) & ~np.isin(extra, walls)]
+        extra = extra[(extra >= lo - _MARGIN) & (extra < whi) & ~np.isin(extra, walls)]
         if len(extra):
             walls = np.concatenate([walls, extra])
             inv = np.concatenate([inv, np.zeros(len(extra), np.int8)])
             order = np.argsort(walls, kind="stable")
             walls, inv = walls[order], inv[order]
-    if s.exdate_wall:
+    if s.exdate_wall:  # EXDATE applies after COUNT (RFC 5545 §3.8.5.1)
         keep = ~np.isin(walls, np.array(s.exdate_wall, dtype=np.int64))
         walls, inv = walls[keep], inv[keep]
-
-    r = _resolve(s, walls, table, rel.version)
-    row = r.row if r.row is not None else np.arange(len(walls))
-    has_due = np.ones(len(row), dtype=bool) if r.has_due is None else r.has_due.copy()
-    fold = np.zeros(len(row), np.int8) if r.fold is None else r.fold
-    part = _Part(s, r.wall, fold, r.due, has_due, r.offset, r.due.copy())
-    _dst_notes(part, r)
-    inv_rows = inv[row]
-    for code in (1, 2):
-        hit = np.flatnonzero(inv_rows == code)
-        if len(hit):
-            part.notes.append((hit, _INVALID_NOTES[code]))
-    if isinstance(rule, RRule) and rule.until is not None and rule.until_utc:
-        keep = part.place <= rule.until
-        _take(part, keep)
-    _merge(part)
-    _exclude(part)
-    _take(part, (part.place >= lo) & (part.place < hi))
-    return part
+    return walls, inv
 
 
-def _dst_notes(part: _Part, r: Resolved) -> None:
-    gap_note, fold_note = r.note_vocab
-    gaps = np.flatnonzero(r.kind == 1)
-    if len(gaps):
-        part.notes.append((gaps, gap_note))
-    folds = np.flatnonzero(r.kind == 2)
-    if len(folds):
-        part.notes.append((folds, fold_note))
+@dataclass
+class _Rows:
+    """Column arrays of occurrences of many schedules (``sched`` indexes the sorted schedule list)."""
+
+    sched: list = field(default_factory=list)
+    wall: list = field(default_factory=list)
+    fold: list = field(default_factory=list)
+    due: list = field(default_factory=list)
+    has_due: list = field(default_factory=list)
+    offset: list = field(default_factory=list)
+    dst: list = field(default_factory=list)  # note code into the vocabulary, -1 none
+    inv: list = field(default_factory=list)  # 0 none, 1 backward, 2 forward
+
+    def add(self, sched, wall, fold, due, has_due, offset, dst, inv) -> None:
+        for name, value in zip(
+            ("sched", "wall", "fold", "due", "has_due", "offset", "dst", "inv"),
+            (sched, wall, fold, due, has_due, offset, dst, inv),
+        ):
+            getattr(self, name).append(value)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        dtypes = {"sched": np.int32, "wall": np.int64, "fold": np.int8, "due": np.int64,
+                  "has_due": bool, "offset": np.int32, "dst": np.int16, "inv": np.int8}
+        return {
+            name: np.concatenate(getattr(self, name)).astype(dt_, copy=False)
+            if getattr(self, name) else np.zeros(0, dt_)
+            for name, dt_ in dtypes.items()
+        }
 
 
-def _take(part: _Part, keep: np.ndarray) -> None:
-    if keep.all():
-        return
-    new_index = np.cumsum(keep) - 1
-    for name in ("wall", "fold", "due", "has_due", "offset", "place"):
-        setattr(part, name, getattr(part, name)[keep])
-    notes = []
-    for rows, note in part.notes:
-        rows = rows[keep[rows]]
-        if len(rows):
-            notes.append((new_index[rows], note))
-    part.notes = notes
+def _add_resolved(rows: _Rows, r: Resolved, sched: np.ndarray, inv: np.ndarray, vocab: dict[str, int]) -> None:
+    n = len(r.wall)
+    gap_code = vocab.setdefault(r.note_vocab[0], len(vocab))
+    fold_code = vocab.setdefault(r.note_vocab[1], len(vocab))
+    dst = np.where(r.kind == 1, gap_code, np.where(r.kind == 2, fold_code, -1)).astype(np.int16)
+    if r.row is not None:
+        sched, inv = sched[r.row], inv[r.row]
+    rows.add(
+        sched, r.wall, np.zeros(n, np.int8) if r.fold is None else r.fold, r.due,
+        np.ones(n, bool) if r.has_due is None else r.has_due, r.offset, dst, inv,
+    )
 
 
-def _merge(part: _Part) -> None:
-    """Rows of one schedule with the same instant: the earliest nominal keeps it (DESIGN.md §2)."""
-    idx = np.flatnonzero(part.has_due)
-    if len(idx) < 2:
-        return
-    due = part.due[idx]
-    order = np.lexsort((part.wall[idx], due))
-    sorted_due = due[order]
-    dup = np.flatnonzero(sorted_due[1:] == sorted_due[:-1]) + 1
-    if not len(dup):
-        return
-    for j in dup:  # merges are rare (a handful per zone and century): a loop is fine
-        loser = int(idx[order[j]])
-        k = j
-        while k > 0 and sorted_due[k - 1] == sorted_due[j]:
-            k -= 1
-        keeper = int(idx[order[k]])
-        part.has_due[loser] = False
-        part.notes.append((np.array([keeper]), f"merged_with:{iso(part.wall[loser])}"))
-        part.notes.append((np.array([loser]), f"merged_into:{iso(part.wall[keeper])}"))
-
-
-def _exclude(part: _Part) -> None:
-    if not part.schedule.calendars or not len(part.wall):
-        return
-    day = part.wall // DAY
-    first = dt.date(1970, 1, 1) + dt.timedelta(days=int(day.min()))
-    last = dt.date(1970, 1, 1) + dt.timedelta(days=int(day.max()))
-    for cal in part.schedule.calendars:
-        days = cal.days(first, last).astype(np.int64)
-        hit = np.flatnonzero(np.isin(day, days))
-        if len(hit):
-            part.has_due[hit] = False
-            part.notes.append((hit, cal.note))
-
-
-def _expand_every(s: Schedule, rule: Every, table: ZoneTable, version: str, lo: int, hi: int) -> _Part:
+def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
     if s.start_utc is not None:
         start_utc = s.start_utc
     elif s.start_wall is not None:
@@ -278,9 +207,8 @@ def _expand_every(s: Schedule, rule: Every, table: ZoneTable, version: str, lo: 
     offset = table.offset_at_utc(inst // US)
     wall = inst + offset.astype(np.int64) * US
     # An instant in the second pass of a repeated hour has fold 1 (PEP 495).
-    first = resolve_wall(wall, table, gap="shift", fold="first").due
-    fold = (first != inst).astype(np.int8)
-    return _Part(s, wall, fold, inst, np.ones(len(inst), bool), offset, inst.copy())
+    fold = (resolve_wall(wall, table, gap="shift", fold="first").due != inst).astype(np.int8)
+    return wall, fold, inst, offset
 
 
 def expand(schedules: object, start: object, end: object, release: ReleaseLike = None) -> pl.DataFrame:
@@ -304,77 +232,182 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
         when there is no run: gap-skipped, merged, excluded),
         ``utc_offset_s``, ``notes``; sorted by instant (a row without one by
         its placement), then schedule, revision, nominal time and fold.
+
+    Notes
+    -----
+    Rule expansion is vectorised per schedule; resolution runs once per
+    (zone, gap, fold) group over all of its schedules' times, and merging,
+    calendars and the window are column operations over the whole fleet.
     """
     rel = get_release(release)
     lo = instant_us(start, "start")
     hi = instant_us(end, "end")
     if hi <= lo:
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
-    scheds = as_schedules(schedules)
+    scheds = sorted(as_schedules(schedules), key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
-    order = sorted(range(len(scheds)), key=lambda i: (scheds[i].id, scheds[i].revision))
-    parts = [p for p in (_expand_one(scheds[i], rel, lo, hi) for i in order) if p is not None]
-    return occurrence_frame(parts, rel.version)
+    n_s = len(scheds)
+    lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
+    hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
+
+    rows, vocab = _Rows(), {}
+    groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    for i, s in enumerate(scheds):
+        if hi_s[i] <= lo_s[i]:
+            continue
+        table = rel.table(s.zone)
+        if isinstance(s.parsed_rule, Every):
+            wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, int(lo_s[i]), int(hi_s[i]))
+            n = len(wall)
+            rows.add(np.full(n, i, np.int32), wall, fold, inst, np.ones(n, bool), offset,
+                     np.full(n, -1, np.int16), np.zeros(n, np.int8))
+            continue
+        walls, inv = _candidates(s, table, int(lo_s[i]), int(hi_s[i]))
+        if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
+            r = resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=rel.version, schedule=s.id)
+            _add_resolved(rows, r, np.full(len(walls), i, np.int32), inv, vocab)
+            continue
+        groups.setdefault((s.zone, s.gap, s.fold), []).append((i, walls, inv))
+    for (zone, gap, fold), items in groups.items():
+        walls = np.concatenate([w for _, w, _ in items])
+        inv = np.concatenate([v for _, _, v in items])
+        sched = np.repeat(np.array([i for i, _, _ in items], np.int32), [len(w) for _, w, _ in items])
+        r = resolve_wall(walls, rel.table(zone), gap=gap, fold=fold, version=rel.version)
+        _add_resolved(rows, r, sched, inv, vocab)
+    c = rows.columns()
+    return _finish(scheds, c, vocab, lo_s, hi_s, rel.version)
 
 
-def occurrence_frame(parts: list[_Part], version: str) -> pl.DataFrame:
-    """Concatenate parts (already in schedule, revision order) into the sorted occurrence frame."""
-    sizes = np.array([len(p.wall) for p in parts], dtype=np.int64)
-    n = int(sizes.sum())
-    if n == 0:
-        return pl.DataFrame(schema=OCCURRENCE_SCHEMA)
-    cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
-    wall, fold, due, has_due = cat("wall"), cat("fold"), cat("due"), cat("has_due")
-    offset, place = cat("offset"), cat("place")
-    part_of = np.repeat(np.arange(len(parts)), sizes)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
+            lo_s: np.ndarray, hi_s: np.ndarray, version: str) -> pl.DataFrame:
+    sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
+    place = due.copy()  # a row without an instant stays placed where it would have run
+    alive = np.ones(len(wall), dtype=bool)
+    extras: list[tuple[int, str]] = []
 
-    # Rows are in (schedule, revision, nominal, fold) order already; a stable
-    # sort by placement instant gives the contract's order.
-    perm = np.argsort(place, kind="stable")
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[perm] = np.arange(n)
+    # A UTC UNTIL is compared with the resolved instant (RFC 5545 §3.3.10).
+    until = np.array([s.parsed_rule.until if isinstance(s.parsed_rule, RRule) and s.parsed_rule.until_utc
+                      else _MAX_WALL for s in scheds], dtype=np.int64)
+    if (until < _MAX_WALL).any():
+        alive &= place <= until[sched]
 
-    vocab: dict[str, int] = {}
-    note_rows, note_codes = [], []
-    for k, p in enumerate(parts):
-        for rows, note in p.notes:
-            code = vocab.setdefault(note, len(vocab))
-            note_rows.append(inverse[rows + starts[k]])
-            note_codes.append(np.full(len(rows), code, dtype=np.int32))
-    if note_rows:
-        nr = np.concatenate(note_rows)
-        nc = np.concatenate(note_codes)
-        o = np.argsort(nr, kind="stable")
-        nr, nc = nr[o], nc[o]
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(nr, minlength=n), out=offsets[1:])
-        values = pa.array(list(vocab), pa.large_string()).take(pa.array(nc))
-    else:
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        values = pa.array([], pa.large_string())
-    notes = pl.Series("notes", pa.LargeListArray.from_arrays(pa.array(offsets), values), dtype=pl.List(pl.String))
+    moved_codes = [code for note, code in vocab.items() if note.startswith("dst_gap_") and note != "dst_gap_skipped"]
+    moved = np.zeros(len(vocab) + 1, dtype=bool)
+    moved[np.array(moved_codes, dtype=np.int64) + 1] = True
+    _merge(sched, wall, due, has_due, alive, moved[c["dst"] + 1], extras)
+    _exclude(scheds, sched, wall, has_due, alive, extras)
+    keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
 
-    ids = pl.Series("schedule_id", [p.schedule.id for p in parts], dtype=pl.String)
-    zones = pl.Series("zone", [p.schedule.zone for p in parts], dtype=pl.String)
-    revs = np.array([p.schedule.revision for p in parts], dtype=np.int64)
-    pidx = pl.Series(part_of[perm])
-    due_s = pl.Series("due_utc", due[perm], dtype=pl.Int64)
-    off_s = pl.Series("utc_offset_s", offset[perm].astype(np.int32), dtype=pl.Int32)
-    if not has_due.all():
-        mask = pl.Series(~has_due[perm])
+    # Order: schedule (id, revision), nominal, fold within each group already;
+    # a stable sort by schedule then by placement gives the contract's order.
+    idx = np.flatnonzero(keep)
+    idx = idx[np.argsort(sched[idx], kind="stable")]
+    idx = idx[np.argsort(place[idx], kind="stable")]
+    n = len(idx)
+    final_of = np.full(len(wall), -1, dtype=np.int64)
+    final_of[idx] = np.arange(n)
+
+    notes = _notes(n, final_of, c["dst"], c["inv"], extras, vocab)
+    ids = pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String)
+    zones = pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)
+    revs = np.array([s.revision for s in scheds], dtype=np.int64)
+    s_idx = sched[idx]
+    ps = pl.Series(s_idx.astype(np.uint32))
+    due_s = pl.Series("due_utc", due[idx], dtype=pl.Int64)
+    off_s = pl.Series("utc_offset_s", c["offset"][idx], dtype=pl.Int32)
+    missing = ~has_due[idx]
+    if missing.any():
+        mask = pl.Series(missing)
         due_s = due_s.set(mask, None)
         off_s = off_s.set(mask, None)
     return pl.DataFrame(
         [
-            ids.gather(pidx),
-            pl.Series("revision", revs[part_of[perm]], dtype=pl.Int64),
-            pl.Series("nominal_local", wall[perm], dtype=pl.Int64).cast(pl.Datetime("us")),
-            pl.Series("fold", fold[perm], dtype=pl.Int8),
-            zones.gather(pidx),
+            ids.gather(ps) if n else ids.clear(),
+            pl.Series("revision", revs[s_idx], dtype=pl.Int64),
+            pl.Series("nominal_local", wall[idx], dtype=pl.Int64).cast(pl.Datetime("us")),
+            pl.Series("fold", c["fold"][idx], dtype=pl.Int8),
+            zones.gather(ps) if n else zones.clear(),
             pl.repeat(version, n, dtype=pl.String, eager=True).alias("tzdata"),
             due_s.cast(pl.Datetime("us", "UTC")),
             off_s,
             notes,
         ]
     )
+
+
+def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin`` for a small sorted set: a binary search per value, no sort of ``values``."""
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    pos = np.searchsorted(sorted_set, values)
+    np.minimum(pos, len(sorted_set) - 1, out=pos)
+    return sorted_set[pos] == values
+
+
+def _merge(sched, wall, due, has_due, alive, moved, extras) -> None:
+    """Rows of one schedule with the same instant: the earliest nominal keeps it (DESIGN.md §2).
+
+    Distinct wall times resolve to distinct instants unless a gap policy moved
+    one (``moved``): only instants of moved rows are searched for partners.
+    """
+    cand = moved & has_due & alive
+    if not cand.any():
+        return
+    idx = np.flatnonzero(has_due & alive & _member(due, np.unique(due[cand])))
+    if len(idx) < 2:
+        return
+    order = idx[np.lexsort((wall[idx], due[idx], sched[idx]))]
+    same = (sched[order][1:] == sched[order][:-1]) & (due[order][1:] == due[order][:-1])
+    if not same.any():
+        return
+    keeper = -1
+    for k in np.flatnonzero(same) + 1:  # merges are rare (a few per zone and century): a loop is fine
+        if k == 1 or not same[k - 2]:  # order[k - 1] opens a run of equal instants: it keeps the instant
+            keeper = int(order[k - 1])
+        loser = int(order[k])
+        has_due[loser] = False
+        extras.append((keeper, f"merged_with:{iso(wall[loser])}"))
+        extras.append((loser, f"merged_into:{iso(wall[keeper])}"))
+
+
+def _exclude(scheds, sched, wall, has_due, alive, extras) -> None:
+    by_calendar: dict[Calendar, list[int]] = {}
+    for i, s in enumerate(scheds):
+        for cal in s.calendars:
+            by_calendar.setdefault(cal, []).append(i)
+    if not by_calendar:
+        return
+    day = wall // DAY
+    for cal, members in by_calendar.items():
+        member = np.zeros(len(scheds), dtype=bool)
+        member[members] = True
+        rows = np.flatnonzero(member[sched] & alive)
+        if not len(rows):
+            continue
+        d = day[rows]
+        first = _EPOCH_DATE + dt.timedelta(days=int(d.min()))
+        last = _EPOCH_DATE + dt.timedelta(days=int(d.max()))
+        hit = rows[_member(d, cal.days(first, last).astype(np.int64))]
+        has_due[hit] = False
+        extras.extend((int(r), cal.note) for r in hit)
+
+
+def _notes(n: int, final_of: np.ndarray, dst: np.ndarray, inv: np.ndarray,
+           extras: list[tuple[int, str]], vocab: dict[str, int]) -> pl.Series:
+    """The ``notes`` list column, in the order dst, invalid_day, merged, excluded; via Arrow offsets."""
+    inv_codes = [vocab.setdefault(_INVALID_NOTES[k], len(vocab)) if k else -1 for k in range(3)]
+    r_dst = np.flatnonzero((dst >= 0) & (final_of >= 0))
+    r_inv = np.flatnonzero((inv > 0) & (final_of >= 0))
+    ex_rows = np.array([r for r, _ in extras], dtype=np.int64)
+    ex_codes = np.array([vocab.setdefault(note, len(vocab)) for _, note in extras], dtype=np.int32)
+    ex_keep = final_of[ex_rows] >= 0 if len(ex_rows) else np.zeros(0, bool)
+    rows = np.concatenate([final_of[r_dst], final_of[r_inv], final_of[ex_rows[ex_keep]]])
+    codes = np.concatenate([dst[r_dst].astype(np.int32), np.array(inv_codes, np.int32)[inv[r_inv]],
+                            ex_codes[ex_keep]])
+    order = np.argsort(rows, kind="stable")
+    rows, codes = rows[order], codes[order]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    if len(rows):
+        np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
+    values = pa.array(list(vocab), pa.large_string()).take(pa.array(codes, pa.int32()))
+    return pl.Series("notes", pa.LargeListArray.from_arrays(pa.array(offsets), values), dtype=pl.List(pl.String))

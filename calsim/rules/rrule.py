@@ -423,7 +423,7 @@ class RRule:
         """
         if self.until is not None:
             hi = min(int(hi), self.until + 1)
-        wall, note = self.candidates(dtstart, dtstart, hi, invalid_day)
+        wall, note = self.candidates(dtstart, int(dtstart) // US * US, hi, invalid_day)
         if self.count is not None:
             wall, note = wall[: self.count], note[: self.count]
         return wall, note
