@@ -281,7 +281,7 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
 def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
             lo_s: np.ndarray, hi_s: np.ndarray, version: str) -> pl.DataFrame:
     sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
-    place = due.copy()  # a row without an instant stays placed where it would have run
+    place = due  # due is never changed below (only has_due): a row without an instant keeps its placement
     alive = np.ones(len(wall), dtype=bool)
     extras: list[tuple[int, str]] = []
 
@@ -296,7 +296,10 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     moved[np.array(moved_codes, dtype=np.int64) + 1] = True
     _merge(sched, wall, due, has_due, alive, moved[c["dst"] + 1], extras)
     _exclude(scheds, sched, wall, has_due, alive, extras)
-    keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
+    if len(lo_s) and (lo_s == lo_s[0]).all() and (hi_s == hi_s[0]).all():  # one window for all: no per-row gather
+        keep = alive & (place >= lo_s[0]) & (place < hi_s[0])
+    else:
+        keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
 
     # Order: schedule (id, revision), nominal, fold within each group already;
     # a stable sort by schedule then by placement gives the contract's order.
@@ -327,12 +330,11 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
             pl.Series("nominal_local", wall[idx], dtype=pl.Int64).cast(pl.Datetime("us")),
             pl.Series("fold", c["fold"][idx], dtype=pl.Int8),
             zones.gather(ps) if n else zones.clear(),
-            pl.repeat(version, n, dtype=pl.String, eager=True).alias("tzdata"),
             due_s.cast(pl.Datetime("us", "UTC")),
             off_s,
             notes,
         ]
-    )
+    ).with_columns(pl.lit(version, pl.String).alias("tzdata")).select(OCCURRENCE_SCHEMA.names())
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

@@ -286,28 +286,34 @@ def _subdaily_block(plan: Plan, a: int, b: int) -> tuple[np.ndarray, np.ndarray]
     unit = UNIT_S[plan.freq]
     ppd = DAY_S // unit
     allowed, offsets = _subdaily_sets(plan)
-    if not len(allowed) or not len(offsets) or not len(day):
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
-    # Two ways to meet INTERVAL; take the one with fewer temporaries.
-    if len(day) * len(allowed) <= (b - a) * ppd // plan.interval + 1:
-        per = (day[:, None] * ppd + allowed[None, :]).ravel()
-        pnote = np.repeat(note, len(allowed))
-        keep = (per - plan.p0) % plan.interval == 0
-        per, pnote = per[keep], pnote[keep]
-    else:  # walk the arithmetic progression of selected periods, then filter
-        first = a * ppd + (plan.p0 - a * ppd) % plan.interval
-        per = np.arange(first, b * ppd, plan.interval, dtype=np.int64)
-        day_ok = np.zeros(b - a, dtype=bool)
-        day_ok[day - a] = True
-        day_note = np.zeros(b - a, dtype=np.int8)
-        day_note[day - a] = note
-        in_day = np.zeros(ppd, dtype=bool)
-        in_day[allowed] = True
-        di = per // ppd - a
-        keep = day_ok[di] & in_day[per % ppd]
-        per, pnote = per[keep], day_note[di[keep]]
-    secs = per[:, None] * unit + offsets[None, :]
-    return secs.ravel(), np.repeat(pnote, len(offsets))
+    secs: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
+    notes: list[np.ndarray] = [np.empty(0, dtype=np.int8)]
+    per_day = min(len(allowed), ppd // plan.interval + 1) * max(1, len(offsets))
+    chunk = max(1, _INSTANCE_BUDGET // max(1, per_day))  # selected days per pass
+    for i in range(0, len(day), chunk):
+        d, dn = day[i:i + chunk], note[i:i + chunk]
+        lo, hi = int(d[0]), int(d[-1]) + 1
+        # Two ways to meet INTERVAL; take the one with fewer temporaries.
+        if len(d) * len(allowed) <= (hi - lo) * ppd // plan.interval + 1:
+            per = (d[:, None] * ppd + allowed[None, :]).ravel()
+            pnote = np.repeat(dn, len(allowed))
+            keep = (per - plan.p0) % plan.interval == 0
+            per, pnote = per[keep], pnote[keep]
+        else:  # walk the arithmetic progression of selected periods, then filter
+            first = lo * ppd + (plan.p0 - lo * ppd) % plan.interval
+            per = np.arange(first, hi * ppd, plan.interval, dtype=np.int64)
+            day_ok = np.zeros(hi - lo, dtype=bool)
+            day_ok[d - lo] = True
+            day_note = np.zeros(hi - lo, dtype=np.int8)
+            day_note[d - lo] = dn
+            in_day = np.zeros(ppd, dtype=bool)
+            in_day[allowed] = True
+            di = per // ppd - lo
+            keep = day_ok[di] & in_day[per % ppd]
+            per, pnote = per[keep], day_note[di[keep]]
+        secs.append((per[:, None] * unit + offsets[None, :]).ravel())
+        notes.append(np.repeat(pnote, len(offsets)))
+    return np.concatenate(secs), np.concatenate(notes)
 
 
 def _blocks(plan: Plan, d0: int, d1: int, per_day: int) -> list[tuple[int, int]]:
@@ -344,13 +350,18 @@ def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
     else:
         d0, d1 = first, last + 1
     if plan.freq in COARSE:
-        per_day = 16 + len(_time_set(plan))
+        times = _time_set(plan)
+        if plan.bysetpos and plan.freq == "DAILY":
+            times = _setpos_pick(times, plan.bysetpos)
+        per_day = 16 + len(times)
         kernel = _coarse_block
     else:
         allowed, offsets = _subdaily_sets(plan)
-        ppd = DAY_S // UNIT_S[plan.freq]
-        per_day = 16 + min(len(allowed), ppd // plan.interval + 1) * max(1, len(offsets))
+        times = offsets if len(allowed) else allowed
+        per_day = 16  # the instances are chunked by selected days inside the block
         kernel = _subdaily_block
+    if not len(times):  # e.g. BYSECOND=60 only, or BYSETPOS=2 of a one-instance set: never
+        return empty
     secs, notes = [], []
     for a, b in _blocks(plan, d0, d1, per_day):
         s, n = kernel(plan, a, b)
