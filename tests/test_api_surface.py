@@ -12,6 +12,7 @@ CONTRACT_SO_FAR = {
     "release", "releases", "fetch_release", "Release", "resolve",
     "CalsimError", "UnknownZoneError", "UnknownReleaseError", "NonexistentTimeError",
     "AmbiguousTimeError", "RuleError", "ScheduleError",
+    "Schedule", "Every", "Window", "expand", "preview", "examples",
 }
 
 
@@ -37,6 +38,18 @@ def test_resolve_signature_matches_the_contract():
         ("gap", "skip"),
         ("fold", "first"),
     ]
+
+
+def test_expand_and_preview_signatures_match_the_contract():
+    assert list(inspect.signature(calsim.expand).parameters) == ["schedules", "start", "end", "release"]
+    p = inspect.signature(calsim.preview).parameters
+    assert [(k, v.default) for k, v in p.items()][1:] == [("n", 10), ("after", None), ("release", None)]
+    s = inspect.signature(calsim.Schedule).parameters
+    assert list(s)[:4] == ["id", "zone", "start", "rule"]
+    assert {k: s[k].default for k in ("gap", "fold", "invalid_day", "revision", "effective_from", "effective_to", "policy")} == {
+        "gap": "skip", "fold": "first", "invalid_day": "omit", "revision": 1,
+        "effective_from": None, "effective_to": None, "policy": None,
+    }
 
 
 def test_import_is_light():
