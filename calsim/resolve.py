@@ -173,9 +173,9 @@ def resolve_wall(
     any_gap, any_fold = bool(is_gap.any()), bool(is_fold.any())
 
     if gap == "reject" and any_gap:
-        raise NonexistentTimeError(_gap_message(wall, is_gap, idx0, table, version, schedule))
+        raise NonexistentTimeError(_reject_message("gap", is_gap, wall, idx0, table, version, schedule))
     if fold == "reject" and any_fold:
-        raise AmbiguousTimeError(_fold_message(wall, is_fold, idx0, table, version, schedule))
+        raise AmbiguousTimeError(_reject_message("fold", is_fold, wall, idx0, table, version, schedule))
 
     n = len(wall)
     vocab = (GAP_NOTES.get(gap, ""), FOLD_NOTES.get(fold, ""))
@@ -301,25 +301,16 @@ def _where(schedule: str | None) -> str:
     return f"schedule {schedule!r}: " if schedule else ""
 
 
-def _gap_message(wall, is_gap, idx0, table, version, schedule) -> str:
-    hits = np.flatnonzero(is_gap)
+def _reject_message(field: str, mask, wall, idx0, table, version, schedule) -> str:
+    """One message for gap='reject' and fold='reject': the first offending time, and how many more."""
+    hits = np.flatnonzero(mask)
     i = int(hits[0])
     more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+    what, options = ("does not exist", GAP_NOTES) if field == "gap" else ("happens twice", FOLD_NOTES)
     return (
-        f"gap: {_where(schedule)}local time {_fmt_wall(wall[i])} does not exist in {table.name} "
+        f"{field}: {_where(schedule)}local time {_fmt_wall(wall[i])} {what} in {table.name} "
         f"(tzdata {version}): {_describe(int(idx0[i]), table)}{more}; "
-        f"with gap='reject' this is an error, choose gap={choices(tuple(GAP_NOTES))} to resolve it"
-    )
-
-
-def _fold_message(wall, is_fold, idx0, table, version, schedule) -> str:
-    hits = np.flatnonzero(is_fold)
-    i = int(hits[0])
-    more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
-    return (
-        f"fold: {_where(schedule)}local time {_fmt_wall(wall[i])} happens twice in {table.name} "
-        f"(tzdata {version}): {_describe(int(idx0[i]), table)}{more}; "
-        f"with fold='reject' this is an error, choose fold={choices(tuple(FOLD_NOTES))} to resolve it"
+        f"with {field}='reject' this is an error, choose {field}={choices(tuple(options))} to resolve it"
     )
 
 
