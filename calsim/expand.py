@@ -307,10 +307,8 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     idx = idx[np.argsort(sched[idx], kind="stable")]
     idx = idx[np.argsort(place[idx], kind="stable")]
     n = len(idx)
-    final_of = np.full(len(wall), -1, dtype=np.int64)
-    final_of[idx] = np.arange(n)
 
-    notes = _notes(n, final_of, c["dst"], c["inv"], extras, vocab)
+    notes = _notes(idx, c["dst"][idx], c["inv"][idx], extras, vocab)
     ids = pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String)
     zones = pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)
     revs = np.array([s.revision for s in scheds], dtype=np.int64)
@@ -394,18 +392,30 @@ def _exclude(scheds, sched, wall, has_due, alive, extras) -> None:
         extras.extend((int(r), cal.note) for r in hit)
 
 
-def _notes(n: int, final_of: np.ndarray, dst: np.ndarray, inv: np.ndarray,
+def _notes(idx: np.ndarray, dst: np.ndarray, inv: np.ndarray,
            extras: list[tuple[int, str]], vocab: dict[str, int]) -> pl.Series:
-    """The ``notes`` list column, in the order dst, invalid_day, merged, excluded; via Arrow offsets."""
-    inv_codes = [vocab.setdefault(_INVALID_NOTES[k], len(vocab)) if k else -1 for k in range(3)]
-    r_dst = np.flatnonzero((dst >= 0) & (final_of >= 0))
-    r_inv = np.flatnonzero((inv > 0) & (final_of >= 0))
+    """The ``notes`` list column (dst, invalid_day, merged, excluded, in that order) via Arrow offsets.
+
+    ``dst`` and ``inv`` are already in output order; ``extras`` name source
+    rows, found in the output through ``idx`` (the output's source rows).
+    """
+    n = len(idx)
+    inv_codes = np.array([-1] + [vocab.setdefault(_INVALID_NOTES[k], len(vocab)) for k in (1, 2)], np.int32)
+    r_dst = np.flatnonzero(dst >= 0)
+    r_inv = np.flatnonzero(inv > 0)
     ex_rows = np.array([r for r, _ in extras], dtype=np.int64)
     ex_codes = np.array([vocab.setdefault(note, len(vocab)) for _, note in extras], dtype=np.int32)
-    ex_keep = final_of[ex_rows] >= 0 if len(ex_rows) else np.zeros(0, bool)
-    rows = np.concatenate([final_of[r_dst], final_of[r_inv], final_of[ex_rows[ex_keep]]])
-    codes = np.concatenate([dst[r_dst].astype(np.int32), np.array(inv_codes, np.int32)[inv[r_inv]],
-                            ex_codes[ex_keep]])
+    if len(ex_rows):
+        marked = np.zeros(int(max(idx.max(initial=0), ex_rows.max())) + 1, dtype=bool)
+        marked[ex_rows] = True
+        out_pos = np.flatnonzero(marked[idx])  # output rows that carry an extra note
+        pos_of = dict(zip(idx[out_pos].tolist(), out_pos.tolist()))
+        found = np.array([pos_of.get(r, -1) for r in ex_rows.tolist()], dtype=np.int64)
+        ex_pos, ex_codes = found[found >= 0], ex_codes[found >= 0]
+    else:
+        ex_pos = np.zeros(0, np.int64)
+    rows = np.concatenate([r_dst, r_inv, ex_pos])
+    codes = np.concatenate([dst[r_dst].astype(np.int32), inv_codes[inv[r_inv]], ex_codes])
     order = np.argsort(rows, kind="stable")
     rows, codes = rows[order], codes[order]
     offsets = np.zeros(n + 1, dtype=np.int64)
