@@ -24,20 +24,20 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import get_args
 
 from .calendars import Calendar, as_calendars
 from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError
 from .resolve import FoldPolicy, GapPolicy, check_policy
 from .rules.cron import Cron
 from .rules.every import Every
-from .rules.rrule import RRule, parse_block
+from .rules.rrule import InvalidDay, RRule, parse_block
 from .rules.window import Window
 from .times import instant_us, local_us
 
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
 
-InvalidDayPolicy = Literal["omit", "backward", "forward"]
+InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
 Rule = RRule | Cron | Every | Window
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 

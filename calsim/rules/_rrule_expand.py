@@ -5,7 +5,7 @@ computes. Everything is integer arithmetic on numpy arrays:
 
 * **days** are ``int64`` day numbers since 1970-01-01 (Thursday), so the
   weekday is ``(day + 3) % 7`` with 0 = Monday, as RFC 5545 WKST counts;
-* a **period** is the interval of the frequency (RFC 5545 §3.3.10 p. 41:
+* a **period** is the interval of the frequency (RFC 5545 §3.3.10:
   BYSETPOS "operates on a set of recurrence instances in one interval of the
   recurrence rule"): a year, a month, a week starting on WKST, a day, an hour,
   a minute or a second, numbered arithmetically so that INTERVAL selects
@@ -49,7 +49,7 @@ def month_of(days: np.ndarray) -> np.ndarray:
 def week1_start(yrel: np.ndarray, wkst: int) -> np.ndarray:
     """First day of week 1 of each year (years since 1970) for weeks starting on ``wkst``.
 
-    RFC 5545 §3.3.10 p. 42 (BYWEEKNO): "Week number one of the calendar year
+    RFC 5545 §3.3.10 (BYWEEKNO): "Week number one of the calendar year
     is the first week that contains at least four (4) days in that calendar
     year", i.e. the week holding January 4th (ISO 8601 with WKST as first day).
     """
@@ -59,7 +59,7 @@ def week1_start(yrel: np.ndarray, wkst: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Plan:
-    """A rule with dtstart's defaults filled in (RFC 5545 §3.3.10 p. 43), ready to expand."""
+    """A rule with dtstart's defaults filled in (RFC 5545 §3.3.10), ready to expand."""
 
     freq: str
     interval: int
@@ -115,7 +115,7 @@ def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray:
         w1 = week1_start(wyear, plan.wkst)
         weekno = (ws - w1) // 7 + 1
         nweeks = (week1_start(wyear + 1, plan.wkst) - w1) // 7
-        # RFC 5545 p. 42: a negative BYWEEKNO counts from the end of the week's year.
+        # RFC 5545 §3.3.10: a negative BYWEEKNO counts from the end of the week's year.
         m &= _signed_match(weekno, nweeks, plan.byweekno)
     if plan.byyearday:
         # BYYEARDAY=366 / -366 only matches in leap years, in every invalid_day mode.
@@ -125,8 +125,8 @@ def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray:
         dm = np.isin(f.wd, np.array(plain, dtype=np.int64))
         nth = [(n, wd) for n, wd in plan.byday if n != 0]
         if nth:
-            # RFC 5545 p. 41: "+1MO" is the first Monday "within the MONTHLY or YEARLY
-            # rule"; p. 44 note 2: within the month when YEARLY has BYMONTH.
+            # RFC 5545 §3.3.10: "+1MO" is the first Monday "within the MONTHLY or YEARLY
+            # RRULE"; table note 2 (p. 44): within the month when YEARLY has BYMONTH.
             in_month = plan.freq == "MONTHLY" or bool(plan.bymonth)
             k, length = (f.dom, f.mlen) if in_month else (f.doy, f.ylen)
             first = (k - 1) // 7 + 1
@@ -184,8 +184,8 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
     if plan.bymonth:
         real &= np.isin(f.month[:n], np.array(plan.bymonth, dtype=np.int64))
     if plan.bymonthday:
-        # Out-of-range values simply never match: RFC 5545 p. 41, "BYMONTHDAY=30
-        # in February" is ignored (invalid_day="omit").
+        # Out-of-range values never match: RFC 5545 §3.3.10, instances "with an invalid
+        # date (e.g., February 30) ... MUST be ignored" (invalid_day="omit").
         real &= _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday)
     day = f.days[:n][real]
     note = np.zeros(len(day), dtype=np.int8)
@@ -196,7 +196,7 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
         mday, msrc = _moved_days(plan, m_lo, m_hi)
         ok = (mday >= a) & (mday < (b if membership else b + 1))
         mday, msrc = mday[ok], msrc[ok]
-        # RFC 7529 applies SKIP after the BYxxx parts: the month is the one that
+        # RFC 7529 moves an invalid date before BYSETPOS: BYMONTH is the month that
         # named the day; the weekday, day of year and week number are the real day's.
         keep = wmask[mday - a]
         if plan.bymonth:
@@ -219,7 +219,7 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
     else:
         per = _period(plan.freq, day, plan.wkst)
     if plan.freq in COARSE:
-        sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 p. 40: INTERVAL
+        sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL
         day, per, note = day[sel], per[sel], note[sel]
     return day, per, note
 
@@ -232,7 +232,7 @@ def _setpos_pick(values: np.ndarray, bysetpos: tuple[int, ...]) -> np.ndarray:
 
 
 def _time_set(plan: Plan) -> np.ndarray:
-    """Seconds of the day from BYHOUR x BYMINUTE x BYSECOND (RFC 5545 p. 44: expand)."""
+    """Seconds of the day from BYHOUR x BYMINUTE x BYSECOND (RFC 5545 §3.3.10 table, p. 44: expand)."""
     h = np.array(plan.hours, dtype=np.int64)[:, None, None]
     m = np.array(plan.minutes, dtype=np.int64)[None, :, None]
     s = np.array([x for x in plan.seconds if x < 60], dtype=np.int64)[None, None, :]
@@ -247,7 +247,7 @@ def _coarse_block(plan: Plan, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
     secs = day[:, None] * DAY_S + times[None, :]
     notes = np.broadcast_to(note[:, None], secs.shape)
     if plan.bysetpos and plan.freq != "DAILY" and len(day):
-        # RFC 5545 p. 41: BYSETPOS picks the n-th instance of each period's set.
+        # RFC 5545 §3.3.10: BYSETPOS picks the n-th instance of each period's set.
         starts = np.flatnonzero(np.r_[True, per[1:] != per[:-1]])
         sizes = np.diff(np.r_[starts, len(per)])
         rank = np.arange(len(per)) - np.repeat(starts, sizes)

@@ -10,16 +10,18 @@ becomes. :func:`parse_block` reads a ``DTSTART``/``RRULE`` block.
 Semantics: every rule part of RFC 5545 §3.3.10 (FREQ ``SECONDLY``..``YEARLY``,
 INTERVAL, COUNT, UNTIL, BYSECOND, BYMINUTE, BYHOUR, BYDAY with ordinals,
 BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYMONTH, BYSETPOS, WKST), with the
-expand/limit table of p. 44. DTSTART supplies what the rule leaves out
-(p. 43): its time of day, its day of month (MONTHLY, YEARLY), its month
-(YEARLY) and its weekday (WEEKLY). python-dateutil's ``rrulestr`` is the
+expand/limit table on p. 44. DTSTART supplies what the rule leaves out
+("Information, not contained in the rule, ... [is] derived from" DTSTART):
+its time of day, its day of month (MONTHLY, YEARLY), its month (YEARLY) and
+its weekday (WEEKLY). python-dateutil's ``rrulestr`` is the
 reference for everything RFC 5545 leaves open; the tests compare the two.
 
 Where calsim differs from RFC 5545 or from dateutil (each has a pinned test):
 
 * **DTSTART** is an instance only when it matches the rule, as in dateutil
-  (RFC 5545 p. 41 counts it always). A fractional second of DTSTART is
-  dropped, as dateutil does: DATE-TIME has whole seconds.
+  (RFC 5545 §3.3.10: "The DTSTART property value always counts as the first
+  occurrence"). A fractional second of DTSTART is dropped, as dateutil does:
+  DATE-TIME has whole seconds.
 * **COUNT and gaps.** :meth:`RRule.candidates` ignores COUNT and UNTIL: COUNT
   counts only instances that survive the DST-gap policy (RFC 5545 §3.3.10,
   DESIGN.md §2) and a ``Z`` UNTIL is compared with resolved instants, both
@@ -47,10 +49,11 @@ named by BYMONTHDAY or by DTSTART's day in a MONTHLY/YEARLY rule (the 31st in
 April, Feb 29/30; ``BYMONTHDAY=-31`` in a 30-day month): ``"omit"`` (default,
 RFC 5545: no instance), ``"backward"`` (the last day of that month, note 1
 ``invalid_day_backward``), ``"forward"`` (the first day of the next month,
-note 2 ``invalid_day_forward``), time of day kept. As RFC 7529 §4.1 orders
-it, the move happens after the other BYxxx parts and before BYSETPOS: BYMONTH
-and the period (for INTERVAL and BYSETPOS) are the naming month's, the other
-day parts (BYDAY, BYYEARDAY, BYWEEKNO) see the real day. A moved day that is
+note 2 ``invalid_day_forward``), time of day kept. RFC 7529 (§4.1, SKIP)
+moves an invalid date after the BYxxx expansion and before BYSETPOS; calsim
+therefore takes BYMONTH and the period (for INTERVAL and BYSETPOS) from the
+month that named the day, while the other day parts (BYDAY, BYYEARDAY,
+BYWEEKNO) see the real, moved day. A moved day that is
 already an instance is kept once, with note 0. ``BYYEARDAY=366`` in a common
 year, ``BYWEEKNO=53`` in a 52-week year and a fifth Monday a month lacks stay
 omitted in every mode: they name no day of a month.
@@ -83,7 +86,7 @@ _WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July",
                 "August", "September", "October", "November", "December")
 
-# name: (low, high, signed); signed parts also allow -high..-low (RFC 5545 p. 38 grammar).
+# name: (low, high, signed); signed parts also allow -high..-low (RFC 5545 §3.3.10 ABNF).
 _RANGES = {
     "BYSECOND": (0, 60, False),
     "BYMINUTE": (0, 59, False),
@@ -130,7 +133,7 @@ def _date_us(token: str) -> tuple[int, bool, bool] | None:
             return day * DAY_US, True, False
         # RFC 5545 §3.3.12 allows second 60 (a leap second); a wall clock here has
         # none, so 23:59:60 is read as 23:59:59, the same bound for whole seconds.
-        secs = dt.time(int(hh), int(mi), min(int(ss), 59) if int(ss) == 60 else int(ss))
+        secs = dt.time(int(hh), int(mi), 59 if ss == "60" else int(ss))
     except ValueError:
         return None
     return day * DAY_US + (secs.hour * 3600 + secs.minute * 60 + secs.second) * US, False, z is not None
@@ -167,7 +170,7 @@ class RRule:
 
     Examples
     --------
-    The last work day of each month (RFC 5545 p. 48), from a 17:00 DTSTART:
+    "The last work day of the month" (RFC 5545 §3.3.10, BYSETPOS), from a 17:00 DTSTART:
 
     >>> import numpy as np
     >>> rule = RRule.parse("FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=3")
@@ -225,7 +228,7 @@ class RRule:
             raise self._error(f"WKST={self.wkst} is invalid (allowed 0..6, 0 = MO)")
         if self.count is not None and self.until is not None:
             raise self._error(f"COUNT and UNTIL are both given ({_COUNT_UNTIL})")
-        table = (  # RFC 5545 §3.3.10 p. 44 table: "N/A" cells, and the MUST NOTs of p. 41-42
+        table = (  # RFC 5545 §3.3.10: the "N/A" cells of the p. 44 table, and its MUST NOTs
             ("BYMONTHDAY", self.bymonthday, ("WEEKLY",), "every FREQ but WEEKLY"),
             ("BYYEARDAY", self.byyearday, ("DAILY", "WEEKLY", "MONTHLY"),
              "FREQ=YEARLY, HOURLY, MINUTELY or SECONDLY"),
@@ -336,7 +339,7 @@ class RRule:
         return cls(**kw)
 
     def _plan(self, dtstart_s: int, invalid_day: str) -> _x.Plan:
-        """Fill the parts DTSTART supplies (RFC 5545 §3.3.10 p. 43, as dateutil does)."""
+        """Fill the parts DTSTART supplies (RFC 5545 §3.3.10, as dateutil does)."""
         day, tod = divmod(dtstart_s, 86_400)
         date = _EPOCH + dt.timedelta(days=day)
         order = _ORDER[self.freq]
@@ -397,7 +400,7 @@ class RRule:
         if invalid_day not in get_args(InvalidDay):
             raise PolicyError(f"invalid_day: unknown policy {invalid_day!r} "
                               f"(allowed: {choices(get_args(InvalidDay))})")
-        # Differs from RFC 5545 p. 41 ("The COUNT rule part is ... counting DTSTART"):
+        # Differs from RFC 5545 §3.3.10 ("The DTSTART property value always counts as the first occurrence"):
         # like dateutil, DTSTART is an instance only when the rule matches it.
         if not _MIN_US <= int(dtstart) < _MAX_US:
             raise InputError(f"dtstart: {int(dtstart)} µs is outside years 1..9999 (allowed "
