@@ -301,35 +301,43 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     else:
         keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
 
-    # Order: schedule (id, revision), nominal, fold within each group already;
-    # a stable sort by schedule then by placement gives the contract's order.
+    # Order. Each schedule's rows are one contiguous block, in (nominal, fold)
+    # order; putting the blocks in schedule order is a cheap permutation, and
+    # a stable sort by placement then gives the contract's order.
     idx = np.flatnonzero(keep)
-    idx = idx[np.argsort(sched[idx], kind="stable")]
+    s_in = sched[idx]
+    starts = np.flatnonzero(np.concatenate([[True], s_in[1:] != s_in[:-1]])) if len(idx) else np.zeros(0, np.int64)
+    lens = np.diff(np.append(starts, len(idx)))
+    by_sched = np.argsort(s_in[starts], kind="stable")
+    block_len, block_start = lens[by_sched], starts[by_sched]
+    shift = block_start - np.concatenate([[0], np.cumsum(block_len)[:-1]])
+    idx = idx[np.repeat(shift, block_len) + np.arange(len(idx))]
     idx = idx[np.argsort(place[idx], kind="stable")]
     n = len(idx)
 
-    notes = _notes(idx, c["dst"][idx], c["inv"][idx], extras, vocab)
+    # The permutation is close to random (ordered by instant across
+    # schedules); polars gathers all columns at once, on every core.
+    unsorted = pl.DataFrame(
+        {name: pl.Series(name, c[name]) for name in ("sched", "wall", "due", "offset", "fold", "has_due", "dst", "inv")}
+    )
+    out = unsorted[pl.Series(idx)]
+    del unsorted
+    dst, inv = out["dst"].to_numpy(), out["inv"].to_numpy()
+    notes = _notes(idx, dst, inv, extras, vocab)
     ids = pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String)
     zones = pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)
-    revs = np.array([s.revision for s in scheds], dtype=np.int64)
-    s_idx = sched[idx]
-    ps = pl.Series(s_idx.astype(np.uint32))
-    due_s = pl.Series("due_utc", due[idx], dtype=pl.Int64)
-    off_s = pl.Series("utc_offset_s", c["offset"][idx], dtype=pl.Int32)
-    missing = ~has_due[idx]
-    if missing.any():
-        mask = pl.Series(missing)
-        due_s = due_s.set(mask, None)
-        off_s = off_s.set(mask, None)
+    revs = pl.Series("revision", [s.revision for s in scheds], dtype=pl.Int64)
+    ps = out["sched"].cast(pl.UInt32)
+    has = out["has_due"]
     return pl.DataFrame(
         [
-            ids.gather(ps) if n else ids.clear(),
-            pl.Series("revision", revs[s_idx], dtype=pl.Int64),
-            pl.Series("nominal_local", wall[idx], dtype=pl.Int64).cast(pl.Datetime("us")),
-            pl.Series("fold", c["fold"][idx], dtype=pl.Int8),
-            zones.gather(ps) if n else zones.clear(),
-            due_s.cast(pl.Datetime("us", "UTC")),
-            off_s,
+            ids.gather(ps),
+            revs.gather(ps),
+            out["wall"].cast(pl.Datetime("us")).alias("nominal_local"),
+            out["fold"],
+            zones.gather(ps),
+            pl.select(pl.when(has).then(out["due"].cast(pl.Datetime("us", "UTC")))).to_series().alias("due_utc"),
+            pl.select(pl.when(has).then(out["offset"])).to_series().alias("utc_offset_s"),
             notes,
         ]
     ).with_columns(pl.lit(version, pl.String).alias("tzdata")).select(OCCURRENCE_SCHEMA.names())
@@ -353,7 +361,10 @@ def _merge(sched, wall, due, has_due, alive, moved, extras) -> None:
     cand = moved & has_due & alive
     if not cand.any():
         return
-    idx = np.flatnonzero(has_due & alive & _member(due, np.unique(due[cand])))
+    involved = np.zeros(int(sched.max()) + 1, dtype=bool)
+    involved[sched[cand]] = True  # only schedules with a moved row can merge
+    rows = np.flatnonzero(involved[sched] & has_due & alive)
+    idx = rows[_member(due[rows], np.unique(due[cand]))]
     if len(idx) < 2:
         return
     order = idx[np.lexsort((wall[idx], due[idx], sched[idx]))]
