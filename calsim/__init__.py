@@ -19,16 +19,16 @@ from .errors import (
     UnknownReleaseError,
     UnknownZoneError,
 )
-from .releases import Release, fetch_release, release, releases
-from .resolve import FoldPolicy, GapPolicy, resolve
+from .tzdb import Release, fetch_release, release, releases
+from .resolution import FoldPolicy, GapPolicy, resolve
 from .calendars import Calendar
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.rrule import RRule
 from .rules.window import Window
 from .schedule import InvalidDayPolicy, Schedule
-from .expand import expand
-from .preview import preview
+from .expansion import expand
+from .explain import preview
 from . import examples
 
 __version__ = "0.1.0"

@@ -19,8 +19,8 @@ import polars as pl
 
 from . import __version__
 from .errors import CalsimError
-from .releases import fetch_release, release, releases
-from .resolve import FoldPolicy, GapPolicy, resolve
+from .tzdb import fetch_release, release, releases
+from .resolution import FoldPolicy, GapPolicy, resolve
 
 __all__ = ["main"]
 

@@ -28,7 +28,7 @@ from typing import get_args
 
 from .calendars import Calendar, as_calendars
 from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError
-from .resolve import FoldPolicy, GapPolicy, check_policy
+from .resolution import FoldPolicy, GapPolicy, check_policy
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.rrule import InvalidDay, RRule, parse_block
@@ -138,7 +138,7 @@ class Schedule:
             raise type(exc)(where + str(exc)) from None
 
     def _validate(self, where: str) -> None:
-        from .releases import release
+        from .tzdb import release
 
         set_ = object.__setattr__
         if not isinstance(self.zone, str):

@@ -36,7 +36,7 @@ import numpy as np
 
 from .errors import CorruptReleaseError
 
-__all__ = ["PosixTZ", "ZoneTable", "parse_tzif"]
+__all__ = ["PosixTZ", "ZoneTable", "parse_tzif", "write_tzif"]
 
 _DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
@@ -333,3 +333,35 @@ class ZoneTable:
 
 def _year_of(epoch_seconds: int) -> int:
     return int(np.datetime64(int(epoch_seconds), "s").astype("datetime64[Y]").astype(int)) + 1970
+
+
+def write_tzif(utc: np.ndarray, offsets: np.ndarray, footer: str = "") -> bytes:
+    """TZif v2 bytes (RFC 8536) for a transition table: ``offsets[i]`` before ``utc[i]``, the last after.
+
+    Used to build what-if zones; abbreviations are generated (``<+0530>``
+    style) and isdst is 0, as only UTC offsets matter to calsim. The v1 block
+    is empty, as RFC 8536 allows for v2+ readers.
+
+    >>> raw = write_tzif(np.array([0]), np.array([3600, 7200]), "<+02>-2")
+    >>> t = ZoneTable.from_bytes("Test/Zone", raw)
+    >>> t.utc.tolist(), t.offsets.tolist()
+    ([0], [3600, 7200])
+    """
+    offs = [int(o) for o in offsets]
+    types: list[int] = []
+    for o in offs:
+        if o not in types:
+            types.append(o)
+    abbrs, abbr_at = b"", []
+    for o in types:
+        abbr_at.append(len(abbrs))
+        sign = "+" if o >= 0 else "-"
+        h, m = divmod(abs(o) // 60, 60)
+        abbrs += f"{sign}{h:02d}{m:02d}".encode() + b"\x00"
+    ttinfos = b"".join(struct.pack(">lBB", o, 0, abbr_at[i]) for i, o in enumerate(types))
+    times = b"".join(struct.pack(">q", int(t)) for t in utc)
+    # Type 0 is the offset before the first transition (RFC 8536 §3.2).
+    idx = bytes(types.index(o) for o in offs[1:])
+    header = _HEADER.pack(b"TZif", b"2", 0, 0, 0, len(utc), len(types), len(abbrs))
+    v1 = _HEADER.pack(b"TZif", b"2", 0, 0, 0, 0, 1, 1) + struct.pack(">lBB", offs[0], 0, 0) + b"\x00"
+    return v1 + header + times + idx + ttinfos + abbrs + b"\n" + footer.encode("ascii") + b"\n"

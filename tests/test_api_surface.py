@@ -56,3 +56,15 @@ def test_import_is_light():
     code = "import sys, calsim; print(sorted(m for m in ('duckdb', 'matplotlib', 'pandas', 'dask') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_public_functions_are_not_shadowed_by_submodules():
+    # A module named like a public function (calsim/resolve.py) would replace
+    # calsim.resolve with the module as soon as something imports it by path.
+    import importlib
+    import pkgutil
+
+    for mod in pkgutil.walk_packages(calsim.__path__, "calsim."):
+        importlib.import_module(mod.name)
+    for name in ("release", "releases", "resolve", "expand", "preview", "fetch_release"):
+        assert inspect.isfunction(getattr(calsim, name)), name

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calsim
-from calsim.expand import OCCURRENCE_SCHEMA
+from calsim.expansion import OCCURRENCE_SCHEMA
 
 UTC = dt.timezone.utc
 R = "2026f"

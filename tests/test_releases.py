@@ -11,7 +11,7 @@ import pytest
 from conftest import SHIPPED
 
 import calsim
-from calsim.releases import cache_dir, pypi_version, shipped_dir
+from calsim.tzdb import cache_dir, pypi_version, shipped_dir
 
 
 def test_the_seven_shipped_wheels_are_offline_releases_with_their_iana_versions():

@@ -15,7 +15,7 @@ import pytest
 from oracle import US, classify, first_instant_after_gap, offset_at
 
 import calsim
-from calsim.resolve import resolve_wall
+from calsim.resolution import resolve_wall
 
 LO = np.datetime64("1970-01-01", "us").astype(np.int64)
 HI = np.datetime64("2050-01-01", "us").astype(np.int64)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from oracle import US, classify
 from tzif_writer import tzif_bytes
 
-from calsim.resolve import _searchsorted_right, resolve_wall
+from calsim.resolution import _searchsorted_right, resolve_wall
 from calsim.tzif import ZoneTable
 
 KINDS = np.array(["ok", "gap", "fold"])

@@ -2,5 +2,5 @@
 
 Every rule kind (RRULE, cron, ``Every``, ``Window``) produces naive wall-clock
 times only; resolving them in a zone (gaps, folds) is the job of
-:mod:`calsim.resolve`, so that all kinds share one set of DST semantics.
+:mod:`calsim.resolution`, so that all kinds share one set of DST semantics.
 """

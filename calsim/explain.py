@@ -16,9 +16,9 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from .expand import expand
-from .releases import ReleaseLike, release as get_release
-from .resolve import resolve_wall
+from .expansion import expand
+from .tzdb import ReleaseLike, release as get_release
+from .resolution import resolve_wall
 from .schedule import Schedule
 from .times import US, instant_us
 

@@ -2,7 +2,7 @@
 
 Each schedule's rule produces nominal wall times (vectorised per rule kind),
 which are resolved in the schedule's zone with its gap and fold policies
-(:mod:`calsim.resolve`). Then, in this order, as RFC 5545 builds the set:
+(:mod:`calsim.resolution`). Then, in this order, as RFC 5545 builds the set:
 
 1. **COUNT** counts nominal instances that survive the gap policy (a
    gap-skipped instance keeps its row and is not counted, RFC 5545 §3.3.10);
@@ -36,8 +36,8 @@ import pyarrow as pa
 
 from .calendars import Calendar
 from .errors import InputError
-from .releases import ReleaseLike, release as get_release
-from .resolve import Resolved, resolve_wall
+from .tzdb import ReleaseLike, release as get_release
+from .resolution import Resolved, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
 from .schedule import Schedule, check_revisions

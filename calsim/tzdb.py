@@ -41,10 +41,12 @@ import sys
 import zipfile
 import zoneinfo
 from pathlib import Path
+
+import numpy as np
 from typing import Union
 
-from .errors import CorruptReleaseError, UnknownReleaseError, UnknownZoneError
-from .tzif import ZoneTable
+from .errors import CorruptReleaseError, InputError, UnknownReleaseError, UnknownZoneError
+from .tzif import PosixTZ, ZoneTable, write_tzif
 
 __all__ = ["Release", "release", "releases", "fetch_release", "ReleaseLike", "cache_dir", "shipped_dir"]
 
@@ -196,6 +198,23 @@ class _DirSource(_Source):
         return None
 
 
+class _OverrideSource(_Source):
+    """A release's files with some zones replaced by generated TZif bytes (what-if releases)."""
+
+    def __init__(self, base: _Source, overrides: dict[str, bytes], version: str):
+        super().__init__(base.path)
+        self._base, self._overrides, self._version = base, overrides, version
+
+    def read(self, name: str) -> bytes | None:
+        return self._overrides.get(name) or self._base.read(name)
+
+    def zone_names(self) -> list[str]:
+        return self._base.zone_names()
+
+    def version(self) -> str | None:
+        return self._version
+
+
 def _version_from_zi(data: bytes) -> str | None:
     m = _VERSION_LINE.match(data)
     return m[1].decode() if m else None
@@ -283,6 +302,72 @@ class Release:
                 ) from None
             self._zoneinfos[name] = z
         return z
+
+    @property
+    def links(self) -> dict[str, str]:
+        """Link name -> target zone, from the release's ``tzdata.zi`` (empty if it has none)."""
+        data = self._source.read("tzdata.zi") or b""
+        out = {}
+        for line in data.decode("utf-8", "replace").splitlines():
+            if line.startswith("L "):
+                parts = line.split()
+                if len(parts) == 3:
+                    out[parts[2]] = parts[1]
+        return out
+
+    def with_override(self, zone: str, from_utc: object, posix_tz: str) -> Release:
+        """A derived, in-memory release in which ``zone`` follows ``posix_tz`` from ``from_utc`` on.
+
+        For studying a change before IANA publishes it ("this country
+        abolishes DST from 2027-03-01"): before ``from_utc`` the zone keeps
+        this release's history; from it, the POSIX TZ rule governs (e.g.
+        ``"<+03>-3"`` for a fixed UTC+3, ``"EST5EDT,M3.2.0,M11.1.0"``). The
+        result's version is ``"<version>+override"`` and it works wherever a
+        release does; other zones are untouched.
+
+        >>> import calsim
+        >>> r = calsim.release("2026f").with_override("America/New_York", "2027-01-01T00:00Z", "EST5")
+        >>> r.version, calsim.resolve(["2027-07-01T12:00"], "America/New_York", r)["utc_offset_s"][0]
+        ('2026f+override', -18000)
+        """
+        from .times import instant_us
+
+        table = self.table(zone)  # UnknownZoneError for an unknown zone
+        at_us = instant_us(from_utc, "from_utc")
+        if not isinstance(posix_tz, str):
+            raise InputError(f"posix_tz: expected a POSIX TZ string such as 'EST5EDT,M3.2.0,M11.1.0', got {posix_tz!r}")
+        try:
+            rule = PosixTZ.parse(posix_tz)
+        except CorruptReleaseError:
+            raise InputError(
+                f"posix_tz: cannot parse {posix_tz!r} (expected a POSIX TZ string such as 'EST5' or "
+                "'EST5EDT,M3.2.0,M11.1.0', RFC 8536 §3.3)"
+            ) from None
+        at = -(-at_us // 1_000_000)  # TZif has whole seconds: the first second at or after from_utc
+        year = int(np.datetime64(at, "s").astype("datetime64[Y]").astype(int)) + 1970
+        table.covering(year + 1)
+        keep = table.utc < at
+        utc = list(table.utc[keep])
+        offsets = list(table.offsets[: int(keep.sum()) + 1])
+        new_off = rule.std_offset
+        if rule.has_dst:
+            marks = sorted(t for y in (year - 1, year, year + 1) for t in rule.transitions(y))
+            for t, off in marks:
+                if t <= at:
+                    new_off = off
+            if all(t > at for t, _ in marks):
+                new_off = marks[0][1] == rule.std_offset and rule.dst_offset or rule.std_offset
+        if new_off != offsets[-1]:
+            utc.append(at)
+            offsets.append(new_off)
+        data = write_tzif(np.array(utc, dtype=np.int64), np.array(offsets, dtype=np.int64), posix_tz)
+        base = self._source
+        overrides = dict(base._overrides) if isinstance(base, _OverrideSource) else {}
+        overrides[zone] = data
+        root = base._base if isinstance(base, _OverrideSource) else base
+        version = self.version if self.version.endswith("+override") else f"{self.version}+override"
+        derived = Release(_OverrideSource(root, overrides, version), f"{self.source} + override {zone}")
+        return derived
 
     def _unknown_zone_message(self, name: object) -> str:
         close = _closest(str(name), self.zones)

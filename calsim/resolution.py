@@ -64,7 +64,7 @@ import polars as pl
 import pyarrow as pa
 
 from .errors import AmbiguousTimeError, NonexistentTimeError, PolicyError, choices
-from .releases import ReleaseLike, release as get_release
+from .tzdb import ReleaseLike, release as get_release
 from .times import US, local_us
 from .tzif import ZoneTable
 
