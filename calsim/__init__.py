@@ -29,6 +29,7 @@ from .rules.window import Window
 from .schedule import InvalidDayPolicy, Schedule
 from .expansion import expand
 from .explain import preview
+from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from . import examples
 
 __version__ = "0.1.0"
@@ -55,6 +56,10 @@ __all__ = [
     "expand",
     "preview",
     "examples",
+    # tzdata upgrades
+    "zone_changes",
+    "tzdiff",
+    "tzdiff_summary",
     # errors
     "CalsimError",
     "InputError",

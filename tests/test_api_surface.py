@@ -66,5 +66,5 @@ def test_public_functions_are_not_shadowed_by_submodules():
 
     for mod in pkgutil.walk_packages(calsim.__path__, "calsim."):
         importlib.import_module(mod.name)
-    for name in ("release", "releases", "resolve", "expand", "preview", "fetch_release"):
+    for name in ("release", "releases", "resolve", "expand", "preview", "fetch_release", "tzdiff", "zone_changes"):
         assert inspect.isfunction(getattr(calsim, name)), name

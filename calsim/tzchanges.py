@@ -1,0 +1,242 @@
+"""What moves when the tz database changes: zone by zone, and occurrence by occurrence.
+
+:func:`zone_changes` compares two releases' transition tables (never by
+sampling): for every zone of either release, whether its UTC offsets differ
+inside a window, from which instant to which, and how.
+:func:`tzdiff` re-expands only the schedules in zones that changed, under both
+releases, and lists every occurrence whose resolution differs.
+
+Kinds of zone change (one row per zone and kind):
+
+=====================  ===============================================================
+``zone_added``         the zone exists only in the new release
+``zone_removed``       the zone exists only in the old release
+``now_link``           the name became a link to another zone (Europe/Kiev -> Kyiv);
+                       reported even when the offsets are the same
+``transition_moved``   transitions disappeared and others appeared (a DST date moved)
+``transition_added``   only new transitions (a zone starts DST, a new offset change)
+``transition_removed`` only fewer transitions (a zone abolishes DST)
+``offset_changed``     the same transition instants, different offsets
+=====================  ===============================================================
+
+Kinds of occurrence change: ``moved`` (another instant), ``now_gap`` /
+``no_longer_gap`` (the local time stops / starts existing), ``now_fold`` /
+``no_longer_fold`` (it starts / stops happening twice), ``merged`` /
+``unmerged`` (it now shares / no longer shares an instant with another
+occurrence of its schedule).
+
+>>> import calsim
+>>> z = calsim.zone_changes("2022e", "2022f", "2022-01-01T00:00Z", "2024-01-01T00:00Z")
+>>> z.filter(z["zone"] == "America/Mexico_City").select("kind", "first_utc", "old_offset_s", "new_offset_s").row(0)
+('transition_removed', datetime.datetime(2023, 4, 2, 8, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), -18000, -21600)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .errors import InputError, UnknownZoneError
+from .expansion import as_schedules, expand
+from .times import US, instant_us
+from .tzdb import Release, ReleaseLike, release as get_release
+
+__all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
+
+ZONE_CHANGE_SCHEMA = pl.Schema(
+    {
+        "zone": pl.String,
+        "kind": pl.String,
+        "first_utc": pl.Datetime("us", "UTC"),
+        "last_utc": pl.Datetime("us", "UTC"),
+        "old_offset_s": pl.Int32,
+        "new_offset_s": pl.Int32,
+    }
+)
+TZDIFF_SCHEMA = pl.Schema(
+    {
+        "schedule_id": pl.String,
+        "revision": pl.Int64,
+        "nominal_local": pl.Datetime("us"),
+        "fold": pl.Int8,
+        "zone": pl.String,
+        "old_utc": pl.Datetime("us", "UTC"),
+        "new_utc": pl.Datetime("us", "UTC"),
+        "shift_s": pl.Int64,
+        "change": pl.String,
+        "old_notes": pl.List(pl.String),
+        "new_notes": pl.List(pl.String),
+    }
+)
+
+
+def _window(start: object, end: object) -> tuple[int, int]:
+    lo, hi = instant_us(start, "start"), instant_us(end, "end")
+    if hi <= lo:
+        raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
+    return lo, hi
+
+
+def _year_of(us: int) -> int:
+    return int(np.datetime64(int(us), "us").astype("datetime64[Y]").astype(int)) + 1970
+
+
+def _compare(a, b, lo_s: int, hi_s: int):
+    """Differences of two zone tables over UTC seconds ``[lo_s, hi_s)``: None, or (first, last_end, kind, off_a, off_b)."""
+    ta, tb = a.utc, b.utc
+    edges = np.unique(np.concatenate([[lo_s], ta[(ta > lo_s) & (ta < hi_s)], tb[(tb > lo_s) & (tb < hi_s)]]))
+    oa = a.offsets[np.searchsorted(ta, edges, side="right")]
+    ob = b.offsets[np.searchsorted(tb, edges, side="right")]
+    differ = np.flatnonzero(oa != ob)
+    if not len(differ):
+        return None
+    first = int(edges[differ[0]])
+    last_end = int(edges[differ[-1] + 1]) if differ[-1] + 1 < len(edges) else hi_s
+    in_a = set(ta[(ta >= lo_s) & (ta < hi_s)].tolist())
+    in_b = set(tb[(tb >= lo_s) & (tb < hi_s)].tolist())
+    added, removed = in_b - in_a, in_a - in_b
+    if added and removed:
+        kind = "transition_moved"
+    elif added:
+        kind = "transition_added"
+    elif removed:
+        kind = "transition_removed"
+    else:
+        kind = "offset_changed"
+    return first, last_end, kind, int(oa[differ[0]]), int(ob[differ[0]])
+
+
+def zone_changes(old: ReleaseLike, new: ReleaseLike, start: object, end: object) -> pl.DataFrame:
+    """How every zone's UTC offsets differ between two releases inside ``[start, end)``.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``zone``, ``kind`` (see the module docstring), ``first_utc`` (the first
+        instant at which the offsets differ), ``last_utc`` (the end, exclusive,
+        of the last span in which they differ), ``old_offset_s`` and
+        ``new_offset_s`` (the offsets at ``first_utc``; null for a side
+        without the zone). Zones whose TZif bytes are identical are skipped
+        without parsing.
+    """
+    a, b = get_release(old), get_release(new)
+    lo, hi = _window(start, end)
+    lo_s, hi_s = lo // US, -(-hi // US)
+    last_year = _year_of(hi) + 1
+    names_a, names_b = set(a.zones), set(b.zones)
+    links_a, links_b = a.links, b.links
+    rows: list[tuple] = []
+    for zone in sorted(names_a | names_b):
+        if zone not in names_b:
+            rows.append((zone, "zone_removed", lo, hi, None, None))
+            continue
+        if zone not in names_a:
+            rows.append((zone, "zone_added", lo, hi, None, None))
+            continue
+        if zone in links_b and zone not in links_a:
+            rows.append((zone, "now_link", lo, hi, None, None))
+        raw_a, raw_b = a.tzif(zone), b.tzif(zone)
+        if raw_a == raw_b:
+            continue
+        diff = _compare(a.table(zone).covering(last_year), b.table(zone).covering(last_year), lo_s, hi_s)
+        if diff is not None:
+            first, last_end, kind, off_a, off_b = diff
+            rows.append((zone, kind, first * US, last_end * US, off_a, off_b))
+    frame = pl.DataFrame(rows, schema={k: (pl.Int64 if k in ("first_utc", "last_utc") else v)
+                                       for k, v in ZONE_CHANGE_SCHEMA.items()}, orient="row")
+    return frame.with_columns(pl.col("first_utc", "last_utc").cast(pl.Datetime("us", "UTC")))
+
+
+def _has(col: str, prefix: str) -> pl.Expr:
+    return pl.col(col).fill_null([]).list.eval(pl.element().str.starts_with(prefix)).list.any()
+
+
+def _change_kind() -> pl.Expr:
+    """Classify a differing occurrence; a gap or fold appearing says more than the move it causes."""
+    expr = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
+    for prefix, appeared, vanished in (
+        ("dst_gap", "now_gap", "no_longer_gap"),
+        ("dst_fold", "now_fold", "no_longer_fold"),
+        ("merged_", "merged", "unmerged"),
+    ):
+        expr = expr.when(_has("new_notes", prefix) & ~_has("old_notes", prefix)).then(pl.lit(appeared))
+        expr = expr.when(_has("old_notes", prefix) & ~_has("new_notes", prefix)).then(pl.lit(vanished))
+    return expr.otherwise(pl.lit("moved"))
+
+
+def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object, end: object) -> pl.DataFrame:
+    """Occurrences of ``schedules`` in ``[start, end)`` whose resolution differs between two releases.
+
+    Only schedules whose zone :func:`zone_changes` flags (over the window
+    widened by two days, since a wall time resolves with offsets near it) are
+    re-expanded; the others cannot move.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``schedule_id``, ``revision``, ``nominal_local``, ``fold``, ``zone``,
+        ``old_utc``, ``new_utc``, ``shift_s`` (new - old in seconds; null when
+        a side has no instant), ``change`` (see the module docstring),
+        ``old_notes``, ``new_notes``; sorted by schedule, nominal time, fold.
+        An occurrence that exists on one side only (a fold both-row, a time
+        that stops being skipped...) has nulls on the other.
+
+    >>> import calsim
+    >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
+    >>> d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    >>> d.height, d["change"].unique().to_list(), d["shift_s"].unique().to_list()
+    (210, ['moved'], [3600])
+    """
+    a, b = get_release(old), get_release(new)
+    lo, hi = _window(start, end)
+    scheds = as_schedules(schedules)
+    margin = 2 * 86400 * US
+    changed = zone_changes(a, b, _iso(lo - margin), _iso(hi + margin))
+    affected = set(changed.filter(pl.col("kind") != "now_link")["zone"].to_list())
+    missing = sorted({s.zone for s in scheds if s.zone in affected and s.zone not in b.zones})
+    if missing:
+        raise UnknownZoneError(f"zone: {missing[0]!r} is not in tzdata {b.version}; schedules in it cannot be resolved there")
+    picked = [s for s in scheds if s.zone in affected]
+    if not picked:
+        return pl.DataFrame(schema=TZDIFF_SCHEMA)
+    key = ["schedule_id", "revision", "nominal_local", "fold"]
+    cols = key + ["zone", "due_utc", "notes"]
+    fa = expand(picked, _iso(lo), _iso(hi), a).select(cols)
+    fb = expand(picked, _iso(lo), _iso(hi), b).select(cols)
+    j = fa.join(fb, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
+    j = j.rename({"due_utc": "old_utc", "due_utc_new": "new_utc", "notes": "old_notes", "notes_new": "new_notes"})
+    j = j.with_columns(pl.coalesce("zone", "zone_new").alias("zone"))
+    differs = (
+        (pl.col("old_utc") != pl.col("new_utc")).fill_null(True)
+        & ~(pl.col("old_utc").is_null() & pl.col("new_utc").is_null())
+    ) | (pl.col("old_notes").fill_null([]) != pl.col("new_notes").fill_null([]))
+    out = j.filter(differs).with_columns(
+        ((pl.col("new_utc") - pl.col("old_utc")).dt.total_seconds()).cast(pl.Int64).alias("shift_s"),
+        _change_kind().alias("change"),
+    )
+    return out.select(TZDIFF_SCHEMA.names()).cast(dict(TZDIFF_SCHEMA)).sort(key)
+
+
+def tzdiff_summary(diff: pl.DataFrame) -> pl.DataFrame:
+    """Per schedule: first affected nominal time, how many occurrences change, and the shifts seen.
+
+    >>> import calsim
+    >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
+    >>> calsim.tzdiff_summary(calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")).row(0)
+    ('mx', 'America/Mexico_City', datetime.datetime(2023, 4, 2, 9, 0), 210, [3600], ['moved'])
+    """
+    return (
+        diff.group_by("schedule_id", maintain_order=True)
+        .agg(
+            pl.col("zone").first(),
+            pl.col("nominal_local").min().alias("first_affected"),
+            pl.len().alias("occurrences"),
+            pl.col("shift_s").drop_nulls().unique().sort().alias("shifts_s"),
+            pl.col("change").unique().sort().alias("changes"),
+        )
+        .sort("schedule_id")
+    )
+
+
+def _iso(us: int) -> str:
+    return str(np.datetime64(int(us), "us")) + "Z"
