@@ -349,17 +349,15 @@ class Release:
         keep = table.utc < at
         utc = list(table.utc[keep])
         offsets = list(table.offsets[: int(keep.sum()) + 1])
-        new_off = rule.std_offset
+        new_off = rule.std_offset  # the rule's offset in force at the instant
         if rule.has_dst:
             marks = sorted(t for y in (year - 1, year, year + 1) for t in rule.transitions(y))
-            for t, off in marks:
-                if t <= at:
-                    new_off = off
-            if all(t > at for t, _ in marks):
-                new_off = marks[0][1] == rule.std_offset and rule.dst_offset or rule.std_offset
-        if new_off != offsets[-1]:
-            utc.append(at)
-            offsets.append(new_off)
+            before = [off for t, off in marks if t <= at]
+            new_off = before[-1] if before else rule.std_offset
+        # Always an explicit transition at the instant, even when the offset
+        # does not change: the footer rule governs only after the last one.
+        utc.append(at)
+        offsets.append(new_off)
         data = write_tzif(np.array(utc, dtype=np.int64), np.array(offsets, dtype=np.int64), posix_tz)
         base = self._source
         overrides = dict(base._overrides) if isinstance(base, _OverrideSource) else {}
