@@ -30,6 +30,7 @@ from .schedule import InvalidDayPolicy, Schedule
 from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
+from .fleetfile import load
 from . import examples
 
 __version__ = "0.1.0"
@@ -56,6 +57,7 @@ __all__ = [
     "expand",
     "preview",
     "examples",
+    "load",
     # tzdata upgrades
     "zone_changes",
     "tzdiff",

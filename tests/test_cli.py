@@ -47,3 +47,57 @@ def test_bad_input_prints_one_line_and_exits_2(args, start):
     assert p.stderr.startswith(start) or p.stderr.splitlines()[0].startswith(start), p.stderr
     if not start.startswith("usage"):
         assert len(p.stderr.strip().splitlines()) == 1
+
+
+class TestTzdiffGate:
+    WINDOW = ["--from", "2026-01-01T00:00Z", "--to", "2027-01-01T00:00Z"]
+
+    def test_exit_0_when_nothing_moves_even_with_fail_on_change(self):
+        p = run("tzdiff", "example:50", "--old", "2026f", "--new", "2026f", *self.WINDOW, "--fail-on-change")
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith("0 of 50 schedules change between tzdata 2026f and 2026f")
+
+    def test_exit_1_with_fail_on_change_when_something_moves_and_summary_first(self):
+        p = run("tzdiff", "example:300", "--old", "2025b", "--new", "2026f", *self.WINDOW, "--fail-on-change")
+        assert p.returncode == 1, p.stderr
+        first = p.stdout.splitlines()[0]
+        assert " of 300 schedules change between tzdata 2025b and 2026f" in first and "first on" in first
+
+    def test_what_if_override_from_the_command_line(self, tmp_path):
+        out = tmp_path / "diff.parquet"
+        p = run("tzdiff", "example:300", "--old", "2026f", "--new", "2026f", *self.WINDOW, "--format", "parquet",
+                "--output", str(out), "--override", "America/New_York@2026-06-01T00:00Z=EST5")
+        assert p.returncode == 0, p.stderr
+        import polars as pl
+
+        diff = pl.read_parquet(out)
+        assert diff.height > 0 and set(diff["zone"]) == {"America/New_York"}
+
+    def test_csv_goes_to_stdout_with_the_summary_on_stderr(self):
+        p = run("tzdiff", "example:300", "--old", "2025b", "--new", "2026f", *self.WINDOW, "--format", "csv")
+        assert p.returncode == 0
+        assert p.stdout.splitlines()[0].startswith("schedule_id,revision,nominal_local,fold,zone,old_utc")
+        assert " schedules change " in p.stderr
+
+    @pytest.mark.parametrize(
+        ("args", "start"),
+        [
+            (["--old", "1999x", "--new", "2026f"], "calsim: error: release: unknown release '1999x'"),
+            (["--old", "/nonexistent/tzdata.whl", "--new", "2026f"], "calsim: error: release: path '/nonexistent/tzdata.whl' does not exist"),
+            (["--old", "2026f", "--new", "2026f", "--override", "Europe/Paris@2027-01-01T00:00Z=nonsense"],
+             "calsim: error: posix_tz: cannot parse 'nonsense'"),
+            (["--old", "2026f", "--new", "2026f", "--from", "2027-01-01T00:00Z", "--to", "2026-01-01T00:00Z"],
+             "calsim: error: --to: '2026-01-01T00:00Z' is not after --from '2027-01-01T00:00Z'"),
+        ],
+    )
+    def test_bad_input_exits_2_with_one_line_and_writes_nothing(self, args, start, tmp_path):
+        out = tmp_path / "diff.parquet"
+        p = run("tzdiff", "example:20", *args, "--format", "parquet", "--output", str(out))
+        assert p.returncode == 2
+        assert p.stderr.startswith(start), p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+
+    def test_unreadable_fleet_file_exits_2(self, tmp_path):
+        p = run("tzdiff", str(tmp_path / "missing.toml"), "--old", "2026f", "--new", "2026f")
+        assert p.returncode == 2 and p.stderr.startswith("calsim: error: fleet: cannot read")

@@ -16,11 +16,21 @@ computes. Everything is integer arithmetic on numpy arrays:
 The day range is cut into blocks aligned on period boundaries (so BYSETPOS
 always sees whole periods) and sized to bound memory; the blocks are the only
 Python loop besides loops over the parsed BY values.
+
+A typical call (one schedule, one year) yields a few hundred instances, so
+its cost is the fixed per-call work, not the arithmetic per instance. That
+work is kept small: the calendar fields of a block are slices of one table
+(the Gregorian calendar repeats every 400 years), BY parts are matched with
+cached lookup tables instead of ``np.isin``, the time-of-day sets are cached
+per BY tuple, scalars are computed in plain Python, and absent parts
+(INTERVAL=1, no BYxxx day part) cost nothing. Every cache is keyed on
+immutable values (tuples of the frozen rule) and holds read-only arrays.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,6 +56,27 @@ def month_of(days: np.ndarray) -> np.ndarray:
     return days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
 
 
+def month_of_day(day: int) -> int:
+    """:func:`month_of` for one day number, in plain Python (H. Hinnant's ``civil_from_days``)."""
+    z = day + 719_468  # days since 0000-03-01: leap days fall at the end of the shifted year
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    mp = (5 * (doe - (365 * yoe + yoe // 4 - yoe // 100)) + 2) // 153  # 0 = March
+    m0 = mp + 2 if mp < 10 else mp - 10  # 0 = January
+    return (yoe + era * 400 + (m0 < 2) - 1970) * 12 + m0
+
+
+def month_start_day(mabs: int) -> int:
+    """:func:`month_start` for one month number, in plain Python (``days_from_civil``)."""
+    y, m0 = divmod(mabs, 12)
+    y += 1970 - (m0 < 2)
+    era = y // 400
+    yoe = y - era * 400
+    mp = m0 + 10 if m0 < 2 else m0 - 2  # 0 = March
+    return era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + (153 * mp + 2) // 5 - 719_468
+
+
 def week1_start(yrel: np.ndarray, wkst: int) -> np.ndarray:
     """First day of week 1 of each year (years since 1970) for weeks starting on ``wkst``.
 
@@ -57,9 +88,11 @@ def week1_start(yrel: np.ndarray, wkst: int) -> np.ndarray:
     return jan4 - ((jan4 + 3) % 7 - wkst) % 7
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A rule with dtstart's defaults filled in (RFC 5545 §3.3.10), ready to expand."""
+class Plan(NamedTuple):
+    """A rule with dtstart's defaults filled in (RFC 5545 §3.3.10), ready to expand.
+
+    Immutable and hashable (a tuple: built once per call, cheaply).
+    """
 
     freq: str
     interval: int
@@ -77,37 +110,101 @@ class Plan:
     p0: int  # dtstart's period number
 
 
+# The Gregorian calendar repeats every 400 years, 146,097 days, which are also a
+# whole number of weeks (20,871): month, day of month, day of year, their
+# lengths and the weekday of day ``d`` are those of ``d % _CYCLE``. One table
+# of a cycle (plus a few spare years, so that a block of up to ~11 years is a
+# plain slice) replaces the datetime64 conversions of every block.
+_CYCLE = 146_097
+_SPARE = 4_000
+
+
+class _CalendarTable(NamedTuple):
+    month: np.ndarray  # 1..12, int8
+    dom: np.ndarray  # day of month 1..31, int8
+    mlen: np.ndarray  # days in the month, int8
+    doy: np.ndarray  # day of year 1..366, int16
+    ylen: np.ndarray  # days in the year, int16
+    wd: np.ndarray  # weekday, 0 = Monday, int8
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)  # shared by every call (cached): nobody may write to it
+    return a
+
+
+@functools.cache
+def _calendar() -> _CalendarTable:
+    """The calendar fields of days ``0 .. _CYCLE + _SPARE - 1``, built once (about 1 MB)."""
+    days = np.arange(_CYCLE + _SPARE, dtype=np.int64)
+    mabs = month_of(days)
+    yrel = mabs // 12
+    ms = month_start(mabs)
+    ys = month_start(yrel * 12)
+    fields = (mabs - yrel * 12 + 1, days - ms + 1, month_start(mabs + 1) - ms,
+              days - ys + 1, month_start(yrel * 12 + 12) - ys, (days + 3) % 7)
+    dtypes = (np.int8, np.int8, np.int8, np.int16, np.int16, np.int8)
+    return _CalendarTable(*(_readonly(f.astype(t)) for f, t in zip(fields, dtypes)))
+
+
 class _Days:
-    """Calendar fields of the consecutive days ``a .. a + n - 1``."""
+    """Calendar fields of the consecutive days ``a .. a + n - 1`` (read-only views of the table)."""
 
     def __init__(self, a: int, n: int) -> None:
-        self.a = a
         self.days = np.arange(a, a + n, dtype=np.int64)
-        self.mabs = month_of(self.days)
-        self.yrel = self.mabs // 12
-        self.month = self.mabs - self.yrel * 12 + 1
-        ms = month_start(self.mabs)
-        self.mlen = month_start(self.mabs + 1) - ms
-        self.dom = self.days - ms + 1
-        ys = month_start(self.yrel * 12)
-        self.ylen = month_start(self.yrel * 12 + 12) - ys
-        self.doy = self.days - ys + 1
-        self.wd = (self.days + 3) % 7
+        cal = _calendar()
+        r = a % _CYCLE
+        # A slice when the block fits in the table, else a gather (the same values).
+        at = slice(r, r + n) if r + n <= _CYCLE + _SPARE else self.days % _CYCLE
+        self.month = cal.month[at]
+        self.dom = cal.dom[at]
+        self.mlen = cal.mlen[at]
+        self.doy = cal.doy[at]
+        self.ylen = cal.ylen[at]
+        self.wd = cal.wd[at]
 
 
-def _split(values: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    return (np.array([v for v in values if v > 0], dtype=np.int64),
-            np.array([v for v in values if v < 0], dtype=np.int64))
+# Lookup tables for the BY values. Keys are tuples of the frozen rule (or of
+# the Plan built from it), so a cached table can never go stale; the tables
+# are read-only because every call with equal values shares them.
+@functools.lru_cache(maxsize=1024)
+def _flags(values: tuple[int, ...], size: int) -> np.ndarray:
+    """A bool table over ``0 .. size - 1``, True at ``values``."""
+    table = np.zeros(size, dtype=bool)
+    table[list(values)] = True
+    return _readonly(table)
 
 
-def _signed_match(k: np.ndarray, length: np.ndarray, values: tuple[int, ...]) -> np.ndarray:
-    """``k`` (1-based) or its negative form ``k - length - 1`` is among ``values``."""
-    pos, neg = _split(values)
-    return np.isin(k, pos) | np.isin(k - length - 1, neg)
+@functools.lru_cache(maxsize=1024)
+def _signed_flags(values: tuple[int, ...], size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Tables of a signed BYxxx part over ``1..size``: positive values, magnitudes of negative ones."""
+    pos = tuple(v for v in values if v > 0)
+    neg = tuple(-v for v in values if v < 0)
+    return (_flags(pos, size + 1) if pos else None), (_flags(neg, size + 1) if neg else None)
 
 
-def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray:
-    """BYWEEKNO, BYYEARDAY and BYDAY: the day parts that always look at the real day."""
+def _signed_match(k: np.ndarray, length: np.ndarray, values: tuple[int, ...], size: int) -> np.ndarray:
+    """``k`` (1..length <= size) or its negative form ``k - length - 1`` is among ``values``."""
+    pos, neg = _signed_flags(values, size)
+    if neg is None:
+        return pos[k]
+    m = neg[length - k + 1]  # k - length - 1 == -j  <=>  length - k + 1 == j
+    return m if pos is None else pos[k] | m
+
+
+@functools.lru_cache(maxsize=1024)
+def _byday_parts(byday: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
+    """BYDAY as a weekday table of its plain days, and its numbered ``(n, weekday)`` days."""
+    return _flags(tuple(wd for n, wd in byday if n == 0), 7), tuple((n, wd) for n, wd in byday if n != 0)
+
+
+def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray | None:
+    """BYWEEKNO, BYYEARDAY and BYDAY: the day parts that always look at the real day.
+
+    None when the rule has none of them (every day passes).
+    """
+    if not (plan.byweekno or plan.byyearday or plan.byday):
+        return None
     m = np.ones(len(f.days), dtype=bool)
     if plan.byweekno:
         ws = f.days - (f.wd - plan.wkst) % 7  # first day of the day's week
@@ -116,14 +213,13 @@ def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray:
         weekno = (ws - w1) // 7 + 1
         nweeks = (week1_start(wyear + 1, plan.wkst) - w1) // 7
         # RFC 5545 §3.3.10: a negative BYWEEKNO counts from the end of the week's year.
-        m &= _signed_match(weekno, nweeks, plan.byweekno)
+        m &= _signed_match(weekno, nweeks, plan.byweekno, 53)
     if plan.byyearday:
         # BYYEARDAY=366 / -366 only matches in leap years, in every invalid_day mode.
-        m &= _signed_match(f.doy, f.ylen, plan.byyearday)
+        m &= _signed_match(f.doy, f.ylen, plan.byyearday, 366)
     if plan.byday:
-        plain = [wd for n, wd in plan.byday if n == 0]
-        dm = np.isin(f.wd, np.array(plain, dtype=np.int64))
-        nth = [(n, wd) for n, wd in plan.byday if n != 0]
+        plain, nth = _byday_parts(plan.byday)
+        dm = plain[f.wd]
         if nth:
             # RFC 5545 §3.3.10: "+1MO" is the first Monday "within the MONTHLY or YEARLY
             # RRULE"; table note 2 (p. 44): within the month when YEARLY has BYMONTH.
@@ -155,8 +251,9 @@ def _moved_days(plan: Plan, m_lo: int, m_hi: int) -> tuple[np.ndarray, np.ndarra
     moves a negative value whose magnitude exceeds the month the same way.
     """
     months = np.arange(m_lo, m_hi + 1, dtype=np.int64)
-    ms = month_start(months)
-    mlen = month_start(months + 1) - ms
+    bounds = month_start(np.arange(m_lo, m_hi + 2, dtype=np.int64))
+    ms = bounds[:-1]
+    mlen = bounds[1:] - ms
     real, src = [], []
     for v in plan.bymonthday:
         bad = (v > mlen) if v > 0 else (-v > mlen)
@@ -170,6 +267,11 @@ def _moved_days(plan: Plan, m_lo: int, m_hi: int) -> tuple[np.ndarray, np.ndarra
     return np.concatenate(real), np.concatenate(src)
 
 
+def _moves(plan: Plan) -> bool:
+    """Whether ``invalid_day`` can move a day: a BYMONTHDAY some month lacks, not omitted."""
+    return plan.invalid_day != "omit" and any(v > 28 or v < -28 for v in plan.bymonthday)
+
+
 def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Days of block ``[a, b)`` that the day parts select: ``(day, period, note)``, sorted.
 
@@ -180,27 +282,28 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
     n = b - a
     f = _Days(a, n + 1)  # one day more: FORWARD moves the last month's day onto b
     wmask = _weekday_mask(f, plan)
-    real = wmask[:n].copy()
+    real = None if wmask is None else wmask[:n]  # None: every day of the block
     if plan.bymonth:
-        real &= np.isin(f.month[:n], np.array(plan.bymonth, dtype=np.int64))
+        m = _flags(plan.bymonth, 13)[f.month[:n]]
+        real = m if real is None else real & m
     if plan.bymonthday:
         # Out-of-range values never match: RFC 5545 §3.3.10, instances "with an invalid
         # date (e.g., February 30) ... MUST be ignored" (invalid_day="omit").
-        real &= _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday)
-    day = f.days[:n][real]
+        m = _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday, 31)
+        real = m if real is None else real & m
+    day = f.days[:n] if real is None else f.days[:n][real]
     note = np.zeros(len(day), dtype=np.int8)
-    moved = plan.invalid_day != "omit" and any(v > 28 or v < -28 for v in plan.bymonthday)
-    if moved:
-        m_lo = int(f.mabs[0]) - (1 if membership else 0)  # FORWARD from the month before a
-        m_hi = int(f.mabs[n - 1])
+    if _moves(plan):
+        m_lo = month_of_day(a) - (1 if membership else 0)  # FORWARD from the month before a
+        m_hi = month_of_day(b - 1)
         mday, msrc = _moved_days(plan, m_lo, m_hi)
         ok = (mday >= a) & (mday < (b if membership else b + 1))
         mday, msrc = mday[ok], msrc[ok]
         # RFC 7529 moves an invalid date before BYSETPOS: BYMONTH is the month that
         # named the day; the weekday, day of year and week number are the real day's.
-        keep = wmask[mday - a]
+        keep = np.ones(len(mday), dtype=bool) if wmask is None else wmask[mday - a]
         if plan.bymonth:
-            keep &= np.isin(msrc % 12 + 1, np.array(plan.bymonth, dtype=np.int64))
+            keep &= _flags(plan.bymonth, 13)[msrc % 12 + 1]
         mday, msrc = mday[keep], msrc[keep]
         mnote = np.full(len(mday), 1 if plan.invalid_day == "backward" else 2, dtype=np.int8)
         mper = _period(plan.freq, mday, plan.wkst)
@@ -218,8 +321,8 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
         per, day, note = per[first], day[first], note[first]
     else:
         per = _period(plan.freq, day, plan.wkst)
-    if plan.freq in COARSE:
-        sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL
+    if plan.freq in COARSE and plan.interval > 1:
+        sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL (1: every period)
         day, per, note = day[sel], per[sel], note[sel]
     return day, per, note
 
@@ -231,88 +334,136 @@ def _setpos_pick(values: np.ndarray, bysetpos: tuple[int, ...]) -> np.ndarray:
     return values[np.array(idx, dtype=np.int64)]
 
 
-def _time_set(plan: Plan) -> np.ndarray:
-    """Seconds of the day from BYHOUR x BYMINUTE x BYSECOND (RFC 5545 §3.3.10 table, p. 44: expand)."""
-    h = np.array(plan.hours, dtype=np.int64)[:, None, None]
-    m = np.array(plan.minutes, dtype=np.int64)[None, :, None]
-    s = np.array([x for x in plan.seconds if x < 60], dtype=np.int64)[None, None, :]
-    return np.unique((h * 3600 + m * 60 + s).ravel())
+@functools.lru_cache(maxsize=1024)
+def _coarse_times(hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...],
+                  bysetpos: tuple[int, ...]) -> np.ndarray:
+    """Seconds of the day from BYHOUR x BYMINUTE x BYSECOND (RFC 5545 §3.3.10 table, p. 44: expand).
+
+    ``bysetpos`` (FREQ=DAILY only, else ``()``): every day has the same set, so
+    the positions are picked once here.
+    """
+    h = np.array(hours, dtype=np.int64)[:, None, None]
+    m = np.array(minutes, dtype=np.int64)[None, :, None]
+    s = np.array([x for x in seconds if x < 60], dtype=np.int64)[None, None, :]
+    times = np.unique((h * 3600 + m * 60 + s).ravel())
+    if bysetpos:
+        times = _setpos_pick(times, bysetpos)
+    return _readonly(times)
 
 
-def _coarse_block(plan: Plan, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=1024)
+def _setpos_flags(bysetpos: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """BYSETPOS as tables over positions 1..367 (367 = any larger one): counted from the start, from the end."""
+    pos, neg = _signed_flags(bysetpos, 367)
+    none = _flags((), 368)
+    return (none if pos is None else pos), (none if neg is None else neg)
+
+
+def _coarse_block(plan: Plan, a: int, b: int, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     day, per, note = _select_days(plan, a, b, membership=plan.freq == "DAILY")
-    times = _time_set(plan)
-    if plan.bysetpos and plan.freq == "DAILY":
-        times = _setpos_pick(times, plan.bysetpos)  # every day has the same set
-    secs = day[:, None] * DAY_S + times[None, :]
-    notes = np.broadcast_to(note[:, None], secs.shape)
     if plan.bysetpos and plan.freq != "DAILY" and len(day):
         # RFC 5545 §3.3.10: BYSETPOS picks the n-th instance of each period's set.
-        starts = np.flatnonzero(np.r_[True, per[1:] != per[:-1]])
-        sizes = np.diff(np.r_[starts, len(per)])
-        rank = np.arange(len(per)) - np.repeat(starts, sizes)
+        # ``per`` is sorted: a period's days are one run, found by two binary searches.
+        first = np.searchsorted(per, per, "left")
+        size = np.searchsorted(per, per, "right") - first
         nt = len(times)
-        pos = rank[:, None] * nt + np.arange(nt)[None, :]
-        count = np.repeat(sizes, sizes)[:, None] * nt
-        pos_set, neg_set = _split(plan.bysetpos)
-        keep = np.isin(pos + 1, pos_set) | np.isin(pos - count, neg_set)
-        return secs[keep], notes[keep]
-    return secs.ravel(), notes.ravel()
+        pos = (np.arange(len(per)) - first)[:, None] * nt + np.arange(nt)[None, :]  # 0-based in the set
+        from_start, from_end = _setpos_flags(plan.bysetpos)
+        top = len(from_start) - 1
+        # Position p (1-based) matches BYSETPOS=p; counted from the end it is -(count - p + 1).
+        keep = (from_start[np.minimum(pos + 1, top)]
+                | from_end[np.minimum(size[:, None] * nt - pos, top)])
+        secs = day[:, None] * DAY_S + times[None, :]
+        return secs[keep], np.broadcast_to(note[:, None], secs.shape)[keep]
+    if len(times) == 1:
+        return day * DAY_S + int(times[0]), note
+    return (day[:, None] * DAY_S + times[None, :]).ravel(), np.repeat(note, len(times))
 
 
-def _subdaily_sets(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+class _SubdailySets(NamedTuple):
+    allowed: np.ndarray  # periods of the day the BY parts allow, sorted
+    offsets: np.ndarray  # second offsets of the instances within a period, sorted
+    in_day: np.ndarray  # bool over the periods of a day: allowed
+
+
+@functools.lru_cache(maxsize=1024)
+def _subdaily_sets(freq: str, hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...],
+                   bysetpos: tuple[int, ...]) -> _SubdailySets:
     """Periods allowed within a day, and the second offsets of the instances within a period."""
     every = {"h": range(24), "m": range(60), "s": range(60)}
-    hours = np.array(plan.hours or every["h"], dtype=np.int64)
-    minutes = np.array(plan.minutes or every["m"], dtype=np.int64)
-    seconds = np.array([x for x in (plan.seconds or every["s"]) if x < 60], dtype=np.int64)
-    if plan.freq == "HOURLY":
-        allowed = hours
-        offsets = (minutes[:, None] * 60 + seconds[None, :]).ravel()
-    elif plan.freq == "MINUTELY":
-        allowed = (hours[:, None] * 60 + minutes[None, :]).ravel()
-        offsets = seconds
+    h = np.array(hours or every["h"], dtype=np.int64)
+    m = np.array(minutes or every["m"], dtype=np.int64)
+    s = np.array([x for x in (seconds or every["s"]) if x < 60], dtype=np.int64)
+    if freq == "HOURLY":
+        allowed = h
+        offsets = (m[:, None] * 60 + s[None, :]).ravel()
+    elif freq == "MINUTELY":
+        allowed = (h[:, None] * 60 + m[None, :]).ravel()
+        offsets = s
     else:
-        allowed = (hours[:, None, None] * 3600 + minutes[None, :, None] * 60 + seconds[None, None, :]).ravel()
-        offsets = np.zeros(1, dtype=np.int64) if len(seconds) else np.empty(0, dtype=np.int64)
+        allowed = (h[:, None, None] * 3600 + m[None, :, None] * 60 + s[None, None, :]).ravel()
+        offsets = np.zeros(1, dtype=np.int64) if len(s) else np.empty(0, dtype=np.int64)
     offsets = np.unique(offsets)
-    if plan.bysetpos:
-        offsets = _setpos_pick(offsets, plan.bysetpos)  # every selected period has the same set
-    return np.unique(allowed), offsets
+    if bysetpos:
+        offsets = _setpos_pick(offsets, bysetpos)  # every selected period has the same set
+    allowed = np.unique(allowed)
+    in_day = np.zeros(DAY_S // UNIT_S[freq], dtype=bool)
+    in_day[allowed] = True
+    return _SubdailySets(_readonly(allowed), _readonly(offsets), _readonly(in_day))
 
 
-def _subdaily_block(plan: Plan, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+def _subdaily_block(plan: Plan, a: int, b: int, sets: _SubdailySets) -> tuple[np.ndarray, np.ndarray]:
     day, _, note = _select_days(plan, a, b, membership=True)
     unit = UNIT_S[plan.freq]
     ppd = DAY_S // unit
-    allowed, offsets = _subdaily_sets(plan)
-    secs: list[np.ndarray] = [np.empty(0, dtype=np.int64)]
-    notes: list[np.ndarray] = [np.empty(0, dtype=np.int8)]
+    allowed, offsets, in_day = sets
+    every_period = len(allowed) == ppd
+    secs: list[np.ndarray] = []
+    notes: list[np.ndarray] = []
     per_day = min(len(allowed), ppd // plan.interval + 1) * max(1, len(offsets))
     chunk = max(1, _INSTANCE_BUDGET // max(1, per_day))  # selected days per pass
     for i in range(0, len(day), chunk):
         d, dn = day[i:i + chunk], note[i:i + chunk]
         lo, hi = int(d[0]), int(d[-1]) + 1
+        noted = bool(dn.any())
         # Two ways to meet INTERVAL; take the one with fewer temporaries.
         if len(d) * len(allowed) <= (hi - lo) * ppd // plan.interval + 1:
             per = (d[:, None] * ppd + allowed[None, :]).ravel()
-            pnote = np.repeat(dn, len(allowed))
-            keep = (per - plan.p0) % plan.interval == 0
-            per, pnote = per[keep], pnote[keep]
+            pnote = np.repeat(dn, len(allowed)) if noted else np.zeros(len(per), dtype=np.int8)
+            if plan.interval > 1:  # INTERVAL=1 keeps every period
+                keep = (per - plan.p0) % plan.interval == 0
+                per, pnote = per[keep], pnote[keep]
         else:  # walk the arithmetic progression of selected periods, then filter
             first = lo * ppd + (plan.p0 - lo * ppd) % plan.interval
             per = np.arange(first, hi * ppd, plan.interval, dtype=np.int64)
-            day_ok = np.zeros(hi - lo, dtype=bool)
-            day_ok[d - lo] = True
-            day_note = np.zeros(hi - lo, dtype=np.int8)
-            day_note[d - lo] = dn
-            in_day = np.zeros(ppd, dtype=bool)
-            in_day[allowed] = True
-            di = per // ppd - lo
-            keep = day_ok[di] & in_day[per % ppd]
-            per, pnote = per[keep], day_note[di[keep]]
-        secs.append((per[:, None] * unit + offsets[None, :]).ravel())
-        notes.append(np.repeat(pnote, len(offsets)))
+            # ``d`` is sorted and unique: as many days as [lo, hi) holds means all of them.
+            every_day = len(d) == hi - lo
+            keep = None
+            if not every_day:
+                day_ok = np.zeros(hi - lo, dtype=bool)
+                day_ok[d - lo] = True
+                keep = day_ok[per // ppd - lo]
+            if not every_period:
+                k = in_day[per % ppd]
+                keep = k if keep is None else keep & k
+            if keep is not None:
+                per = per[keep]
+            if noted:
+                day_note = np.zeros(hi - lo, dtype=np.int8)
+                day_note[d - lo] = dn
+                pnote = day_note[per // ppd - lo]
+            else:
+                pnote = np.zeros(len(per), dtype=np.int8)
+        if len(offsets) == 1:
+            secs.append(per * unit + int(offsets[0]))
+            notes.append(pnote)
+        else:
+            secs.append((per[:, None] * unit + offsets[None, :]).ravel())
+            notes.append(np.repeat(pnote, len(offsets)))
+    if len(secs) == 1:
+        return secs[0], notes[0]
+    if not secs:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
     return np.concatenate(secs), np.concatenate(notes)
 
 
@@ -321,8 +472,7 @@ def _blocks(plan: Plan, d0: int, d1: int, per_day: int) -> list[tuple[int, int]]
     size = max(1, min(_MAX_BLOCK_DAYS, _INSTANCE_BUDGET // max(1, per_day)))
     if plan.freq in ("YEARLY", "MONTHLY"):
         step = max(1, size // 31) if plan.freq == "MONTHLY" else 12 * max(1, size // 366)
-        m0, m1 = int(month_of(np.array([d0]))[0]), int(month_of(np.array([d1]))[0])
-        cuts = month_start(np.arange(m0, m1, step, dtype=np.int64)).tolist()
+        cuts = [month_start_day(m) for m in range(month_of_day(d0), month_of_day(d1), step)]
     else:
         step = 7 * max(1, size // 7) if plan.freq == "WEEKLY" else size
         cuts = list(range(d0, d1, step))
@@ -338,40 +488,39 @@ def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
     first, last = start // DAY_US, (end - 1) // DAY_US
     # Widen to whole periods so BYSETPOS ranks complete sets.
     if plan.freq == "YEARLY":
-        y0, y1 = (month_of(np.array([first, last])) // 12).tolist()
-        d0, d1 = month_start(np.array([y0 * 12, y1 * 12 + 12])).tolist()
+        d0 = month_start_day(month_of_day(first) // 12 * 12)
+        d1 = month_start_day(month_of_day(last) // 12 * 12 + 12)
     elif plan.freq == "MONTHLY":
-        m0, m1 = month_of(np.array([first, last])).tolist()
-        m0 -= 1 if plan.invalid_day == "forward" else 0  # its moved day may land on start's month
-        d0, d1 = month_start(np.array([m0, m1 + 1])).tolist()
+        m0 = month_of_day(first) - (1 if plan.invalid_day == "forward" else 0)  # its moved day may land on start's month
+        d0, d1 = month_start_day(m0), month_start_day(month_of_day(last) + 1)
     elif plan.freq == "WEEKLY":
         d0 = first - (first + 3 - plan.wkst) % 7
         d1 = last - (last + 3 - plan.wkst) % 7 + 7
     else:
         d0, d1 = first, last + 1
+    sets: np.ndarray | _SubdailySets
     if plan.freq in COARSE:
-        times = _time_set(plan)
-        if plan.bysetpos and plan.freq == "DAILY":
-            times = _setpos_pick(times, plan.bysetpos)
+        sets = times = _coarse_times(plan.hours, plan.minutes, plan.seconds,
+                                     plan.bysetpos if plan.freq == "DAILY" else ())
         per_day = 16 + len(times)
         kernel = _coarse_block
     else:
-        allowed, offsets = _subdaily_sets(plan)
-        times = offsets if len(allowed) else allowed
+        sets = _subdaily_sets(plan.freq, plan.hours, plan.minutes, plan.seconds, plan.bysetpos)
+        times = sets.offsets if len(sets.allowed) else sets.allowed
         per_day = 16  # the instances are chunked by selected days inside the block
         kernel = _subdaily_block
     if not len(times):  # e.g. BYSECOND=60 only, or BYSETPOS=2 of a one-instance set: never
         return empty
-    secs, notes = [], []
-    for a, b in _blocks(plan, d0, d1, per_day):
-        s, n = kernel(plan, a, b)
-        secs.append(s)
-        notes.append(n)
-    wall = np.concatenate(secs) * US
-    note = np.concatenate(notes).astype(np.int8)
-    if len(wall) > 1 and not (wall[1:] > wall[:-1]).all():
-        # Only moved days can collide (FORWARD from one month onto the next
-        # month's own 1st): keep one, the real instance (smallest note).
+    parts = [kernel(plan, a, b, sets) for a, b in _blocks(plan, d0, d1, per_day)]
+    if len(parts) == 1:
+        wall, note = parts[0][0] * US, parts[0][1].astype(np.int8, copy=False)
+    else:
+        wall = np.concatenate([s for s, _ in parts]) * US
+        note = np.concatenate([n for _, n in parts]).astype(np.int8, copy=False)
+    # Only moved days can collide (FORWARD from one month onto the next month's
+    # own 1st); without them the blocks are sorted and unique already.
+    if _moves(plan) and len(wall) > 1 and not (wall[1:] > wall[:-1]).all():
+        # Keep one, the real instance (smallest note).
         order = np.lexsort((note, wall))
         wall, note = wall[order], note[order]
         keep = np.r_[True, wall[1:] != wall[:-1]]

@@ -74,6 +74,7 @@ from . import _rrule_expand as _x
 __all__ = ["RRule", "parse_block", "InvalidDay", "FREQS", "WEEKDAYS"]
 
 InvalidDay = Literal["omit", "backward", "forward"]
+_INVALID_DAYS = get_args(InvalidDay)  # typing.get_args is slow enough to matter once per call
 FREQS = ("SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 US = _x.US
@@ -397,9 +398,9 @@ class RRule:
         PolicyError
             For an unknown ``invalid_day``.
         """
-        if invalid_day not in get_args(InvalidDay):
+        if invalid_day not in _INVALID_DAYS:
             raise PolicyError(f"invalid_day: unknown policy {invalid_day!r} "
-                              f"(allowed: {choices(get_args(InvalidDay))})")
+                              f"(allowed: {choices(_INVALID_DAYS)})")
         # Differs from RFC 5545 §3.3.10 ("The DTSTART property value always counts as the first occurrence"):
         # like dateutil, DTSTART is an instance only when the rule matches it.
         if not _MIN_US <= int(dtstart) < _MAX_US:
