@@ -1,0 +1,145 @@
+"""Run policies: what a scheduler does with an occurrence once it is due.
+
+========================  ==========================================================================
+``catchup``               after missed runs: ``"all"`` (run every one), ``"latest"`` (run the
+                          newest, coalesce the rest; Kubernetes, Airflow 3), ``"earliest"`` (run the
+                          oldest, coalesce the rest; Temporal's default SKIP overlap after an
+                          outage), ``"skip"`` (run none), ``"bounded"`` (run the newest ``limit``)
+``max_lateness``          missed runs older than this are ``expired`` before catch-up applies
+                          (Kubernetes ``startingDeadlineSeconds``, Temporal ``catchup_window``)
+``misfire_grace``         lateness beyond this makes a run *missed* (default: one tick;
+                          APScheduler ``misfire_grace_time``, Quartz ``misfireThreshold``)
+``overlap``               a run of the same schedule still going: ``"allow"``, ``"skip"``,
+                          ``"buffer_one"``, ``"buffer_all"``, ``"cancel_other"`` (Temporal's names)
+``jitter``                a deterministic delay in ``[0, jitter)``, never past the next occurrence
+``duration``              a duration, or :class:`LogNormal` (seeded per occurrence)
+``cost``, ``account``     what a run costs and which budget pays
+``on_budget``             ``"wait"`` for a period with room, or ``"skip"``
+``priority``              order in the capacity queue (higher first, with ageing)
+``max_missed``            a backlog of more missed runs than this is not caught up at all (all
+                          ``skipped``/``catchup``): the Kubernetes docs' ">100 missed" rule
+========================  ==========================================================================
+
+>>> from calsim.simulation.policy import Policy
+>>> Policy(catchup="latest", max_lateness="2d").max_lateness_us
+172800000000
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from ..durations import duration_us
+from ..errors import CalsimError, PolicyError, choices
+
+__all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget"]
+
+Catchup = Literal["all", "latest", "earliest", "skip", "bounded"]
+Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other"]
+OnBudget = Literal["wait", "skip"]
+
+
+def _check(field_name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in allowed:
+        raise PolicyError(f"{field_name}: unknown policy {value!r} (allowed: {choices(allowed)})")
+
+
+def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
+    if value is None:
+        return None
+    try:
+        return duration_us(value, field_name, allow_zero=allow_zero)
+    except CalsimError as exc:
+        raise PolicyError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class LogNormal:
+    """Run durations drawn from a lognormal with this median and 95th percentile (seeded per occurrence).
+
+    >>> d = LogNormal("10min", "30min")
+    >>> round(d.sigma, 4)
+    0.6679
+    """
+
+    median: object
+    p95: object
+    median_us: int = field(init=False, repr=False, compare=False)
+    sigma: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        m = _dur(self.median, "duration.median", allow_zero=False)
+        p = _dur(self.p95, "duration.p95", allow_zero=False)
+        assert m is not None and p is not None
+        if p < m:
+            raise PolicyError(f"duration.p95: {self.p95!r} is below the median {self.median!r} (p95 >= median)")
+        object.__setattr__(self, "median_us", m)
+        # p95 = median * exp(1.6449 * sigma)
+        object.__setattr__(self, "sigma", math.log(p / m) / 1.6448536269514722)
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**k`` between them."""
+
+    probability: float = 0.0
+    max_attempts: int = 1
+    backoff: object = "1min"
+    backoff_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.probability, (int, float)) or not 0 <= self.probability <= 1:
+            raise PolicyError(f"failures.probability: {self.probability!r} is not a probability (allowed 0..1)")
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise PolicyError(f"failures.max_attempts: {self.max_attempts!r} (allowed an integer >= 1)")
+        object.__setattr__(self, "backoff_us", _dur(self.backoff, "failures.backoff"))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a scheduler runs a schedule's occurrences (see the module docstring for every field)."""
+
+    catchup: Catchup = "all"
+    limit: int | None = None
+    max_lateness: object = None
+    misfire_grace: object = None
+    overlap: Overlap = "allow"
+    jitter: object = None
+    duration: object = None
+    cost: float = 0.0
+    account: str | None = None
+    on_budget: OnBudget = "wait"
+    priority: int = 0
+    max_missed: int | None = None
+    max_lateness_us: int | None = field(init=False, repr=False, compare=False)
+    misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
+    jitter_us: int = field(init=False, repr=False, compare=False)
+    duration_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check("catchup", self.catchup, get_args(Catchup))
+        _check("overlap", self.overlap, get_args(Overlap))
+        _check("on_budget", self.on_budget, get_args(OnBudget))
+        if self.catchup == "bounded":
+            if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
+                raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {self.limit!r}")
+        elif self.limit is not None:
+            raise PolicyError(f"limit: only used with catchup='bounded', got limit={self.limit!r} with catchup={self.catchup!r}")
+        set_ = object.__setattr__
+        set_(self, "max_lateness_us", _dur(self.max_lateness, "max_lateness"))
+        set_(self, "misfire_grace_us", _dur(self.misfire_grace, "misfire_grace"))
+        set_(self, "jitter_us", _dur(self.jitter, "jitter") or 0)
+        if isinstance(self.duration, LogNormal):
+            set_(self, "duration_us", self.duration.median_us)
+        else:
+            set_(self, "duration_us", _dur(self.duration, "duration") or 0)
+        if isinstance(self.cost, bool) or not isinstance(self.cost, (int, float)) or self.cost < 0 or math.isnan(self.cost):
+            raise PolicyError(f"cost: {self.cost!r} (allowed a number >= 0)")
+        if self.account is not None and not isinstance(self.account, str):
+            raise PolicyError(f"account: expected a string or None, got {self.account!r}")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+            raise PolicyError(f"priority: expected an integer, got {self.priority!r}")
+        if self.max_missed is not None and (not isinstance(self.max_missed, int) or self.max_missed < 0):
+            raise PolicyError(f"max_missed: {self.max_missed!r} (allowed an integer >= 0 or None)")

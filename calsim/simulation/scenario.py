@@ -1,0 +1,243 @@
+"""Scenarios: a fleet plus a world (outages, budgets, capacity, events) over a UTC horizon.
+
+All times are instants (``Z`` or an offset; naive means UTC). Intervals are
+half-open: an outage ``[start, end)`` means the scheduler is up, and ticks,
+at ``end``.
+
+>>> import calsim
+>>> s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+>>> sc = calsim.Scenario("demo", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+...                      outages=[calsim.Outage("2026-01-01T05:10Z", "2026-01-01T08:00Z")])
+>>> sc.tick_us, len(sc.outages)
+(60000000, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from ..durations import duration_us
+from ..errors import CalsimError, InputError, PolicyError, ScheduleError, choices
+from ..schedule import Schedule
+from ..times import instant_us
+from .policy import Failures
+
+__all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Revise", "TzUpgrade", "Period"]
+
+Period = Literal["day", "week", "month"]
+
+
+def _instant(value: object, field_name: str) -> int:
+    return instant_us(value, field_name)
+
+
+@dataclass(frozen=True)
+class Outage:
+    """The scheduler is down over ``[start, end)``."""
+
+    start: object
+    end: object
+    start_us: int = field(init=False, repr=False, compare=False)
+    end_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        s, e = _instant(self.start, "outage.start"), _instant(self.end, "outage.end")
+        if e <= s:
+            raise InputError(f"outage.end: {self.end!r} is not after outage.start {self.start!r}")
+        object.__setattr__(self, "start_us", s)
+        object.__setattr__(self, "end_us", e)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """At most ``limit`` cost units started per ``period`` (local calendar day/week/month in ``zone``)."""
+
+    account: str
+    limit: float
+    period: Period = "day"
+    zone: str = "UTC"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.account, str) or not self.account:
+            raise InputError(f"budget.account: expected a non-empty string, got {self.account!r}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, (int, float)) or self.limit < 0:
+            raise InputError(f"budget.limit: {self.limit!r} (allowed a number >= 0)")
+        if self.period not in get_args(Period):
+            raise PolicyError(f"budget.period: unknown period {self.period!r} (allowed: {choices(get_args(Period))})")
+        from ..tzdb import release
+
+        try:
+            release().table(self.zone)
+        except CalsimError as exc:
+            raise type(exc)(f"budget.zone: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Event:
+    at: object
+    at_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "at_us", _instant(self.at, f"{type(self).__name__.lower()}.at"))
+
+
+@dataclass(frozen=True)
+class Pause(_Event):
+    """From ``at``, occurrences of ``schedule_id`` (None: every schedule) are not run (``skipped``/``paused``)."""
+
+    schedule_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Resume(_Event):
+    """Ends a :class:`Pause` of the same ``schedule_id``; what fell in between stays skipped (Temporal)."""
+
+    schedule_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Trigger(_Event):
+    """A manual run of ``schedule_id`` at ``at`` (ledger ``kind="manual"``); it moves no scheduled run."""
+
+    schedule_id: str = ""
+
+
+@dataclass(frozen=True)
+class Revise(_Event):
+    """From ``at``, ``schedule`` (a new revision, same id) replaces the current one.
+
+    Occurrences of the old revision due from ``at`` on are not produced;
+    those due before it but not yet started at ``at`` are ``cancelled``/``revision``.
+    """
+
+    schedule: Schedule | None = None
+
+
+@dataclass(frozen=True)
+class TzUpgrade(_Event):
+    """At ``at`` the scheduler switches to release ``to``.
+
+    Occurrences it had materialised before ``at`` — those due within
+    ``horizon`` after ``at`` — keep the instant computed with the old release
+    (their ``tzdata`` column says so), unless ``mode="replan"``, which
+    recomputes them (Kubernetes computes each next time afresh: replan;
+    systems that store next fire times ahead: keep).
+    """
+
+    to: object = None
+    horizon: object = "0s"
+    mode: Literal["keep", "replan"] = "keep"
+    horizon_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mode not in ("keep", "replan"):
+            raise PolicyError(f"tzupgrade.mode: unknown policy {self.mode!r} (allowed: 'keep' or 'replan')")
+        try:
+            object.__setattr__(self, "horizon_us", duration_us(self.horizon, "tzupgrade.horizon", allow_zero=True))
+        except CalsimError as exc:
+            raise InputError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A fleet and a world to simulate over the UTC horizon ``[start, end)``.
+
+    Parameters
+    ----------
+    name
+        Identifies the scenario in ledgers and the ledger store.
+    schedules
+        The fleet (each schedule's ``policy`` applies; None is ``Policy()``).
+    start, end
+        The horizon (instants).
+    release
+        tz database release (see :func:`calsim.release`).
+    tick
+        The scheduler wakes every ``tick`` (on multiples of it from the Unix
+        epoch) while up, and once more at the instant it comes back up.
+    outages
+        Non-overlapping :class:`Outage` spans.
+    budgets
+        :class:`Budget` per account.
+    capacity
+        Most runs going at once across the fleet (None: unbounded).
+    events
+        :class:`Pause`, :class:`Resume`, :class:`Trigger`, :class:`Revise`, :class:`TzUpgrade`.
+    failures
+        :class:`~calsim.simulation.policy.Failures` applying to every run.
+    seed
+        Seeds jitter, durations and failures (with a stable hash).
+    """
+
+    name: str
+    schedules: tuple
+    start: object
+    end: object
+    release: object = None
+    tick: object = "1min"
+    outages: tuple = ()
+    budgets: tuple = ()
+    capacity: int | None = None
+    events: tuple = ()
+    failures: Failures | None = None
+    seed: int = 0
+    start_us: int = field(init=False, repr=False, compare=False)
+    end_us: int = field(init=False, repr=False, compare=False)
+    tick_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.name, str) or not self.name:
+            raise InputError(f"scenario.name: expected a non-empty string, got {self.name!r}")
+        scheds = tuple(self.schedules) if not isinstance(self.schedules, Schedule) else (self.schedules,)
+        for i, s in enumerate(scheds):
+            if not isinstance(s, Schedule):
+                raise InputError(f"scenario.schedules: item {i} is {type(s).__name__}, not a Schedule")
+        set_(self, "schedules", scheds)
+        s_us, e_us = _instant(self.start, "scenario.start"), _instant(self.end, "scenario.end")
+        if e_us <= s_us:
+            raise InputError(f"scenario.end: {self.end!r} is not after scenario.start {self.start!r}")
+        set_(self, "start_us", s_us)
+        set_(self, "end_us", e_us)
+        try:
+            set_(self, "tick_us", duration_us(self.tick, "scenario.tick"))
+        except CalsimError as exc:
+            raise InputError(str(exc)) from None
+        outages = tuple(sorted(self.outages, key=lambda o: o.start_us))
+        for o in outages:
+            if not isinstance(o, Outage):
+                raise InputError(f"scenario.outages: expected Outage(...), got {o!r}")
+        for a, b in zip(outages, outages[1:]):
+            if b.start_us < a.end_us:
+                raise InputError(
+                    f"scenario.outages: {b!r} starts before {a!r} ends (outages must not overlap; merge them)"
+                )
+        set_(self, "outages", outages)
+        accounts = [b.account for b in self.budgets]
+        if len(set(accounts)) != len(accounts):
+            raise InputError(f"scenario.budgets: account repeated in {accounts} (one budget per account)")
+        set_(self, "budgets", tuple(self.budgets))
+        if self.capacity is not None and (not isinstance(self.capacity, int) or self.capacity < 1):
+            raise InputError(f"scenario.capacity: {self.capacity!r} (allowed an integer >= 1 or None)")
+        ids = {s.id for s in scheds}
+        for ev in self.events:
+            if not isinstance(ev, (Pause, Resume, Trigger, Revise, TzUpgrade)):
+                raise InputError(f"scenario.events: {ev!r} is not Pause, Resume, Trigger, Revise or TzUpgrade")
+            sid = getattr(ev, "schedule_id", None)
+            if isinstance(ev, Revise):
+                if not isinstance(ev.schedule, Schedule):
+                    raise InputError("revise.schedule: expected the new revision, a Schedule")
+                sid = ev.schedule.id
+            if isinstance(ev, Trigger) and not sid:
+                raise ScheduleError("trigger.schedule_id: required (the schedule to run)")
+            if sid is not None and sid not in ids:
+                raise ScheduleError(
+                    f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {sid!r} in scenario {self.name!r}"
+                )
+        set_(self, "events", tuple(sorted(self.events, key=lambda e: e.at_us)))
+        if self.failures is not None and not isinstance(self.failures, Failures):
+            raise InputError(f"scenario.failures: expected Failures(...), got {self.failures!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise InputError(f"scenario.seed: expected an integer, got {self.seed!r}")
