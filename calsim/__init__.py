@@ -31,6 +31,10 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .fleetfile import load
+from .simulation.policy import Failures, LogNormal, Policy
+from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
+from .simulation.ledger import Ledger
+from .simulation.engine import simulate
 from . import examples
 
 __version__ = "0.1.0"
@@ -58,6 +62,20 @@ __all__ = [
     "preview",
     "examples",
     "load",
+    # simulation
+    "Policy",
+    "LogNormal",
+    "Failures",
+    "Scenario",
+    "Outage",
+    "Budget",
+    "Pause",
+    "Resume",
+    "Trigger",
+    "Revise",
+    "TzUpgrade",
+    "simulate",
+    "Ledger",
     # tzdata upgrades
     "zone_changes",
     "tzdiff",

@@ -44,7 +44,7 @@ from .schedule import Schedule, check_revisions
 from .times import US, instant_us
 from .tzif import ZoneTable
 
-__all__ = ["expand", "OCCURRENCE_SCHEMA", "as_schedules"]
+__all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules"]
 
 DAY = 86400 * US
 _MARGIN = 2 * DAY  # wall times within two days of the UTC window can land in it (offsets < 26 h)
@@ -239,12 +239,21 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
     (zone, gap, fold) group over all of its schedules' times, and merging,
     calendars and the window are column operations over the whole fleet.
     """
+    frame, _, _ = expand_indexed(as_schedules(schedules), start, end, release)
+    return frame
+
+
+def expand_indexed(schedules: list[Schedule], start: object, end: object, release: ReleaseLike = None):
+    """:func:`expand`, also returning the schedules in frame order and each row's index into them.
+
+    For the simulation, which needs per-row policies without joining on ids.
+    """
     rel = get_release(release)
     lo = instant_us(start, "start")
     hi = instant_us(end, "end")
     if hi <= lo:
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
-    scheds = sorted(as_schedules(schedules), key=lambda s: (s.id, s.revision))
+    scheds = sorted(schedules, key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
     n_s = len(scheds)
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
@@ -275,7 +284,8 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
         r = resolve_wall(walls, rel.table(zone), gap=gap, fold=fold, version=rel.version)
         _add_resolved(rows, r, sched, inv, vocab)
     c = rows.columns()
-    return _finish(scheds, c, vocab, lo_s, hi_s, rel.version)
+    frame, sched_of_row = _finish(scheds, c, vocab, lo_s, hi_s, rel.version)
+    return frame, scheds, sched_of_row
 
 
 def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
@@ -329,7 +339,7 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     revs = pl.Series("revision", [s.revision for s in scheds], dtype=pl.Int64)
     ps = out["sched"].cast(pl.UInt32)
     has = out["has_due"]
-    return pl.DataFrame(
+    frame = pl.DataFrame(
         [
             ids.gather(ps),
             revs.gather(ps),
@@ -341,6 +351,7 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
             notes,
         ]
     ).with_columns(pl.lit(version, pl.String).alias("tzdata")).select(OCCURRENCE_SCHEMA.names())
+    return frame, out["sched"].to_numpy()
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

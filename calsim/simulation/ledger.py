@@ -1,0 +1,199 @@
+"""``Ledger``: one row per occurrence (and per manual run) with its terminal state and why.
+
+Columns (DESIGN.md §4): the occurrence frame's, plus ``scenario``, ``kind``
+(scheduled | manual), ``eligible_utc`` (due + jitter), ``started_utc``,
+``finished_utc``, ``lateness_s`` (start - eligible), ``state``, ``reason``
+(null for ``done``), ``attempts``, ``cost``, ``budget_wait_s``.
+
+States: ``done``, ``coalesced``, ``skipped``, ``expired``, ``cancelled``,
+``failed``. Reasons: ``dst_gap``, ``merged``, ``calendar``, ``catchup``,
+``max_lateness``, ``overlap``, ``budget``, ``paused``, ``revision``,
+``superseded``, ``retries_exhausted``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from ..expansion import OCCURRENCE_SCHEMA
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "ledger_frame"]
+
+LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
+LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
+                  "revision", "superseded", "retries_exhausted")
+STATE = pl.Enum(list(LEDGER_STATES))
+REASON = pl.Enum(list(LEDGER_REASONS))
+KIND = pl.Enum(["scheduled", "manual"])
+UTC = pl.Datetime("us", "UTC")
+
+LEDGER_SCHEMA = pl.Schema(
+    {
+        "scenario": pl.String,
+        **OCCURRENCE_SCHEMA,
+        "kind": KIND,
+        "eligible_utc": UTC,
+        "started_utc": UTC,
+        "finished_utc": UTC,
+        "lateness_s": pl.Float64,
+        "state": STATE,
+        "reason": REASON,
+        "attempts": pl.Int32,
+        "cost": pl.Float64,
+        "budget_wait_s": pl.Float64,
+    }
+)
+
+
+def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
+    s = pl.Series(np.where(values < 0, 0, values).astype(np.uint8)).cat.to(dtype)
+    return s.set(pl.Series(values < 0), None) if (values < 0).any() else s
+
+
+def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
+    """Assemble the ledger frame from the engine's columns (internal)."""
+    n = run.n
+    assert (run.state >= 0).all(), "an occurrence was left pending"
+    has = run.has_due
+    started = run.started & (run.state != -1)
+    to_ts = lambda a, mask: pl.Series(a, dtype=pl.Int64).set(pl.Series(~mask), None).cast(UTC)  # noqa: E731
+    late = np.where(started, (run.start - run.eligible) / 1e6, np.nan)
+    frame = run.frame.with_columns(
+        pl.lit(name, pl.String).alias("scenario"),
+        pl.lit("scheduled", KIND).alias("kind"),
+        to_ts(run.eligible, has).alias("eligible_utc"),
+        to_ts(run.start, started).alias("started_utc"),
+        to_ts(run.finish, started).alias("finished_utc"),
+        pl.Series("lateness_s", late).fill_nan(None),
+        _codes(run.state, STATE).alias("state"),
+        _codes(run.reason, REASON).alias("reason"),
+        pl.Series("attempts", run.attempts_n, dtype=pl.Int32),
+        pl.Series("cost", run.cost, dtype=pl.Float64),
+        pl.Series("budget_wait_s", run.budget_wait, dtype=pl.Float64),
+    ).select(LEDGER_SCHEMA.names())
+    if manual:
+        rows = []
+        for m in manual:
+            s = m["schedule"]
+            at = np.datetime64(int(m["at"]), "us")
+            rows.append({
+                "scenario": name, "schedule_id": s.id, "revision": s.revision,
+                "nominal_local": None, "fold": 0, "zone": s.zone, "tzdata": frame["tzdata"][0] if frame.height else "",
+                "due_utc": at, "utc_offset_s": None, "notes": ["manual"], "kind": "manual",
+                "eligible_utc": at, "started_utc": np.datetime64(int(m["start"]), "us"),
+                "finished_utc": np.datetime64(int(m["finish"]), "us"), "lateness_s": (m["start"] - m["at"]) / 1e6,
+                "state": "done", "reason": None, "attempts": 1, "cost": m["cost"], "budget_wait_s": 0.0,
+            })
+        extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in LEDGER_SCHEMA.items()})
+        extra = extra.with_columns(pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
+        frame = pl.concat([frame, extra.cast(dict(LEDGER_SCHEMA))]).sort("due_utc", maintain_order=True, nulls_last=True)
+    return frame
+
+
+class Ledger:
+    """The outcome of :func:`calsim.simulate`: ``frame`` plus views for reports.
+
+    >>> import calsim
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(catchup="latest"))
+    >>> sc = calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+    ...                      outages=[calsim.Outage("2026-01-01T03:30Z", "2026-01-01T07:10Z")])
+    >>> ledger = calsim.simulate(sc)
+    >>> ledger.summary().select("done", "coalesced").row(0)
+    (21, 3)
+    >>> ledger.gaps().select("schedule_id", "missed").row(0)
+    ('h', 3)
+    """
+
+    def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None):
+        self.name = name
+        self.frame = frame
+        self.accounts = accounts or {}
+
+    def __repr__(self) -> str:
+        return f"Ledger({self.name!r}, {self.frame.height} rows)"
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    def counts(self) -> pl.DataFrame:
+        """Rows per (kind, state, reason)."""
+        return self.frame.group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
+
+    def summary(self) -> pl.DataFrame:
+        """One row: counts by state, lateness percentiles (s), cost and budget-wait ages (s)."""
+        f = self.frame
+        started = f.filter(pl.col("started_utc").is_not_null())
+        waited = f.filter(pl.col("budget_wait_s") > 0)
+        row = {"scenario": self.name, "occurrences": f.filter(pl.col("kind") == "scheduled").height,
+               "manual": f.filter(pl.col("kind") == "manual").height}
+        counts = dict(f.group_by("state").len().iter_rows())
+        for s in LEDGER_STATES:
+            row[s] = int(counts.get(s, 0))
+        lat = started["lateness_s"]
+        row.update(
+            lateness_p50_s=lat.quantile(0.5) if len(lat) else None,
+            lateness_p95_s=lat.quantile(0.95) if len(lat) else None,
+            lateness_max_s=lat.max() if len(lat) else None,
+            cost=float(f["cost"].sum()),
+            budget_waits=waited.height,
+            budget_wait_mean_s=waited["budget_wait_s"].mean() if waited.height else None,
+            budget_wait_max_s=waited["budget_wait_s"].max() if waited.height else None,
+        )
+        return pl.DataFrame([row])
+
+    def gaps(self) -> pl.DataFrame:
+        """Observation gaps: per schedule, spans between consecutive done runs with missed occurrences.
+
+        Occurrences that were never meant to run (DST gap, merged, calendar)
+        do not open a gap. Columns: ``schedule_id``, ``from_utc`` (start of
+        the last done run before, null if none), ``to_utc`` (start of the
+        next done run, null if none), ``missed`` (occurrences in between that
+        did not run), ``first_missed`` (nominal time of the first of them),
+        ``gap_s``.
+        """
+        by_design = pl.col("reason").is_in(["dst_gap", "merged", "calendar"]).fill_null(False)
+        f = (
+            self.frame.filter((pl.col("kind") == "scheduled") & ~by_design)
+            .sort("schedule_id", "due_utc", "nominal_local", "fold")
+            .with_columns(done=pl.col("state") == "done")
+            .with_columns(run_id=pl.col("done").cast(pl.Int32).cum_sum().over("schedule_id"))
+        )
+        last_done = f.filter(pl.col("done")).select("schedule_id", "run_id", pl.col("started_utc").alias("from_utc"))
+        next_done = f.filter(pl.col("done")).select(
+            "schedule_id", (pl.col("run_id") - 1).alias("run_id"), pl.col("started_utc").alias("to_utc")
+        )
+        missing = (
+            f.filter(~pl.col("done"))
+            .group_by("schedule_id", "run_id")
+            .agg(pl.len().alias("missed"), pl.col("nominal_local").min().alias("first_missed"))
+        )
+        out = (
+            missing.join(last_done, on=["schedule_id", "run_id"], how="left")
+            .join(next_done, on=["schedule_id", "run_id"], how="left")
+            .with_columns(gap_s=(pl.col("to_utc") - pl.col("from_utc")).dt.total_seconds())
+            .select("schedule_id", "from_utc", "to_utc", pl.col("missed").cast(pl.Int64), "first_missed", "gap_s")
+            .sort("schedule_id", "first_missed")
+        )
+        return out
+
+    def daily_cost(self) -> pl.DataFrame:
+        """Cost and runs per UTC day of start, per account (null: no account)."""
+        acct = pl.col("schedule_id").replace_strict(self.accounts, default=None, return_dtype=pl.String) \
+            if self.accounts else pl.lit(None, pl.String)
+        return (
+            self.frame.filter(pl.col("started_utc").is_not_null())
+            .with_columns(day=pl.col("started_utc").dt.date(), account=acct)
+            .group_by("day", "account")
+            .agg(pl.col("cost").sum(), pl.len().alias("runs"))
+            .sort("day", "account")
+        )
+
+    def to_pandas(self) -> "pd.DataFrame":
+        """The frame as pandas (pyarrow-backed, so instants keep their zone)."""
+        return self.frame.to_pandas()
