@@ -147,21 +147,42 @@ def _calendar() -> _CalendarTable:
     return _CalendarTable(*(_readonly(f.astype(t)) for f, t in zip(fields, dtypes)))
 
 
-class _Days:
-    """Calendar fields of the consecutive days ``a .. a + n - 1`` (read-only views of the table)."""
+class Days:
+    """Calendar fields of the consecutive days ``a .. a + n - 1`` (read-only views of the table).
+
+    Each field is sliced when read: most rules read one or two of them. Also
+    used by :meth:`calsim.rules.cron.Cron.wall_times`.
+    """
 
     def __init__(self, a: int, n: int) -> None:
         self.days = np.arange(a, a + n, dtype=np.int64)
-        cal = _calendar()
         r = a % _CYCLE
         # A slice when the block fits in the table, else a gather (the same values).
-        at = slice(r, r + n) if r + n <= _CYCLE + _SPARE else self.days % _CYCLE
-        self.month = cal.month[at]
-        self.dom = cal.dom[at]
-        self.mlen = cal.mlen[at]
-        self.doy = cal.doy[at]
-        self.ylen = cal.ylen[at]
-        self.wd = cal.wd[at]
+        self._at = slice(r, r + n) if r + n <= _CYCLE + _SPARE else self.days % _CYCLE
+
+    @property
+    def month(self) -> np.ndarray:
+        return _calendar().month[self._at]
+
+    @property
+    def dom(self) -> np.ndarray:
+        return _calendar().dom[self._at]
+
+    @property
+    def mlen(self) -> np.ndarray:
+        return _calendar().mlen[self._at]
+
+    @property
+    def doy(self) -> np.ndarray:
+        return _calendar().doy[self._at]
+
+    @property
+    def ylen(self) -> np.ndarray:
+        return _calendar().ylen[self._at]
+
+    @property
+    def wd(self) -> np.ndarray:
+        return _calendar().wd[self._at]
 
 
 # Lookup tables for the BY values. Keys are tuples of the frozen rule (or of
@@ -198,14 +219,17 @@ def _byday_parts(byday: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, tuple[
     return _flags(tuple(wd for n, wd in byday if n == 0), 7), tuple((n, wd) for n, wd in byday if n != 0)
 
 
-def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray | None:
+def _and(m: np.ndarray | None, other: np.ndarray) -> np.ndarray:
+    """``m & other``, where ``m`` None means "no condition yet"."""
+    return other if m is None else m & other
+
+
+def _weekday_mask(f: Days, plan: Plan) -> np.ndarray | None:
     """BYWEEKNO, BYYEARDAY and BYDAY: the day parts that always look at the real day.
 
     None when the rule has none of them (every day passes).
     """
-    if not (plan.byweekno or plan.byyearday or plan.byday):
-        return None
-    m = np.ones(len(f.days), dtype=bool)
+    m = None
     if plan.byweekno:
         ws = f.days - (f.wd - plan.wkst) % 7  # first day of the day's week
         wyear = month_of(ws + 3) // 12  # a week belongs to the year holding its 4th day
@@ -213,13 +237,13 @@ def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray | None:
         weekno = (ws - w1) // 7 + 1
         nweeks = (week1_start(wyear + 1, plan.wkst) - w1) // 7
         # RFC 5545 §3.3.10: a negative BYWEEKNO counts from the end of the week's year.
-        m &= _signed_match(weekno, nweeks, plan.byweekno, 53)
+        m = _signed_match(weekno, nweeks, plan.byweekno, 53)
     if plan.byyearday:
         # BYYEARDAY=366 / -366 only matches in leap years, in every invalid_day mode.
-        m &= _signed_match(f.doy, f.ylen, plan.byyearday, 366)
+        m = _and(m, _signed_match(f.doy, f.ylen, plan.byyearday, 366))
     if plan.byday:
         plain, nth = _byday_parts(plan.byday)
-        dm = plain[f.wd]
+        dm = plain[f.wd]  # a new array (a gather), so |= below leaves the table alone
         if nth:
             # RFC 5545 §3.3.10: "+1MO" is the first Monday "within the MONTHLY or YEARLY
             # RRULE"; table note 2 (p. 44): within the month when YEARLY has BYMONTH.
@@ -229,7 +253,7 @@ def _weekday_mask(f: _Days, plan: Plan) -> np.ndarray | None:
             last = -((length - k) // 7 + 1)
             for n, wd in nth:
                 dm |= (f.wd == wd) & ((first if n > 0 else last) == n)
-        m &= dm
+        m = _and(m, dm)
     return m
 
 
@@ -243,33 +267,42 @@ def _period(freq: str, days: np.ndarray, wkst: int) -> np.ndarray:
     return days
 
 
-def _moved_days(plan: Plan, m_lo: int, m_hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Days named by BYMONTHDAY that months ``m_lo..m_hi`` lack, moved per ``invalid_day``.
-
-    Returns ``(real_day, source_month)``. RFC 7529 §4.1 SKIP: BACKWARD gives the
-    last day of the month, FORWARD the first day of the next month; calsim
-    moves a negative value whose magnitude exceeds the month the same way.
-    """
-    months = np.arange(m_lo, m_hi + 1, dtype=np.int64)
-    bounds = month_start(np.arange(m_lo, m_hi + 2, dtype=np.int64))
-    ms = bounds[:-1]
-    mlen = bounds[1:] - ms
-    real, src = [], []
-    for v in plan.bymonthday:
-        bad = (v > mlen) if v > 0 else (-v > mlen)
-        if bad.any():
-            shift = -1 if plan.invalid_day == "backward" else 0
-            real.append((ms + mlen + shift)[bad])
-            src.append(months[bad])
-    if not real:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty
-    return np.concatenate(real), np.concatenate(src)
-
-
 def _moves(plan: Plan) -> bool:
     """Whether ``invalid_day`` can move a day: a BYMONTHDAY some month lacks, not omitted."""
     return plan.invalid_day != "omit" and any(v > 28 or v < -28 for v in plan.bymonthday)
+
+
+@functools.lru_cache(maxsize=1024)
+def _lacking(bymonthday: tuple[int, ...]) -> np.ndarray:
+    """A bool table over month lengths 0..31: a month that long lacks a day BYMONTHDAY names."""
+    return _flags(tuple(n for n in range(32) if any(abs(v) > n for v in bymonthday)), 32)
+
+
+def _moved_mask(plan: Plan, f: Days, n: int, membership: bool) -> np.ndarray:
+    """The days of ``f`` (``a .. a + n``) onto which ``invalid_day`` moves a day a month lacks.
+
+    RFC 7529 §4.1 SKIP: BACKWARD gives the last day of the month, FORWARD the
+    first day of the next month; calsim moves a negative value whose magnitude
+    exceeds the month the same way. Each month counts once, in the block
+    that holds the day it names: for YEARLY and MONTHLY (``membership``
+    False) blocks start on a month's 1st, so FORWARD from the block's last
+    month lands on ``a + n`` (kept) and onto ``a`` from the month before the
+    block (left to that block); for DAILY and finer a moved day is kept when
+    it falls in ``[a, a + n)``. BYMONTH is checked on the month that named the day.
+    """
+    lacking = _lacking(plan.bymonthday)
+    if plan.invalid_day == "backward":
+        moved = (f.dom == f.mlen) & lacking[f.mlen]  # the month's last day, when it lacks the named one
+        source = f.month
+        moved[n] = False  # a + n is in the next block (membership) or a 1st (not a last day)
+    else:
+        before = Days(int(f.days[0]) - 1, n + 1)  # the day before each day of f
+        moved = (f.dom == 1) & lacking[before.mlen]  # a 1st, after a month that lacks the named day
+        source = before.month
+        moved[n if membership else 0] = False
+    if plan.bymonth:
+        moved &= _flags(plan.bymonth, 13)[source]
+    return moved
 
 
 def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,47 +313,45 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
     WEEKLY) a moved day belongs to the period of the month that named it.
     """
     n = b - a
-    f = _Days(a, n + 1)  # one day more: FORWARD moves the last month's day onto b
+    f = Days(a, n + 1)  # one day more: FORWARD moves the last month's day onto b
     wmask = _weekday_mask(f, plan)
     real = None if wmask is None else wmask[:n]  # None: every day of the block
     if plan.bymonth:
-        m = _flags(plan.bymonth, 13)[f.month[:n]]
-        real = m if real is None else real & m
+        real = _and(real, _flags(plan.bymonth, 13)[f.month[:n]])
     if plan.bymonthday:
         # Out-of-range values never match: RFC 5545 §3.3.10, instances "with an invalid
         # date (e.g., February 30) ... MUST be ignored" (invalid_day="omit").
-        m = _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday, 31)
-        real = m if real is None else real & m
-    day = f.days[:n] if real is None else f.days[:n][real]
-    note = np.zeros(len(day), dtype=np.int8)
-    if _moves(plan):
-        m_lo = month_of_day(a) - (1 if membership else 0)  # FORWARD from the month before a
-        m_hi = month_of_day(b - 1)
-        mday, msrc = _moved_days(plan, m_lo, m_hi)
-        ok = (mday >= a) & (mday < (b if membership else b + 1))
-        mday, msrc = mday[ok], msrc[ok]
-        # RFC 7529 moves an invalid date before BYSETPOS: BYMONTH is the month that
-        # named the day; the weekday, day of year and week number are the real day's.
-        keep = np.ones(len(mday), dtype=bool) if wmask is None else wmask[mday - a]
-        if plan.bymonth:
-            keep &= _flags(plan.bymonth, 13)[msrc % 12 + 1]
-        mday, msrc = mday[keep], msrc[keep]
-        mnote = np.full(len(mday), 1 if plan.invalid_day == "backward" else 2, dtype=np.int8)
-        mper = _period(plan.freq, mday, plan.wkst)
-        if plan.freq == "MONTHLY":
-            mper = msrc
-        per = np.concatenate([_period(plan.freq, day, plan.wkst), mper])
-        day = np.concatenate([day, mday])
-        note = np.concatenate([note, mnote])
-        # A moved day that is already an instance of the same period is kept once,
-        # as the real instance (note 0).
-        order = np.lexsort((note, day, per))
-        per, day, note = per[order], day[order], note[order]
-        first = np.ones(len(day), dtype=bool)
-        first[1:] = (day[1:] != day[:-1]) | (per[1:] != per[:-1])
-        per, day, note = per[first], day[first], note[first]
-    else:
+        real = _and(real, _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday, 31))
+    if not _moves(plan):
+        day = f.days[:n] if real is None else f.days[:n][real]
+        note = np.zeros(len(day), dtype=np.int8)
         per = _period(plan.freq, day, plan.wkst)
+    else:  # here BYMONTHDAY is given, so ``real`` is a mask
+        moved = _moved_mask(plan, f, n, membership)
+        # RFC 7529 moves an invalid date before BYSETPOS: the weekday, day of year and
+        # week number are the real day's (BYMONTH was checked on the naming month).
+        if wmask is not None:
+            moved &= wmask
+        code = np.int8(1 if plan.invalid_day == "backward" else 2)
+        if plan.freq == "MONTHLY" and plan.invalid_day == "forward":
+            # The moved day (a 1st) counts in the month before its own: it is a
+            # different instance from a real one on the same day, each in its period.
+            day_r, day_m = f.days[:n][real], f.days[moved]
+            day = np.concatenate([day_r, day_m])
+            note = np.concatenate([np.zeros(len(day_r), dtype=np.int8), np.full(len(day_m), code)])
+            per = month_of(day)
+            per[len(day_r):] -= 1
+            order = np.lexsort((note, day, per))
+            per, day, note = per[order], day[order], note[order]
+        else:
+            # Otherwise a day's period is its own (BACKWARD stays in the naming month;
+            # YEARLY never moves across a year end, December has 31 days, so
+            # ``moved[n]`` is False): a moved day that is already an instance is
+            # kept once, as the real instance (note 0).
+            sel = real | moved[:n]
+            day = f.days[:n][sel]
+            note = np.where(real[sel], np.int8(0), code)
+            per = _period(plan.freq, day, plan.wkst)
     if plan.freq in COARSE and plan.interval > 1:
         sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL (1: every period)
         day, per, note = day[sel], per[sel], note[sel]
@@ -351,33 +382,29 @@ def _coarse_times(hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tup
     return _readonly(times)
 
 
-@functools.lru_cache(maxsize=1024)
-def _setpos_flags(bysetpos: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """BYSETPOS as tables over positions 1..367 (367 = any larger one): counted from the start, from the end."""
-    pos, neg = _signed_flags(bysetpos, 367)
-    none = _flags((), 368)
-    return (none if pos is None else pos), (none if neg is None else neg)
-
-
 def _coarse_block(plan: Plan, a: int, b: int, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     day, per, note = _select_days(plan, a, b, membership=plan.freq == "DAILY")
+    nt = len(times)
     if plan.bysetpos and plan.freq != "DAILY" and len(day):
         # RFC 5545 §3.3.10: BYSETPOS picks the n-th instance of each period's set.
-        # ``per`` is sorted: a period's days are one run, found by two binary searches.
-        first = np.searchsorted(per, per, "left")
-        size = np.searchsorted(per, per, "right") - first
-        nt = len(times)
-        pos = (np.arange(len(per)) - first)[:, None] * nt + np.arange(nt)[None, :]  # 0-based in the set
-        from_start, from_end = _setpos_flags(plan.bysetpos)
-        top = len(from_start) - 1
-        # Position p (1-based) matches BYSETPOS=p; counted from the end it is -(count - p + 1).
-        keep = (from_start[np.minimum(pos + 1, top)]
-                | from_end[np.minimum(size[:, None] * nt - pos, top)])
-        secs = day[:, None] * DAY_S + times[None, :]
-        return secs[keep], np.broadcast_to(note[:, None], secs.shape)[keep]
-    if len(times) == 1:
+        # ``per`` is sorted, so a period's instances are one run of the flat
+        # (day, time) order: runs [start, end), the n-th is start + n - 1 or end + n.
+        cut = np.flatnonzero(per[1:] != per[:-1]) + 1
+        start = np.concatenate(([0], cut)) * nt
+        end = np.concatenate((cut, [len(per)])) * nt
+        picks = []
+        for p in plan.bysetpos:  # a loop over the BY values, not the instances
+            if p > 0:
+                picks.append((start + (p - 1))[end - start >= p])
+            else:
+                picks.append((end + p)[end - start >= -p])
+        pick = picks[0] if len(picks) == 1 else np.unique(np.concatenate(picks))
+        if nt == 1:
+            return day[pick] * DAY_S + int(times[0]), note[pick]
+        return (day[pick // nt] * DAY_S + times[pick % nt]), note[pick // nt]
+    if nt == 1:
         return day * DAY_S + int(times[0]), note
-    return (day[:, None] * DAY_S + times[None, :]).ravel(), np.repeat(note, len(times))
+    return (day[:, None] * DAY_S + times[None, :]).ravel(), np.repeat(note, nt)
 
 
 class _SubdailySets(NamedTuple):
@@ -472,9 +499,14 @@ def _blocks(plan: Plan, d0: int, d1: int, per_day: int) -> list[tuple[int, int]]
     size = max(1, min(_MAX_BLOCK_DAYS, _INSTANCE_BUDGET // max(1, per_day)))
     if plan.freq in ("YEARLY", "MONTHLY"):
         step = max(1, size // 31) if plan.freq == "MONTHLY" else 12 * max(1, size // 366)
-        cuts = [month_start_day(m) for m in range(month_of_day(d0), month_of_day(d1), step)]
+        m0, m1 = month_of_day(d0), month_of_day(d1)
+        if m1 - m0 <= step:  # d0 is the 1st of month m0: one block
+            return [(d0, d1)]
+        cuts = [month_start_day(m) for m in range(m0, m1, step)]
     else:
         step = 7 * max(1, size // 7) if plan.freq == "WEEKLY" else size
+        if d1 - d0 <= step:
+            return [(d0, d1)]
         cuts = list(range(d0, d1, step))
     cuts.append(d1)
     return list(zip(cuts[:-1], cuts[1:]))

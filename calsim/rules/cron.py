@@ -45,6 +45,7 @@ knows about zones: 02:30 on a spring-forward day is returned, and
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -52,6 +53,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import RuleError
+from ._rrule_expand import Days
 
 __all__ = ["Cron"]
 
@@ -191,7 +193,33 @@ def _parse_field(expr: str, f: _Field, raw: str) -> tuple[set[int], set[tuple[st
 def _table(values: frozenset[int] | tuple[int, ...], size: int) -> np.ndarray:
     table = np.zeros(size, dtype=bool)
     table[list(values)] = True
+    table.setflags(write=False)  # shared through the cache below
     return table
+
+
+class _Tables(NamedTuple):
+    """What :meth:`Cron.wall_times` needs of an expression, built once per distinct expression."""
+
+    offsets_us: np.ndarray  # sorted times of day, µs (hours x minutes)
+    month: np.ndarray | None  # bool over 1..12; None: every month
+    dom: np.ndarray | None  # bool over 1..31; None: every day of the month matches
+    dow: np.ndarray | None  # bool over weekdays 0 = Sunday; None: every weekday matches
+
+
+@functools.lru_cache(maxsize=1024)
+def _tables(cron: Cron) -> _Tables:
+    """Per-expression tables. Keyed on the frozen :class:`Cron` (equal expressions share
+    one entry), so an entry can never go stale; the arrays are read-only."""
+    offsets = (np.array(cron.hours, np.int64)[:, None] * 3600 + np.array(cron.minutes, np.int64) * 60).ravel()
+    offsets_us = offsets * US
+    offsets_us.setflags(write=False)
+    return _Tables(
+        offsets_us,
+        None if set(cron.months) >= set(range(1, 13)) else _table(cron.months, 13),
+        # Every day 1..31 (or weekday) listed: the field matches every day, whatever else it names.
+        None if cron.days >= set(range(1, 32)) else _table(cron.days, 32),
+        None if cron.weekdays >= set(range(7)) else _table(cron.weekdays, 7),
+    )
 
 
 @dataclass(frozen=True)
@@ -315,24 +343,44 @@ class Cron:
         month = m.astype(np.int64) % 12 + 1
         dom = day - first + 1
         ldom = (m + 1).astype("datetime64[D]").astype(np.int64) - first
-        wd = (day + 4) % 7  # 1970-01-01 was a Thursday; 0 = Sunday
-        month_ok = _table(self.months, 13)[month]
-        dom_ok = _table(self.days, 32)[dom]
-        if self.last_day:
-            dom_ok |= dom == ldom
-        if self.last_weekday:  # cronsim.last_weekday: back off a Saturday/Sunday last day
-            last_wd = (wd + ldom - dom) % 7
-            dom_ok |= dom == ldom - np.where(last_wd == 6, 1, np.where(last_wd == 0, 2, 0))
-        for n in self.nearest_weekday:  # Quartz: Sat -> Fri unless the 1st, Sun -> Mon unless the last
-            n_wd = (wd + n - dom) % 7
-            shift = np.where(n_wd == 6, np.where(n == 1, 2, -1), np.where(n_wd == 0, np.where(n == ldom, -2, 1), 0))
-            dom_ok |= (dom == n + shift) & (n <= ldom)
-        dow_ok = _table(self.weekdays, 7)[wd]
-        for w in self.last_of_weekday:  # cronsim.match_dow: the same day next week is in another month
-            dow_ok |= (wd == w) & (dom + 7 > ldom)
-        for w, k in self.nth_weekday:  # cronsim.match_dow: idx = (day + 6) // 7
-            dow_ok |= (wd == w) & ((dom + 6) // 7 == k)
-        return month_ok & ((dom_ok | dow_ok) if self.day_or else (dom_ok & dow_ok))
+        ok = self._match(month, dom, ldom, lambda: (day + 4) % 7)  # 1970-01-01 was a Thursday; 0 = Sunday
+        return np.ones(len(day), dtype=bool) if ok is None else ok
+
+    def _match(self, month: np.ndarray, dom: np.ndarray, ldom: np.ndarray, weekday) -> np.ndarray | None:
+        """:meth:`day_mask` from the calendar fields of the days; None when every day matches.
+
+        ``weekday()`` gives the weekdays (0 = Sunday), asked for only when a field needs them.
+        """
+        t = _tables(self)
+        dom_ok = dow_ok = None  # None: the field matches every day
+        if t.dom is not None:
+            dom_ok = t.dom[dom]  # a new array (a gather): |= below leaves the table alone
+            if self.last_day:
+                dom_ok |= dom == ldom
+            if self.last_weekday or self.nearest_weekday:
+                wd = weekday()
+            if self.last_weekday:  # cronsim.last_weekday: back off a Saturday/Sunday last day
+                last_wd = (wd + ldom - dom) % 7
+                dom_ok |= dom == ldom - np.where(last_wd == 6, 1, np.where(last_wd == 0, 2, 0))
+            for n in self.nearest_weekday:  # Quartz: Sat -> Fri unless the 1st, Sun -> Mon unless the last
+                n_wd = (wd + n - dom) % 7
+                shift = np.where(n_wd == 6, np.where(n == 1, 2, -1), np.where(n_wd == 0, np.where(n == ldom, -2, 1), 0))
+                dom_ok |= (dom == n + shift) & (n <= ldom)
+        if t.dow is not None:
+            wd = weekday()
+            dow_ok = t.dow[wd]
+            for w in self.last_of_weekday:  # cronsim.match_dow: the same day next week is in another month
+                dow_ok |= (wd == w) & (dom + 7 > ldom)
+            for w, k in self.nth_weekday:  # cronsim.match_dow: idx = (day + 6) // 7
+                dow_ok |= (wd == w) & ((dom + 6) // 7 == k)
+        if self.day_or:  # either field may match: one that matches every day decides
+            days_ok = None if dom_ok is None or dow_ok is None else dom_ok | dow_ok
+        else:
+            days_ok = dow_ok if dom_ok is None else (dom_ok if dow_ok is None else dom_ok & dow_ok)
+        if t.month is None:
+            return days_ok
+        month_ok = t.month[month]
+        return month_ok if days_ok is None else month_ok & days_ok
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every wall-clock time in ``[lo, hi)`` that the expression matches.
@@ -350,9 +398,15 @@ class Cron:
         lo, hi = int(lo), int(hi)
         if hi <= lo:
             return np.empty(0, dtype=np.int64)
-        day = np.arange(lo // DAY_US, -(-hi // DAY_US), dtype=np.int64)
-        offsets = (np.array(self.hours, np.int64)[:, None] * 3600 + np.array(self.minutes, np.int64) * 60).ravel()
-        times = ((day[self.day_mask(day)] * DAY_US)[:, None] + offsets * US).ravel()
+        first = lo // DAY_US
+        f = Days(first, -(-hi // DAY_US) - first)  # calendar fields from a table, not datetime64
+        ok = self._match(f.month, f.dom, f.mlen, lambda: (f.wd + 1) % 7)  # table weekdays: 0 = Monday
+        day = f.days if ok is None else f.days[ok]
+        offsets_us = _tables(self).offsets_us
+        if len(offsets_us) == 1:
+            times = day * DAY_US + int(offsets_us[0])
+        else:
+            times = ((day * DAY_US)[:, None] + offsets_us).ravel()
         i, j = np.searchsorted(times, [lo, hi])
         return times[i:j]
 

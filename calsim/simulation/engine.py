@@ -504,6 +504,15 @@ class _Run:
         def period_of(a: int, t: int) -> int:
             return int(self._period_index(np.array([a]), np.array([t]))[0])
 
+        outages = [(o.start_us, o.end_us) for o in sc.outages]
+
+        def up(t: int) -> int:
+            """The first instant at or after t at which the scheduler is up."""
+            for a, b in outages:
+                if a <= t < b:
+                    t = b
+            return t
+
         def settle_run(r: int, t: int) -> None:
             nonlocal active, seq
             s = int(self.s[r])
@@ -520,6 +529,7 @@ class _Run:
 
         def try_start(r: int, t: int, from_queue: bool = False) -> None:
             nonlocal seq
+            t = up(t)  # a buffered or budget-held run waits for the scheduler to be up
             s = int(self.s[r])
             a = int(self.p_account[s])
             if capacity is not None and active >= capacity and not from_queue:

@@ -78,16 +78,20 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
         pl.Series("budget_wait_s", run.budget_wait, dtype=pl.Float64),
     ).select(LEDGER_SCHEMA.names())
     if manual:
+        import datetime as dt
+
+        epoch = dt.datetime(1970, 1, 1)
+        us = lambda v: epoch + dt.timedelta(microseconds=int(v))  # noqa: E731
         rows = []
         for m in manual:
             s = m["schedule"]
-            at = np.datetime64(int(m["at"]), "us")
+            at = us(m["at"])
             rows.append({
                 "scenario": name, "schedule_id": s.id, "revision": s.revision,
                 "nominal_local": None, "fold": 0, "zone": s.zone, "tzdata": frame["tzdata"][0] if frame.height else "",
                 "due_utc": at, "utc_offset_s": None, "notes": ["manual"], "kind": "manual",
-                "eligible_utc": at, "started_utc": np.datetime64(int(m["start"]), "us"),
-                "finished_utc": np.datetime64(int(m["finish"]), "us"), "lateness_s": (m["start"] - m["at"]) / 1e6,
+                "eligible_utc": at, "started_utc": us(m["start"]),
+                "finished_utc": us(m["finish"]), "lateness_s": (m["start"] - m["at"]) / 1e6,
                 "state": "done", "reason": None, "attempts": 1, "cost": m["cost"], "budget_wait_s": 0.0,
             })
         extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in LEDGER_SCHEMA.items()})
