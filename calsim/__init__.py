@@ -31,11 +31,11 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .fleetfile import load
-from .simulation.policy import Failures, LogNormal, Policy
+from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
 from .simulation.engine import simulate
-from . import examples
+from . import examples, presets
 
 __version__ = "0.1.0"
 
@@ -61,9 +61,11 @@ __all__ = [
     "expand",
     "preview",
     "examples",
+    "presets",
     "load",
     # simulation
     "Policy",
+    "with_policy",
     "LogNormal",
     "Failures",
     "Scenario",

@@ -120,6 +120,7 @@ _SPARE = 4_000
 
 
 class _CalendarTable(NamedTuple):
+    mabs: np.ndarray  # months since 1970-01 (0..4934), int16; + 4800 per cycle
     month: np.ndarray  # 1..12, int8
     dom: np.ndarray  # day of month 1..31, int8
     mlen: np.ndarray  # days in the month, int8
@@ -135,15 +136,15 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @functools.cache
 def _calendar() -> _CalendarTable:
-    """The calendar fields of days ``0 .. _CYCLE + _SPARE - 1``, built once (about 1 MB)."""
+    """The calendar fields of days ``0 .. _CYCLE + _SPARE - 1``, built once (1.5 MB)."""
     days = np.arange(_CYCLE + _SPARE, dtype=np.int64)
     mabs = month_of(days)
     yrel = mabs // 12
     ms = month_start(mabs)
     ys = month_start(yrel * 12)
-    fields = (mabs - yrel * 12 + 1, days - ms + 1, month_start(mabs + 1) - ms,
+    fields = (mabs, mabs - yrel * 12 + 1, days - ms + 1, month_start(mabs + 1) - ms,
               days - ys + 1, month_start(yrel * 12 + 12) - ys, (days + 3) % 7)
-    dtypes = (np.int8, np.int8, np.int8, np.int16, np.int16, np.int8)
+    dtypes = (np.int16, np.int8, np.int8, np.int8, np.int16, np.int16, np.int8)
     return _CalendarTable(*(_readonly(f.astype(t)) for f, t in zip(fields, dtypes)))
 
 
@@ -158,7 +159,16 @@ class Days:
         self.days = np.arange(a, a + n, dtype=np.int64)
         r = a % _CYCLE
         # A slice when the block fits in the table, else a gather (the same values).
-        self._at = slice(r, r + n) if r + n <= _CYCLE + _SPARE else self.days % _CYCLE
+        if r + n <= _CYCLE + _SPARE:
+            self._at: slice | np.ndarray = slice(r, r + n)
+            self._cycles: int | np.ndarray = a // _CYCLE
+        else:
+            self._at, self._cycles = self.days % _CYCLE, self.days // _CYCLE
+
+    def mabs(self, at: slice | np.ndarray) -> np.ndarray:
+        """Months since 1970-01 (int64) of the days ``self.days[at]``; :func:`month_of` without datetime64."""
+        cycles = self._cycles[at] if isinstance(self._cycles, np.ndarray) else self._cycles
+        return _calendar().mabs[self._at][at].astype(np.int64) + cycles * 4800
 
     @property
     def month(self) -> np.ndarray:
@@ -185,10 +195,31 @@ class Days:
         return _calendar().wd[self._at]
 
 
-# Lookup tables for the BY values. Keys are tuples of the frozen rule (or of
-# the Plan built from it), so a cached table can never go stale; the tables
-# are read-only because every call with equal values shares them.
-@functools.lru_cache(maxsize=1024)
+def memo(maxsize: int):
+    """``functools.lru_cache(maxsize)``, computing afresh for unhashable arguments.
+
+    The keys are the BY tuples of a frozen rule (or the frozen rule itself),
+    compared by value, so an entry can never go stale; the arrays returned are
+    read-only because every call with equal values shares them. A rule built
+    by hand with lists instead of tuples still works, uncached.
+    """
+    def wrap(fn):
+        cached = functools.lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(*args):
+            try:
+                return cached(*args)
+            except TypeError:  # an unhashable argument (if fn raised it, it raises it again)
+                return fn(*args)
+        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        return call
+    return wrap
+
+
+# Lookup tables for the BY values (a few hundred bytes each).
+@memo(maxsize=1024)
 def _flags(values: tuple[int, ...], size: int) -> np.ndarray:
     """A bool table over ``0 .. size - 1``, True at ``values``."""
     table = np.zeros(size, dtype=bool)
@@ -196,7 +227,7 @@ def _flags(values: tuple[int, ...], size: int) -> np.ndarray:
     return _readonly(table)
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def _signed_flags(values: tuple[int, ...], size: int) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Tables of a signed BYxxx part over ``1..size``: positive values, magnitudes of negative ones."""
     pos = tuple(v for v in values if v > 0)
@@ -213,7 +244,7 @@ def _signed_match(k: np.ndarray, length: np.ndarray, values: tuple[int, ...], si
     return m if pos is None else pos[k] | m
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def _byday_parts(byday: tuple[tuple[int, int], ...]) -> tuple[np.ndarray, tuple[tuple[int, int], ...]]:
     """BYDAY as a weekday table of its plain days, and its numbered ``(n, weekday)`` days."""
     return _flags(tuple(wd for n, wd in byday if n == 0), 7), tuple((n, wd) for n, wd in byday if n != 0)
@@ -257,14 +288,15 @@ def _weekday_mask(f: Days, plan: Plan) -> np.ndarray | None:
     return m
 
 
-def _period(freq: str, days: np.ndarray, wkst: int) -> np.ndarray:
-    if freq == "YEARLY":
-        return month_of(days) // 12
-    if freq == "MONTHLY":
-        return month_of(days)
-    if freq == "WEEKLY":
-        return (days + 3 - wkst) // 7
-    return days
+def _period(plan: Plan, f: Days, at: slice | np.ndarray) -> np.ndarray:
+    """Period numbers of the days ``f.days[at]``."""
+    if plan.freq == "YEARLY":
+        return f.mabs(at) // 12
+    if plan.freq == "MONTHLY":
+        return f.mabs(at)
+    if plan.freq == "WEEKLY":
+        return (f.days[at] + 3 - plan.wkst) // 7
+    return f.days[at]
 
 
 def _moves(plan: Plan) -> bool:
@@ -272,9 +304,9 @@ def _moves(plan: Plan) -> bool:
     return plan.invalid_day != "omit" and any(v > 28 or v < -28 for v in plan.bymonthday)
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=1024)
 def _lacking(bymonthday: tuple[int, ...]) -> np.ndarray:
-    """A bool table over month lengths 0..31: a month that long lacks a day BYMONTHDAY names."""
+    """A bool table over month lengths (28..31, indexed 0..31): a month that long lacks a named day."""
     return _flags(tuple(n for n in range(32) if any(abs(v) > n for v in bymonthday)), 32)
 
 
@@ -283,12 +315,12 @@ def _moved_mask(plan: Plan, f: Days, n: int, membership: bool) -> np.ndarray:
 
     RFC 7529 §4.1 SKIP: BACKWARD gives the last day of the month, FORWARD the
     first day of the next month; calsim moves a negative value whose magnitude
-    exceeds the month the same way. Each month counts once, in the block
-    that holds the day it names: for YEARLY and MONTHLY (``membership``
-    False) blocks start on a month's 1st, so FORWARD from the block's last
-    month lands on ``a + n`` (kept) and onto ``a`` from the month before the
-    block (left to that block); for DAILY and finer a moved day is kept when
-    it falls in ``[a, a + n)``. BYMONTH is checked on the month that named the day.
+    exceeds the month the same way. Exactly one block keeps each moved day:
+    for YEARLY and MONTHLY (``membership`` False) blocks start on a month's
+    1st and a moved day goes with the month that named it, so FORWARD from
+    the block's last month lands on ``a + n`` (kept here) and FORWARD onto
+    ``a`` is the previous block's; for DAILY and finer the block it falls in,
+    ``[a, a + n)``, keeps it. BYMONTH is checked on the month that named the day.
     """
     lacking = _lacking(plan.bymonthday)
     if plan.invalid_day == "backward":
@@ -305,13 +337,17 @@ def _moved_mask(plan: Plan, f: Days, n: int, membership: bool) -> np.ndarray:
     return moved
 
 
-def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _select_days(plan: Plan, a: int, b: int,
+                 membership: bool) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
     """Days of block ``[a, b)`` that the day parts select: ``(day, period, note)``, sorted.
 
     ``membership`` (DAILY and finer): a day is kept when it is named, directly or
     by a moved day, and belongs to its own period. Otherwise (YEARLY, MONTHLY,
     WEEKLY) a moved day belongs to the period of the month that named it.
+    ``period`` is None when nothing needs it (no INTERVAL > 1, no BYSETPOS,
+    or a frequency finer than a day, whose kernel counts periods itself).
     """
+    need_per = plan.freq in COARSE and (plan.interval > 1 or bool(plan.bysetpos))
     n = b - a
     f = Days(a, n + 1)  # one day more: FORWARD moves the last month's day onto b
     wmask = _weekday_mask(f, plan)
@@ -323,9 +359,10 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
         # date (e.g., February 30) ... MUST be ignored" (invalid_day="omit").
         real = _and(real, _signed_match(f.dom[:n], f.mlen[:n], plan.bymonthday, 31))
     if not _moves(plan):
-        day = f.days[:n] if real is None else f.days[:n][real]
+        at = slice(0, n) if real is None else np.flatnonzero(real)
+        day = f.days[at]
         note = np.zeros(len(day), dtype=np.int8)
-        per = _period(plan.freq, day, plan.wkst)
+        per = _period(plan, f, at) if need_per else None
     else:  # here BYMONTHDAY is given, so ``real`` is a mask
         moved = _moved_mask(plan, f, n, membership)
         # RFC 7529 moves an invalid date before BYSETPOS: the weekday, day of year and
@@ -335,23 +372,25 @@ def _select_days(plan: Plan, a: int, b: int, membership: bool) -> tuple[np.ndarr
         code = np.int8(1 if plan.invalid_day == "backward" else 2)
         if plan.freq == "MONTHLY" and plan.invalid_day == "forward":
             # The moved day (a 1st) counts in the month before its own: it is a
-            # different instance from a real one on the same day, each in its period.
-            day_r, day_m = f.days[:n][real], f.days[moved]
-            day = np.concatenate([day_r, day_m])
-            note = np.concatenate([np.zeros(len(day_r), dtype=np.int8), np.full(len(day_m), code)])
-            per = month_of(day)
-            per[len(day_r):] -= 1
-            order = np.lexsort((note, day, per))
-            per, day, note = per[order], day[order], note[order]
+            # different instance from a real one on the same day, each in its
+            # period. Sorted by (period, day) the moved one comes first, so
+            # the slots (day 0 moved, day 0 real, day 1 moved, ...) are in order.
+            slots = np.zeros((n + 1, 2), dtype=bool)
+            slots[:, 0] = moved
+            slots[:n, 1] = real
+            at, is_real = np.divmod(np.flatnonzero(slots), 2)
+            day = f.days[at]
+            note = np.where(is_real, np.int8(0), code)
+            per = f.mabs(at) + (is_real - 1)
         else:
             # Otherwise a day's period is its own (BACKWARD stays in the naming month;
             # YEARLY never moves across a year end, December has 31 days, so
             # ``moved[n]`` is False): a moved day that is already an instance is
             # kept once, as the real instance (note 0).
-            sel = real | moved[:n]
-            day = f.days[:n][sel]
-            note = np.where(real[sel], np.int8(0), code)
-            per = _period(plan.freq, day, plan.wkst)
+            at = np.flatnonzero(real | moved[:n])
+            day = f.days[at]
+            note = np.where(real[at], np.int8(0), code)
+            per = _period(plan, f, at) if need_per else None
     if plan.freq in COARSE and plan.interval > 1:
         sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL (1: every period)
         day, per, note = day[sel], per[sel], note[sel]
@@ -365,7 +404,7 @@ def _setpos_pick(values: np.ndarray, bysetpos: tuple[int, ...]) -> np.ndarray:
     return values[np.array(idx, dtype=np.int64)]
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=64)  # up to 86,400 times of day (690 kB) an entry
 def _coarse_times(hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...],
                   bysetpos: tuple[int, ...]) -> np.ndarray:
     """Seconds of the day from BYHOUR x BYMINUTE x BYSECOND (RFC 5545 §3.3.10 table, p. 44: expand).
@@ -413,7 +452,7 @@ class _SubdailySets(NamedTuple):
     in_day: np.ndarray  # bool over the periods of a day: allowed
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=32)  # up to 86,400 allowed seconds (780 kB) an entry
 def _subdaily_sets(freq: str, hours: tuple[int, ...], minutes: tuple[int, ...], seconds: tuple[int, ...],
                    bysetpos: tuple[int, ...]) -> _SubdailySets:
     """Periods allowed within a day, and the second offsets of the instances within a period."""
@@ -514,16 +553,16 @@ def _blocks(plan: Plan, d0: int, d1: int, per_day: int) -> list[tuple[int, int]]
 
 def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
     """Instances with wall time in ``[start, end)`` (µs), sorted unique, with their notes."""
-    empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8))
     if start >= end:
-        return empty
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
     first, last = start // DAY_US, (end - 1) // DAY_US
     # Widen to whole periods so BYSETPOS ranks complete sets.
     if plan.freq == "YEARLY":
         d0 = month_start_day(month_of_day(first) // 12 * 12)
         d1 = month_start_day(month_of_day(last) // 12 * 12 + 12)
     elif plan.freq == "MONTHLY":
-        m0 = month_of_day(first) - (1 if plan.invalid_day == "forward" else 0)  # its moved day may land on start's month
+        # FORWARD: the month before may move its day onto start's month.
+        m0 = month_of_day(first) - (1 if plan.invalid_day == "forward" else 0)
         d0, d1 = month_start_day(m0), month_start_day(month_of_day(last) + 1)
     elif plan.freq == "WEEKLY":
         d0 = first - (first + 3 - plan.wkst) % 7
@@ -542,7 +581,7 @@ def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         per_day = 16  # the instances are chunked by selected days inside the block
         kernel = _subdaily_block
     if not len(times):  # e.g. BYSECOND=60 only, or BYSETPOS=2 of a one-instance set: never
-        return empty
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
     parts = [kernel(plan, a, b, sets) for a, b in _blocks(plan, d0, d1, per_day)]
     if len(parts) == 1:
         wall, note = parts[0][0] * US, parts[0][1].astype(np.int8, copy=False)
@@ -557,5 +596,5 @@ def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         wall, note = wall[order], note[order]
         keep = np.r_[True, wall[1:] != wall[:-1]]
         wall, note = wall[keep], note[keep]
-    i, j = np.searchsorted(wall, [start, end])
+    i, j = wall.searchsorted(start), wall.searchsorted(end)
     return np.ascontiguousarray(wall[i:j]), np.ascontiguousarray(note[i:j])

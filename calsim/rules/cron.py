@@ -45,7 +45,6 @@ knows about zones: 02:30 on a spring-forward day is returned, and
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -53,7 +52,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import RuleError
-from ._rrule_expand import Days
+from ._rrule_expand import Days, memo
 
 __all__ = ["Cron"]
 
@@ -203,10 +202,10 @@ class _Tables(NamedTuple):
     offsets_us: np.ndarray  # sorted times of day, µs (hours x minutes)
     month: np.ndarray | None  # bool over 1..12; None: every month
     dom: np.ndarray | None  # bool over 1..31; None: every day of the month matches
-    dow: np.ndarray | None  # bool over weekdays 0 = Sunday; None: every weekday matches
+    dow: np.ndarray | None  # bool over weekdays, 0 = Monday as in the calendar table (not cron's Sunday)
 
 
-@functools.lru_cache(maxsize=1024)
+@memo(maxsize=256)  # up to 1,440 times of day (12 kB) an entry
 def _tables(cron: Cron) -> _Tables:
     """Per-expression tables. Keyed on the frozen :class:`Cron` (equal expressions share
     one entry), so an entry can never go stale; the arrays are read-only."""
@@ -217,8 +216,8 @@ def _tables(cron: Cron) -> _Tables:
         offsets_us,
         None if set(cron.months) >= set(range(1, 13)) else _table(cron.months, 13),
         # Every day 1..31 (or weekday) listed: the field matches every day, whatever else it names.
-        None if cron.days >= set(range(1, 32)) else _table(cron.days, 32),
-        None if cron.weekdays >= set(range(7)) else _table(cron.weekdays, 7),
+        None if set(cron.days) >= set(range(1, 32)) else _table(cron.days, 32),
+        None if set(cron.weekdays) >= set(range(7)) else _table([(w - 1) % 7 for w in cron.weekdays], 7),
     )
 
 
@@ -343,22 +342,23 @@ class Cron:
         month = m.astype(np.int64) % 12 + 1
         dom = day - first + 1
         ldom = (m + 1).astype("datetime64[D]").astype(np.int64) - first
-        ok = self._match(month, dom, ldom, lambda: (day + 4) % 7)  # 1970-01-01 was a Thursday; 0 = Sunday
+        ok = self._match(month, dom, ldom, (day + 3) % 7)  # 1970-01-01 was a Thursday
         return np.ones(len(day), dtype=bool) if ok is None else ok
 
-    def _match(self, month: np.ndarray, dom: np.ndarray, ldom: np.ndarray, weekday) -> np.ndarray | None:
+    def _match(self, month: np.ndarray, dom: np.ndarray, ldom: np.ndarray, wd_mon: np.ndarray) -> np.ndarray | None:
         """:meth:`day_mask` from the calendar fields of the days; None when every day matches.
 
-        ``weekday()`` gives the weekdays (0 = Sunday), asked for only when a field needs them.
+        ``wd_mon`` is the weekday with 0 = Monday (as the calendar table has it);
+        the extensions below count cron's way, 0 = Sunday.
         """
         t = _tables(self)
         dom_ok = dow_ok = None  # None: the field matches every day
+        special_wd = self.last_weekday or self.nearest_weekday or self.last_of_weekday or self.nth_weekday
+        wd = (wd_mon + 1) % 7 if special_wd else None  # 0 = Sunday
         if t.dom is not None:
             dom_ok = t.dom[dom]  # a new array (a gather): |= below leaves the table alone
             if self.last_day:
                 dom_ok |= dom == ldom
-            if self.last_weekday or self.nearest_weekday:
-                wd = weekday()
             if self.last_weekday:  # cronsim.last_weekday: back off a Saturday/Sunday last day
                 last_wd = (wd + ldom - dom) % 7
                 dom_ok |= dom == ldom - np.where(last_wd == 6, 1, np.where(last_wd == 0, 2, 0))
@@ -367,8 +367,7 @@ class Cron:
                 shift = np.where(n_wd == 6, np.where(n == 1, 2, -1), np.where(n_wd == 0, np.where(n == ldom, -2, 1), 0))
                 dom_ok |= (dom == n + shift) & (n <= ldom)
         if t.dow is not None:
-            wd = weekday()
-            dow_ok = t.dow[wd]
+            dow_ok = t.dow[wd_mon]
             for w in self.last_of_weekday:  # cronsim.match_dow: the same day next week is in another month
                 dow_ok |= (wd == w) & (dom + 7 > ldom)
             for w, k in self.nth_weekday:  # cronsim.match_dow: idx = (day + 6) // 7
@@ -400,7 +399,7 @@ class Cron:
             return np.empty(0, dtype=np.int64)
         first = lo // DAY_US
         f = Days(first, -(-hi // DAY_US) - first)  # calendar fields from a table, not datetime64
-        ok = self._match(f.month, f.dom, f.mlen, lambda: (f.wd + 1) % 7)  # table weekdays: 0 = Monday
+        ok = self._match(f.month, f.dom, f.mlen, f.wd)
         day = f.days if ok is None else f.days[ok]
         offsets_us = _tables(self).offsets_us
         if len(offsets_us) == 1:

@@ -34,7 +34,7 @@ from typing import Literal, get_args
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, choices
 
-__all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget"]
+__all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "with_policy"]
 
 Catchup = Literal["all", "latest", "earliest", "skip", "bounded"]
 Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other"]
@@ -143,3 +143,24 @@ class Policy:
             raise PolicyError(f"priority: expected an integer, got {self.priority!r}")
         if self.max_missed is not None and (not isinstance(self.max_missed, int) or self.max_missed < 0):
             raise PolicyError(f"max_missed: {self.max_missed!r} (allowed an integer >= 0 or None)")
+
+
+def with_policy(schedules, policy: Policy | None = None, **fields):
+    """The schedules with ``policy`` (or their own policy with ``fields`` changed), for what-if runs.
+
+    >>> import calsim
+    >>> fleet = calsim.examples.fleet(3, seed=0)
+    >>> [s.policy.catchup for s in calsim.with_policy(fleet, catchup="latest")]
+    ['latest', 'latest', 'latest']
+    """
+    from dataclasses import replace
+
+    out = []
+    for s in schedules:
+        base = policy if policy is not None else (s.policy if isinstance(s.policy, Policy) else Policy())
+        try:
+            new = replace(base, **fields) if fields else base
+        except TypeError as exc:
+            raise PolicyError(f"with_policy: {exc} (allowed fields: {', '.join(f for f in Policy.__dataclass_fields__ if not f.endswith('_us'))})") from None
+        out.append(replace(s, policy=new))
+    return out

@@ -1,0 +1,529 @@
+"""Presets: each scheduler's settings mapped to calsim policies, and DST fire times against real code.
+
+Oracles: cronsim 2.8 (Debian cron, incl. its DST quirks) for ``cronie``, and
+APScheduler 3.x's own ``CronTrigger.get_next_fire_time`` for ``apscheduler``.
+Both are iterated in a zone over a window around one DST transition, and the
+instants compared with ``calsim.expand`` of the preset-applied schedule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo
+
+import pytest
+from apscheduler.triggers.cron import CronTrigger
+from cronsim import CronSim
+
+import calsim
+from calsim import presets
+from calsim.simulation.policy import LogNormal, Policy
+
+UTC = dt.timezone.utc
+US = 1_000_000
+DAY_US = 86400 * US
+
+
+def expand_due(schedule, lo, hi):
+    """Instants that run (non-null ``due_utc``) of one schedule over [lo, hi)."""
+    f = calsim.expand([schedule], lo, hi, release="2026f")
+    return [t for t in f["due_utc"].to_list() if t is not None], f
+
+
+def utc(text):
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# ---------------------------------------------------------------- mappings
+
+
+class TestKubernetes:
+    def test_defaults_run_the_most_recent_missed_time_with_no_deadline(self):
+        p = presets.kubernetes()
+        assert (p.name, p.gap, p.fold, p.tick) == ("kubernetes", "skip", "both", "10s")
+        assert (p.policy.catchup, p.policy.overlap, p.policy.max_lateness, p.policy.max_missed) == (
+            "latest", "allow", None, None)
+        assert p.policy.jitter_us == 0 and p.zone is None and p.suspended is False
+
+    def test_forbid_with_deadline_skips_overlaps_and_expires_after_200s(self):
+        p = presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=200)
+        assert (p.policy.overlap, p.policy.max_lateness_us, p.policy.catchup) == ("skip", 200 * US, "latest")
+        assert any(n.startswith("Forbid -> overlap 'skip'") for n in p.notes)
+
+    def test_replace_cancels_the_running_job(self):
+        assert presets.kubernetes(concurrency_policy="Replace").policy.overlap == "cancel_other"
+
+    def test_too_many_missed_code_sets_no_limit_and_says_why(self):
+        p = presets.kubernetes()
+        assert p.policy.max_missed is None
+        assert any("TooManyMissedTimes" in n for n in p.notes)
+
+    def test_too_many_missed_docs_gives_max_missed_100(self):
+        p = presets.kubernetes(too_many_missed="docs")
+        assert p.policy.max_missed == 100
+        assert any(n.startswith("too_many_missed='docs'") for n in p.notes)
+
+    def test_deadline_below_the_10s_sync_loop_is_noted(self):
+        assert any("may never fire" in n for n in presets.kubernetes(starting_deadline_seconds=5).notes)
+        assert not any("may never fire" in n for n in presets.kubernetes(starting_deadline_seconds=10).notes)
+
+    def test_time_zone_is_set_on_applied_schedules(self):
+        s = calsim.Schedule("b", "UTC", "2026-01-01T00:00", "0 3 * * *")
+        out = presets.kubernetes(time_zone="Europe/Berlin").apply(s)
+        assert out.zone == "Europe/Berlin"
+        assert presets.kubernetes().apply(s).zone == "UTC"
+
+    def test_suspend_is_recorded_and_explained(self):
+        p = presets.kubernetes(suspend=True)
+        assert p.suspended is True
+        assert any(n.startswith("suspend=True") for n in p.notes)
+
+    def test_settings_record_the_cronjob_fields_as_given(self):
+        assert dict(presets.kubernetes(starting_deadline_seconds=30).settings) == {
+            "concurrency_policy": "Allow", "starting_deadline_seconds": 30, "time_zone": None,
+            "suspend": False, "too_many_missed": "code"}
+
+
+class TestTemporal:
+    def test_defaults_one_year_window_and_earliest_after_an_outage(self):
+        p = presets.temporal()
+        assert (p.gap, p.fold, p.tick) == ("skip", "both", "1s")
+        assert (p.policy.catchup, p.policy.overlap) == ("earliest", "skip")
+        assert p.policy.max_lateness_us == 365 * DAY_US
+        assert p.policy.jitter_us == 0
+
+    @pytest.mark.parametrize(
+        "overlap, calsim_overlap, catchup",
+        [
+            ("SKIP", "skip", "earliest"),
+            ("BUFFER_ONE", "buffer_one", "all"),
+            ("BUFFER_ALL", "buffer_all", "all"),
+            ("CANCEL_OTHER", "cancel_other", "latest"),
+            ("TERMINATE_OTHER", "cancel_other", "latest"),
+            ("ALLOW_ALL", "allow", "all"),
+        ],
+    )
+    def test_each_overlap_policy_maps_to_overlap_and_catchup(self, overlap, calsim_overlap, catchup):
+        p = presets.temporal(overlap=overlap)
+        assert (p.policy.overlap, p.policy.catchup) == (calsim_overlap, catchup)
+
+    def test_after_outage_latest_is_the_other_reading_and_is_noted(self):
+        p = presets.temporal(after_outage="latest")
+        assert p.policy.catchup == "latest"
+        assert any(n.startswith("after_outage='latest'") for n in p.notes)
+
+    def test_after_outage_has_no_effect_beside_skip(self):
+        p = presets.temporal(overlap="BUFFER_ALL", after_outage="latest")
+        assert p.policy.catchup == "all"
+        assert "after_outage='latest' has no effect with overlap='BUFFER_ALL'" in p.notes
+
+    def test_catchup_window_below_10s_is_clamped_as_the_server_does(self):
+        p = presets.temporal(catchup_window="3s")
+        assert p.policy.max_lateness_us == 10 * US
+        assert any("clamped to 10 s" in n for n in p.notes)
+        assert presets.temporal(catchup_window=dt.timedelta(minutes=1)).policy.max_lateness_us == 60 * US
+
+    def test_jitter_becomes_calsim_jitter(self):
+        assert presets.temporal(jitter="PT5M").policy.jitter_us == 300 * US
+
+
+class TestApscheduler:
+    def test_defaults_one_second_grace_coalesce_one_instance(self):
+        p = presets.apscheduler()
+        assert p.policy.max_lateness_us == 1 * US  # misfire_grace_time=1
+        assert p.policy.catchup == "latest"  # coalesce=True
+        assert p.policy.overlap == "skip"  # max_instances=1
+        assert p.policy.misfire_grace is None and p.policy.jitter_us == 0
+        assert (p.gap, p.fold, p.wildcard) == ("shift", "both", presets.Wildcard("every_hour", "skip", "both"))
+
+    def test_grace_none_means_any_lateness_runs(self):
+        assert presets.apscheduler(misfire_grace_time=None).policy.max_lateness is None
+
+    def test_no_coalesce_runs_every_missed_time_within_grace(self):
+        p = presets.apscheduler(misfire_grace_time=3600, coalesce=False)
+        assert (p.policy.catchup, p.policy.max_lateness_us) == ("all", 3600 * US)
+
+    def test_more_instances_allow_overlap_and_say_it_is_unbounded(self):
+        p = presets.apscheduler(max_instances=3)
+        assert p.policy.overlap == "allow"
+        assert "max_instances=3: calsim has no instance count, 'allow' is unbounded" in p.notes
+
+    def test_jitter_seconds(self):
+        assert presets.apscheduler(jitter=30).policy.jitter_us == 30 * US
+
+    def test_dst_gap_docs_skips_every_gap_time(self):
+        p = presets.apscheduler(dst_gap="docs")
+        assert (p.gap, p.fold, p.wildcard) == ("skip", "both", None)
+
+
+class TestQuartz:
+    @pytest.mark.parametrize(
+        "instruction, catchup",
+        [("SMART_POLICY", "latest"), ("FIRE_ONCE_NOW", "latest"), ("DO_NOTHING", "skip"),
+         ("IGNORE_MISFIRE_POLICY", "all")],
+    )
+    def test_misfire_instruction_maps_to_catchup(self, instruction, catchup):
+        assert presets.quartz(misfire_instruction=instruction).policy.catchup == catchup
+
+    def test_defaults_threshold_60s_and_concurrent_runs(self):
+        p = presets.quartz()
+        assert (p.policy.misfire_grace_us, p.policy.overlap, p.gap, p.fold) == (60 * US, "allow", "skip", "both")
+
+    def test_disallow_concurrent_buffers_one(self):
+        assert presets.quartz(disallow_concurrent=True, misfire_threshold_ms=5000).policy.overlap == "buffer_one"
+        assert presets.quartz(misfire_threshold_ms=5000).policy.misfire_grace_us == 5 * US
+
+
+class TestSystemd:
+    def test_defaults_no_catch_up_tick_is_accuracy_and_dst_is_an_assumption(self):
+        p = presets.systemd()
+        assert (p.policy.catchup, p.policy.overlap, p.policy.jitter_us, p.tick) == ("skip", "buffer_one", 0, "1min")
+        assert (p.gap, p.fold) == ("skip", "first")
+        assert any(n.startswith("DST: systemd.timer/systemd.time do not document") for n in p.notes)
+
+    def test_persistent_fires_once_for_missed_elapses(self):
+        assert presets.systemd(persistent=True).policy.catchup == "latest"
+
+    def test_accuracy_and_randomized_delay(self):
+        p = presets.systemd(accuracy_sec="90s", randomized_delay_sec="1h")
+        assert (p.tick, p.policy.jitter_us) == ("90s", 3600 * US)
+        assert presets.systemd(accuracy_sec="15min").tick == "15min"
+        assert calsim.Scenario("t", [], "2026-01-01T00:00Z", "2026-01-02T00:00Z", tick=p.tick).tick_us == 90 * US
+
+    def test_fixed_random_delay_is_noted_as_approximated(self):
+        assert any(n.startswith("fixed_random_delay=True") for n in presets.systemd(fixed_random_delay=True).notes)
+
+    def test_defer_reactivation_drops_elapses_during_a_run(self):
+        assert presets.systemd(defer_reactivation=True).policy.overlap == "skip"
+
+
+class TestCronie:
+    def test_no_catch_up_concurrent_runs_one_minute_tick(self):
+        p = presets.cronie()
+        assert (p.policy.catchup, p.policy.overlap, p.tick) == ("skip", "allow", "1min")
+
+    @pytest.mark.parametrize(
+        "expr, gap, fold",
+        [
+            ("30 2 * * *", "next_valid", "first"),
+            ("0 1-3 * * MON", "next_valid", "first"),
+            ("@daily", "next_valid", "first"),
+            ("*/30 * * * *", "skip", "both"),
+            ("0 * * * *", "skip", "both"),
+            ("@hourly", "skip", "both"),
+            ("0 */2 * * *", "skip", "both"),  # '*/2' starts with '*': wildcard, as cronsim and cron's HR_STAR
+            ("*/30 2 * * *", "skip", "both"),
+        ],
+    )
+    def test_auto_classifies_like_cronsim(self, expr, gap, fold):
+        s = presets.cronie().apply(calsim.Schedule("j", "Europe/Berlin", "2026-01-01T00:00", expr))
+        assert (s.gap, s.fold) == (gap, fold)
+
+    def test_job_kind_forces_one_kind(self):
+        s = calsim.Schedule("j", "Europe/Berlin", "2026-01-01T00:00", "*/30 * * * *")
+        assert (presets.cronie(job_kind="fixed").apply(s).gap, presets.cronie(job_kind="wildcard").apply(s).gap) == (
+            "next_valid", "skip")
+
+    def test_non_cron_rules_count_as_fixed_time(self):
+        s = calsim.Schedule("j", "Europe/Berlin", "2026-01-01T02:30", "FREQ=HOURLY")
+        assert presets.cronie().dst_for(s) == ("next_valid", "first")
+
+
+class TestEventbridge:
+    def test_defaults_skip_gap_run_once_in_fold_event_age_one_day(self):
+        p = presets.eventbridge()
+        assert (p.gap, p.fold, p.tick) == ("skip", "first", "1min")
+        assert (p.policy.catchup, p.policy.overlap, p.policy.max_lateness_us, p.policy.jitter_us) == (
+            "all", "allow", 86400 * US, 0)
+        assert dict(p.settings)["maximum_retry_attempts"] == 185
+
+    def test_flexible_window_is_jitter(self):
+        assert presets.eventbridge(flexible_window_minutes=15).policy.jitter_us == 15 * 60 * US
+
+    def test_event_age_is_max_lateness(self):
+        assert presets.eventbridge(maximum_event_age_seconds=60).policy.max_lateness_us == 60 * US
+
+
+ALL = [presets.kubernetes, presets.temporal, presets.apscheduler, presets.quartz, presets.systemd,
+       presets.cronie, presets.eventbridge]
+
+
+class TestPreset:
+    @pytest.mark.parametrize("make", ALL, ids=lambda f: f.__name__)
+    def test_each_default_preset_is_frozen_with_notes_and_sources(self, make):
+        p = make()
+        assert p.name == make.__name__ and isinstance(p.policy, Policy)
+        assert p.notes and all(isinstance(n, str) for n in p.notes)
+        assert p.sources and all(u.startswith("https://") for u in p.sources)
+        assert calsim.Scenario("t", [], "2026-01-01T00:00Z", "2026-01-02T00:00Z", tick=p.tick).tick_us > 0
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            p.gap = "shift"  # type: ignore[misc]
+
+    def test_apply_one_gives_one_and_a_list_gives_a_list(self):
+        a = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "0 3 * * *")
+        b = calsim.Schedule("b", "UTC", "2026-01-01T00:00", "*/5 * * * *")
+        p = presets.kubernetes(concurrency_policy="Forbid")
+        one = p.apply(a)
+        assert isinstance(one, calsim.Schedule) and one.policy == p.policy and (one.gap, one.fold) == ("skip", "both")
+        many = p.apply((a, b))
+        assert [s.id for s in many] == ["a", "b"] and all(s.policy.overlap == "skip" for s in many)
+
+    def test_apply_keeps_the_workload_fields_of_an_existing_policy(self):
+        own = Policy(catchup="all", overlap="allow", duration=LogNormal("10min", "30min"), cost=2.5,
+                     account="tenant-a", on_budget="skip", priority=3)
+        s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "0 3 * * *", policy=own)
+        out = presets.quartz(misfire_instruction="DO_NOTHING").apply(s).policy
+        assert (out.catchup, out.misfire_grace_us, out.overlap) == ("skip", 60 * US, "allow")
+        assert (out.duration, out.cost, out.account, out.on_budget, out.priority) == (
+            own.duration, 2.5, "tenant-a", "skip", 3)
+
+    def test_apply_rejects_what_is_not_a_schedule(self):
+        with pytest.raises(calsim.InputError, match=r"^schedules: item 0 is str 'x', not a Schedule$"):
+            presets.cronie().apply(["x"])
+
+
+# ---------------------------------------------------------------- cronie against cronsim
+
+# The 2026 transitions used (tzdata 2026f), UTC instant of the change:
+#   America/New_York   2026-03-08T07:00Z 02:00 EST -> 03:00 EDT   2026-11-01T06:00Z 02:00 EDT -> 01:00 EST
+#   Europe/Berlin      2026-03-29T01:00Z 02:00 -> 03:00           2026-10-25T01:00Z 03:00 -> 02:00
+#   Australia/Lord_Howe 2026-10-03T15:30Z 02:00 -> 02:30 (+10:30 -> +11, a 30-minute DST)
+#                      2026-04-04T15:00Z 02:00 -> 01:30
+#   America/Santiago   2026-09-06T04:00Z 00:00 -> 01:00 (the gap is local midnight)
+#                      2026-04-05T03:00Z 00:00 -> 23:00 the day before
+TRANSITIONS = [
+    ("America/New_York", "2026-03-08T07:00Z", "2026-03-08T02:30", "gap"),
+    ("America/New_York", "2026-11-01T06:00Z", "2026-11-01T01:30", "fold"),
+    ("Europe/Berlin", "2026-03-29T01:00Z", "2026-03-29T02:30", "gap"),
+    ("Europe/Berlin", "2026-10-25T01:00Z", "2026-10-25T02:30", "fold"),
+    ("Australia/Lord_Howe", "2026-10-03T15:30Z", "2026-10-04T02:15", "gap"),
+    ("Australia/Lord_Howe", "2026-04-04T15:00Z", "2026-04-05T01:45", "fold"),
+    ("America/Santiago", "2026-09-06T04:00Z", "2026-09-06T00:30", "gap"),
+    ("America/Santiago", "2026-04-05T03:00Z", "2026-04-04T23:30", "fold"),
+]
+FIXED = ["30 2 * * *", "15 1 * * *", "45 1 * * *", "15 2 * * *", "30 0 * * *", "30 23 * * *", "0 2 * * *",
+         "0,30 2 * * *", "0 0 * * *"]
+WILDCARD = ["*/30 * * * *", "0 * * * *", "*/15 * * * *", "30 * * * *", "*/30 2 * * *", "0 */2 * * *"]
+
+
+# Pinned differences: wildcard times that exist on the wall clock next to Lord Howe's
+# 30-minute transitions, which cron's minute-by-minute matching runs (Debian cron.8:
+# wildcard jobs follow the new time) and calsim runs, but cronsim 2.8 misses. Its minute
+# and hour searches jump in real time (`tick(delta * 60)`, `tick(3600)`), and a jump across
+# a 30-minute change overshoots the matching minute.
+CRONSIM_MISSES = {
+    ("2026-10-03T15:30Z", "30 * * * *"): ["2026-10-03T15:30Z"],  # 02:30 +11:00, right after the jump
+    ("2026-04-04T15:00Z", "30 * * * *"): ["2026-04-04T15:00Z"],  # 01:30 +10:30, the second pass
+    ("2026-04-04T15:00Z", "*/30 2 * * *"): ["2026-04-04T15:30Z"],  # 02:00 +10:30
+    ("2026-04-04T15:00Z", "0 */2 * * *"): ["2026-04-04T15:30Z"],  # 02:00 +10:30
+}
+
+
+def cronsim_due(expr, zone, lo, hi):
+    """cronsim's instants in [lo, hi): it yields strictly after its start, so start one second early."""
+    out = []
+    for t in CronSim(expr, (lo - dt.timedelta(seconds=1)).astimezone(ZoneInfo(zone))):
+        t = t.astimezone(UTC)
+        if t >= hi:
+            return out
+        out.append(t)
+    return out
+
+
+def around(change, hours=14):
+    t = utc(change)
+    return t - dt.timedelta(hours=hours), t + dt.timedelta(hours=hours)
+
+
+class TestCronieAgainstCronsim:
+    @pytest.mark.parametrize("zone, change, wall, kind", TRANSITIONS)
+    def test_the_chosen_days_really_have_the_transition(self, zone, change, wall, kind):
+        r = calsim.resolve([wall], zone, "2026f")
+        assert r["kind"][0] == kind
+
+    @pytest.mark.parametrize("expr", FIXED + WILDCARD)
+    @pytest.mark.parametrize("zone, change, wall, kind", TRANSITIONS, ids=lambda v: str(v))
+    def test_fire_times_match_cronsim(self, zone, change, wall, kind, expr):
+        lo, hi = around(change)
+        s = presets.cronie().apply(calsim.Schedule("job", zone, "2026-01-01T00:00", expr))
+        got, _ = expand_due(s, lo, hi)
+        oracle = cronsim_due(expr, zone, lo, hi)
+        extra = [utc(t) for t in CRONSIM_MISSES.get((change, expr), ())]
+        assert not set(extra) & set(oracle)  # still missing in cronsim: else drop the entry
+        assert got == sorted(oracle + extra)
+
+    def test_fixed_time_job_in_the_gap_runs_at_the_change(self):
+        lo, hi = around("2026-03-08T07:00Z")
+        s = presets.cronie().apply(calsim.Schedule("job", "America/New_York", "2026-01-01T00:00", "30 2 * * *"))
+        _, f = expand_due(s, lo, hi)
+        row = f.filter(f["nominal_local"] == dt.datetime(2026, 3, 8, 2, 30)).row(0, named=True)
+        assert (row["due_utc"], row["notes"]) == (utc("2026-03-08T07:00Z"), ["dst_gap_next_valid"])
+
+    def test_fixed_time_job_in_the_fold_runs_once_wildcard_twice(self):
+        lo, hi = around("2026-11-01T06:00Z")
+        fixed = presets.cronie().apply(calsim.Schedule("f", "America/New_York", "2026-01-01T00:00", "30 1 * * *"))
+        wild = presets.cronie().apply(calsim.Schedule("w", "America/New_York", "2026-01-01T00:00", "30 * * * *"))
+        f_due, _ = expand_due(fixed, lo, hi)
+        w_due, _ = expand_due(wild, lo, hi)
+        assert utc("2026-11-01T05:30Z") in f_due and utc("2026-11-01T06:30Z") not in f_due
+        assert {utc("2026-11-01T05:30Z"), utc("2026-11-01T06:30Z")} <= set(w_due)
+
+    def test_lord_howe_half_hour_gap_runs_fixed_job_at_0230(self):
+        lo, hi = around("2026-10-03T15:30Z")
+        s = presets.cronie().apply(calsim.Schedule("job", "Australia/Lord_Howe", "2026-01-01T00:00", "15 2 * * *"))
+        got, _ = expand_due(s, lo, hi)
+        assert utc("2026-10-03T15:30Z") in got  # 02:30 +11:00, the first instant after the gap
+
+    def test_two_fixed_times_in_one_gap_keep_one_instant_as_cronsim_yields_one(self):
+        # cron runs both at the change; cronsim yields one; calsim keeps both rows, one merged.
+        lo, hi = around("2026-03-08T07:00Z")
+        s = presets.cronie().apply(calsim.Schedule("job", "America/New_York", "2026-01-01T00:00", "0,30 2 * * *"))
+        got, f = expand_due(s, lo, hi)
+        day = f.filter(f["nominal_local"].dt.date() == dt.date(2026, 3, 8))
+        assert day["notes"].to_list() == [["dst_gap_next_valid", "merged_with:2026-03-08T02:30:00"],
+                                          ["dst_gap_next_valid", "merged_into:2026-03-08T02:00:00"]]
+        assert got.count(utc("2026-03-08T07:00Z")) == 1 == cronsim_due(
+            "0,30 2 * * *", "America/New_York", lo, hi).count(utc("2026-03-08T07:00Z"))
+
+    @pytest.mark.parametrize("expr", ["30 9 * * *", "0 * * * *"])
+    def test_apia_skipped_day_matches_cronsim_not_cronies_3h_rule(self, expr):
+        # Pacific/Apia skipped 2011-12-30 (a 24 h jump). cronie's man page treats changes of
+        # 3 h or more as clock corrections (nothing run for the skipped interval); cronsim and
+        # calsim still run the fixed-time job at the change (2011-12-31 00:00 +14). Pinned.
+        lo, hi = utc("2011-12-28T22:00:01Z"), utc("2012-01-01T10:00Z")
+        s = presets.cronie().apply(calsim.Schedule("job", "Pacific/Apia", "2011-12-01T00:00", expr))
+        got, _ = expand_due(s, lo, hi)
+        assert got == cronsim_due(expr, "Pacific/Apia", lo, hi)
+        if expr == "30 9 * * *":
+            assert utc("2011-12-30T10:00Z") in got
+        assert any("3 h or more" in n for n in presets.cronie().notes)
+
+
+# ---------------------------------------------------------------- apscheduler against CronTrigger
+
+APS_TRANSITIONS = [
+    ("America/New_York", "2026-03-08T07:00Z"),
+    ("America/New_York", "2026-11-01T06:00Z"),
+    ("Europe/Helsinki", "2026-03-29T01:00Z"),  # 03:00 -> 04:00
+    ("Europe/Helsinki", "2026-10-25T01:00Z"),  # 04:00 -> 03:00 (the docs' 03:30 example)
+]
+APS_FIELDS = [("2", "30"), ("3", "30"), ("1", "30"), ("3", "0"), ("4", "0"), ("*", "*/30"), ("*", "0"),
+              ("*", "30"), ("*/2", "0"), ("1,3", "15")]
+
+
+def crontrigger_due(hour, minute, zone, lo, hi):
+    """Fire times in [lo, hi), iterated as the scheduler does: previous fire time and now."""
+    trigger = CronTrigger(hour=hour, minute=minute, timezone=ZoneInfo(zone))
+    prev, now, out = None, lo.astimezone(ZoneInfo(zone)), []
+    while True:
+        t = trigger.get_next_fire_time(prev, now)
+        if t >= hi:
+            return out
+        out.append(t.astimezone(UTC))
+        prev = now = t
+
+
+def aps_schedule(hour, minute, zone, **kw):
+    return presets.apscheduler(**kw).apply(calsim.Schedule("job", zone, "2026-01-01T00:00", f"{minute} {hour} * * *"))
+
+
+class TestApschedulerAgainstCronTrigger:
+    @pytest.mark.parametrize("hour, minute", APS_FIELDS)
+    @pytest.mark.parametrize("zone, change", APS_TRANSITIONS)
+    def test_fire_times_match_crontrigger(self, zone, change, hour, minute):
+        lo, hi = around(change)
+        got, _ = expand_due(aps_schedule(hour, minute, zone), lo, hi)
+        assert got == crontrigger_due(hour, minute, zone, lo, hi)
+
+    def test_gap_time_with_a_set_hour_runs_shifted_by_the_gap(self):
+        # 02:30 on New York's spring day comes back as 02:30 fold 0 = 07:30Z = 03:30 EDT.
+        lo, hi = around("2026-03-08T07:00Z")
+        assert utc("2026-03-08T07:30Z") in crontrigger_due("2", "30", "America/New_York", lo, hi)
+        got, f = expand_due(aps_schedule("2", "30", "America/New_York"), lo, hi)
+        assert utc("2026-03-08T07:30Z") in got and ["dst_gap_shifted"] in f["notes"].to_list()
+
+    def test_docs_reading_skips_the_gap_time_unlike_the_code(self):
+        lo, hi = around("2026-03-08T07:00Z")
+        got, _ = expand_due(aps_schedule("2", "30", "America/New_York", dst_gap="docs"), lo, hi)
+        assert got == [t for t in crontrigger_due("2", "30", "America/New_York", lo, hi) if t != utc("2026-03-08T07:30Z")]
+
+    def test_pinned_difference_several_gap_minutes_under_one_hour(self):
+        # hour=3, minute='*/30' on Helsinki's spring day: CronTrigger returns the shifted 03:00
+        # (01:00Z) and then counts past the gap, dropping 03:30; calsim shifts both.
+        lo, hi = around("2026-03-29T01:00Z")
+        aps = crontrigger_due("3", "*/30", "Europe/Helsinki", lo, hi)
+        got, _ = expand_due(aps_schedule("3", "*/30", "Europe/Helsinki"), lo, hi)
+        assert set(got) - set(aps) == {utc("2026-03-29T01:30Z")} and set(aps) <= set(got)
+
+    def test_pinned_difference_shifted_time_on_a_real_one_fires_twice_in_apscheduler(self):
+        # hour='2-4', minute=15 on New York's spring day: 02:15 shifted = 07:15Z = 03:15 EDT,
+        # which is also the real 03:15; CronTrigger yields 07:15Z twice, calsim once (merged).
+        lo, hi = around("2026-03-08T07:00Z")
+        aps = crontrigger_due("2-4", "15", "America/New_York", lo, hi)
+        got, f = expand_due(aps_schedule("2-4", "15", "America/New_York"), lo, hi)
+        assert aps.count(utc("2026-03-08T07:15Z")) == 2 and got.count(utc("2026-03-08T07:15Z")) == 1
+        assert sorted(set(aps)) == got
+        assert any(n.startswith("merged_with:") for ns in f["notes"].to_list() for n in ns)
+
+
+# ---------------------------------------------------------------- bad input
+
+BAD = [
+    (presets.kubernetes, {"concurrency_policy": "forbid"},
+     "concurrency_policy: unknown value 'forbid' (allowed: 'Allow', 'Forbid' or 'Replace')"),
+    (presets.kubernetes, {"too_many_missed": "doc"},
+     "too_many_missed: unknown value 'doc' (allowed: 'code' or 'docs')"),
+    (presets.kubernetes, {"starting_deadline_seconds": -1},
+     "starting_deadline_seconds: invalid value -1 (allowed: an integer >= 0 or None)"),
+    (presets.kubernetes, {"time_zone": "Europe/Berlinn"},
+     "time_zone: invalid value 'Europe/Berlinn' (allowed: an IANA zone name such as 'Europe/Berlin', or None)"),
+    (presets.kubernetes, {"suspend": "yes"}, "suspend: invalid value 'yes' (allowed: True or False)"),
+    (presets.temporal, {"overlap": "Skip"},
+     "overlap: unknown value 'Skip' (allowed: 'SKIP', 'BUFFER_ONE', 'BUFFER_ALL', 'CANCEL_OTHER', "
+     "'TERMINATE_OTHER' or 'ALLOW_ALL')"),
+    (presets.temporal, {"after_outage": "first"},
+     "after_outage: unknown value 'first' (allowed: 'earliest' or 'latest')"),
+    (presets.temporal, {"catchup_window": "1 year"},
+     "catchup_window: invalid value '1 year' (allowed: a duration such as '30s', '1min', 'PT1H', "
+     "a number of seconds)"),
+    (presets.apscheduler, {"dst_gap": "doc"}, "dst_gap: unknown value 'doc' (allowed: 'code' or 'docs')"),
+    (presets.apscheduler, {"misfire_grace_time": 0},
+     "misfire_grace_time: invalid value 0 (allowed: a number of seconds > 0 or None)"),
+    (presets.apscheduler, {"max_instances": 0}, "max_instances: invalid value 0 (allowed: an integer >= 1)"),
+    (presets.apscheduler, {"coalesce": 1}, "coalesce: invalid value 1 (allowed: True or False)"),
+    (presets.quartz, {"misfire_instruction": "SMART"},
+     "misfire_instruction: unknown value 'SMART' (allowed: 'SMART_POLICY', 'FIRE_ONCE_NOW', 'DO_NOTHING' or "
+     "'IGNORE_MISFIRE_POLICY')"),
+    (presets.quartz, {"misfire_threshold_ms": 1.5},
+     "misfire_threshold_ms: invalid value 1.5 (allowed: an integer >= 0)"),
+    (presets.systemd, {"accuracy_sec": "1 fortnight"},
+     "accuracy_sec: invalid value '1 fortnight' (allowed: a duration such as '30s', '1min', 'PT1H', "
+     "a number of seconds)"),
+    (presets.systemd, {"persistent": "true"}, "persistent: invalid value 'true' (allowed: True or False)"),
+    (presets.cronie, {"job_kind": "fixed-time"},
+     "job_kind: unknown value 'fixed-time' (allowed: 'auto', 'fixed' or 'wildcard')"),
+    (presets.eventbridge, {"flexible_window_minutes": 0},
+     "flexible_window_minutes: invalid value 0 (allowed: an integer 1..1440 or None)"),
+    (presets.eventbridge, {"maximum_event_age_seconds": 86401},
+     "maximum_event_age_seconds: invalid value 86401 (allowed: an integer 60..86400)"),
+    (presets.eventbridge, {"maximum_retry_attempts": 186},
+     "maximum_retry_attempts: invalid value 186 (allowed: an integer 0..185)"),
+]
+
+
+class TestValidation:
+    @pytest.mark.parametrize("make, kwargs, message", BAD, ids=lambda v: v.__name__ if callable(v) else None)
+    def test_a_bad_setting_raises_policy_error_naming_it(self, make, kwargs, message):
+        with pytest.raises(calsim.PolicyError, match="^" + re.escape(message) + "$"):
+            make(**kwargs)
+
+    def test_policy_error_is_a_calsim_error(self):
+        with pytest.raises(calsim.CalsimError):
+            presets.systemd(randomized_delay_sec=-5)
+
+    def test_a_handmade_preset_checks_its_gap(self):
+        with pytest.raises(calsim.PolicyError, match=r"^gap: unknown policy 'later' \(allowed: 'skip', 'shift', "
+                                                     r"'next_valid', 'shift_backward' or 'reject'\)$"):
+            presets.Preset("x", Policy(), "later", "first", "1min")  # type: ignore[arg-type]
