@@ -455,10 +455,22 @@ def _system_dir() -> Path:
     )
 
 
+_WHEELS_SEEN: dict[tuple[str, int], dict[str, Path]] = {}
+
+
 def _wheel_versions(directory: Path) -> dict[str, Path]:
-    found: dict[str, Path] = {}
+    """IANA version -> wheel in ``directory``; re-read only when the directory changes (its mtime)."""
     if not directory.is_dir():
-        return found
+        return {}
+    key = (str(directory), directory.stat().st_mtime_ns)
+    hit = _WHEELS_SEEN.get(key)
+    if hit is None:
+        hit = _WHEELS_SEEN[key] = _read_wheel_versions(directory)
+    return dict(hit)
+
+
+def _read_wheel_versions(directory: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
     for whl in sorted(directory.glob("tzdata-*.whl")):
         try:
             v = _WheelSource(whl).version()

@@ -248,6 +248,8 @@ class _Run:
         self.p_account = arr(lambda p: budgets.get(p.account, -1) if p.account else -1)
         self.p_onbudget_wait = arr(lambda p: p.on_budget == "wait", bool)
         self.key = np.array([id_key(s.id) for s in scheds], dtype=np.uint64)
+        self.rel = get_release(scenario.release)
+        self.budget_tables = [self.rel.table(b.zone) for b in scenario.budgets]
 
         # Rows without an instant are settled now, with the reason their notes give.
         no_run = np.flatnonzero(~self.has_due)
@@ -406,32 +408,52 @@ class _Run:
         start = self.pick[idx]
         finish = start + self.occupancy
         s = self.s[idx]
-        sequential = np.zeros(len(idx), dtype=bool)
-        # Overlap: a start before the previous finish of the same schedule.
+        # Overlap: a start before an earlier run of the same schedule finished.
+        # Rows chained by such starts form a cluster; only clusters need order
+        # for skip and cancel_other (they never delay a start), while buffering
+        # delays starts, so a buffering schedule needs order from its first
+        # cluster on.
         order = np.lexsort((start, s))
         s_o, st_o, fi_o = s[order], start[order], finish[order]
         busy = _running_max_by_group(fi_o, s_o)
-        conflict = (st_o < busy) & (self.p_overlap[s_o] != _OVERLAP["allow"])
-        conflicted = np.zeros(len(self.scheds), dtype=bool)
-        conflicted[s_o[conflict]] = True
-        # Budgets: accounts whose demand exceeds the limit in some period.
+        mode_o = self.p_overlap[s_o]
+        conflict = (st_o < busy) & (mode_o != _OVERLAP["allow"])
+        by_overlap = np.zeros(len(idx), dtype=bool)
+        if conflict.any():
+            cluster = np.cumsum(~conflict)
+            in_cluster = np.bincount(cluster)[cluster] > 1
+            buffering = (mode_o == _OVERLAP["buffer_one"]) | (mode_o == _OVERLAP["buffer_all"])
+            first = np.full(len(self.scheds), _BIG, dtype=np.int64)
+            hit = in_cluster & buffering
+            np.minimum.at(first, s_o[hit], st_o[hit])
+            need = in_cluster | (buffering & (st_o >= first[s_o]))
+            by_overlap[order[need]] = True
+        # Budgets: from an account's first period whose demand exceeds its limit,
+        # its rows need order (a held run spills into the next period).
         acct = self.p_account[s]
-        budgeted = np.zeros(len(self.scheds), dtype=bool)
+        by_budget = np.zeros(len(idx), dtype=bool)
         if self.sc.budgets:
             period = self._period_index(acct, start)
             for a, b in enumerate(self.sc.budgets):
                 rows = np.flatnonzero(acct == a)
                 if not len(rows):
                     continue
-                demand = np.bincount(period[rows] - period[rows].min(), weights=self.p_cost[s[rows]])
-                if (demand > b.limit + 1e-9).any():
-                    members = np.flatnonzero(self.p_account == a)
-                    budgeted[members] = True
-        seq_sched = conflicted | budgeted
-        if self.sc.capacity is not None:
-            if _max_concurrency(start, finish) > self.sc.capacity:
-                seq_sched[:] = True
-        sequential = seq_sched[s]
+                p0 = period[rows].min()
+                demand = np.bincount(period[rows] - p0, weights=self.p_cost[s[rows]])
+                if not (demand > b.limit + 1e-9).any():
+                    continue
+                # A period needs order when its demand, plus what earlier
+                # periods held over (runs waiting for budget), exceeds the
+                # limit; the carry is an upper bound (catch-up can only
+                # shrink a backlog), so no period that needs order is missed.
+                carry, need = 0.0, np.zeros(len(demand), dtype=bool)
+                for k, d in enumerate(demand.tolist()):
+                    need[k] = carry > 0 or d > b.limit + 1e-9
+                    carry = max(0.0, carry + d - b.limit)
+                by_budget[rows[need[period[rows] - p0]]] = True
+        sequential = by_overlap | by_budget
+        if self.sc.capacity is not None and _max_concurrency(start, finish) > self.sc.capacity:
+            sequential[:] = True
         fast = idx[~sequential]
         self.start[fast] = start[~sequential]
         self.finish[fast] = finish[~sequential]
@@ -448,12 +470,11 @@ class _Run:
     def _period_index(self, acct: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Index of each instant's local calendar period of its account's budget (day/week/month)."""
         out = np.zeros(len(t), dtype=np.int64)
-        rel = get_release(self.sc.release)
         for a, b in enumerate(self.sc.budgets):
             rows = np.flatnonzero(acct == a)
             if not len(rows):
                 continue
-            table = rel.table(b.zone)
+            table = self.budget_tables[a]
             local = t[rows] + table.offset_at_utc(t[rows] // US).astype(np.int64) * US
             day = local // (86400 * US)
             if b.period == "day":
@@ -474,9 +495,30 @@ class _Run:
             wall = (period * 7 - 3) * 86400 * US
         else:
             wall = np.datetime64(int(period), "M").astype("datetime64[us]").astype(np.int64)
-        table = get_release(self.sc.release).table(b.zone)
+        table = self.budget_tables[self.sc.budgets.index(b)]
         r = resolve_wall(np.array([wall], dtype=np.int64), table, gap="next_valid", fold="first")
         return int(r.due[0])
+
+    def _period_fn(self, a: int):
+        """A scalar ``t -> period index`` for budget ``a`` (bisect on its zone's transitions)."""
+        import bisect
+        import datetime as dt
+
+        b, table = self.sc.budgets[a], self.budget_tables[a]
+        utc, offs = table.utc.tolist(), table.offsets.tolist()
+
+        def period(t: int) -> int:
+            sec = t // US
+            local = sec + offs[bisect.bisect_right(utc, sec)]
+            day = local // 86400
+            if b.period == "day":
+                return day
+            if b.period == "week":
+                return (day + 3) // 7
+            d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
+            return (d.year - 1970) * 12 + d.month - 1
+
+        return period
 
     def _event_loop(self, rows: np.ndarray, occupancy: np.ndarray, success: np.ndarray) -> None:
         """Order-dependent rules, one event at a time, for the rows that need them."""
@@ -501,8 +543,15 @@ class _Run:
         opened: set[tuple[int, int]] = set()
         end = sc.end_us
 
+        period_fns = [self._period_fn(a) for a in range(len(budgets))]
+
         def period_of(a: int, t: int) -> int:
-            return int(self._period_index(np.array([a]), np.array([t]))[0])
+            return period_fns[a](t)
+
+        # No state is needed from the rows settled by columns: a run that
+        # overlaps an ordered one is in its overlap cluster (so ordered too),
+        # and a budget period is either ordered for its whole account or has
+        # room for all of its demand.
 
         outages = [(o.start_us, o.end_us) for o in sc.outages]
 
