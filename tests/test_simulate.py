@@ -340,3 +340,23 @@ def test_same_scenario_and_seed_give_the_same_ledger_across_processes(tmp_path):
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": str(seed), "PATH": "/usr/bin:/bin"}).stdout for seed in (1, 2)}
     assert len(outs) == 1, outs
+
+
+def test_revise_cancels_the_old_revisions_backlog_not_yet_started():
+    s = calsim.Schedule("d", "UTC", "2026-01-01T09:00", "FREQ=DAILY", policy=calsim.Policy(catchup="all"))
+    new = calsim.Schedule("d", "UTC", "2026-01-01T10:00", "FREQ=DAILY", revision=2)
+    sc = calsim.Scenario("r", [s], "2026-01-01T00:00Z", "2026-01-06T00:00Z",
+                         outages=[calsim.Outage("2026-01-01T12:00Z", "2026-01-03T12:00Z")],
+                         events=[calsim.Revise("2026-01-03T00:00Z", new)])
+    got = [(r["revision"], r["due_utc"].day, r["state"], r["reason"]) for r in calsim.simulate(sc).frame.iter_rows(named=True)]
+    assert got == [(1, 1, "done", None), (1, 2, "cancelled", "revision"), (2, 3, "done", None),
+                   (2, 4, "done", None), (2, 5, "done", None)]
+
+
+def test_daily_cost_and_pandas_views():
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(cost=0.5, account="t"))
+    ledger = calsim.simulate(calsim.Scenario("c", [s], "2026-01-01T00:00Z", "2026-01-03T00:00Z"))
+    daily = ledger.daily_cost()
+    assert daily.rows() == [(dt.date(2026, 1, 1), "t", 12.0, 24), (dt.date(2026, 1, 2), "t", 12.0, 24)]
+    pdf = ledger.to_pandas()
+    assert len(pdf) == 48 and str(pdf["started_utc"].dt.tz) == "UTC"

@@ -302,6 +302,16 @@ class _Run:
                 pick = np.where(inside, ends[np.maximum(j, 0)], pick)
         self.pick[idx] = pick
         self._pauses()
+        self._revisions()
+
+    def _revisions(self) -> None:
+        """Occurrences of a replaced revision not yet started at its boundary: ``cancelled``/``revision``."""
+        _, boundaries = _revised(self.sc)
+        for at, sid, rev in boundaries:
+            member = np.array([s.id == sid and s.revision == rev for s in self.scheds], dtype=bool)
+            rows = np.flatnonzero(self.has_due & (self.state < 0) & member[self.s] & (self.pick >= at))
+            self.state[rows] = S["cancelled"]
+            self.reason[rows] = R["revision"]
 
     def _pauses(self) -> None:
         spans: dict[str | None, list[list[int]]] = {}
@@ -413,7 +423,12 @@ class _Run:
         # for skip and cancel_other (they never delay a start), while buffering
         # delays starts, so a buffering schedule needs order from its first
         # cluster on.
-        order = np.lexsort((start, s))
+        # Rows come in instant order, and within a schedule eligibility (jitter
+        # is capped before the next occurrence) and so pickup keep that order:
+        # a stable sort by schedule (a radix sort on 16-bit keys) orders them
+        # by (schedule, start).
+        key = s.astype(np.int16 if len(self.scheds) < 2**15 else np.int32)
+        order = np.argsort(key, kind="stable")
         s_o, st_o, fi_o = s[order], start[order], finish[order]
         busy = _running_max_by_group(fi_o, s_o)
         mode_o = self.p_overlap[s_o]
@@ -433,24 +448,26 @@ class _Run:
         acct = self.p_account[s]
         by_budget = np.zeros(len(idx), dtype=bool)
         if self.sc.budgets:
-            period = self._period_index(acct, start)
+            paying = np.flatnonzero(acct >= 0)
+            period = self._period_index(acct[paying], start[paying])
+            p0 = int(period.min()) if len(paying) else 0
+            span = int(period.max()) - p0 + 1 if len(paying) else 1
+            cell = acct[paying] * span + (period - p0)
+            demand = np.bincount(cell, weights=self.p_cost[s[paying]], minlength=len(self.sc.budgets) * span)
+            demand = demand.reshape(len(self.sc.budgets), span)
+            need = np.zeros_like(demand, dtype=bool)
             for a, b in enumerate(self.sc.budgets):
-                rows = np.flatnonzero(acct == a)
-                if not len(rows):
-                    continue
-                p0 = period[rows].min()
-                demand = np.bincount(period[rows] - p0, weights=self.p_cost[s[rows]])
-                if not (demand > b.limit + 1e-9).any():
+                if not (demand[a] > b.limit + 1e-9).any():
                     continue
                 # A period needs order when its demand, plus what earlier
                 # periods held over (runs waiting for budget), exceeds the
                 # limit; the carry is an upper bound (catch-up can only
                 # shrink a backlog), so no period that needs order is missed.
-                carry, need = 0.0, np.zeros(len(demand), dtype=bool)
-                for k, d in enumerate(demand.tolist()):
-                    need[k] = carry > 0 or d > b.limit + 1e-9
+                carry = 0.0
+                for k, d in enumerate(demand[a].tolist()):
+                    need[a, k] = carry > 0 or d > b.limit + 1e-9
                     carry = max(0.0, carry + d - b.limit)
-                by_budget[rows[need[period[rows] - p0]]] = True
+            by_budget[paying[need.ravel()[cell]]] = True
         sequential = by_overlap | by_budget
         if self.sc.capacity is not None and _max_concurrency(start, finish) > self.sc.capacity:
             sequential[:] = True
@@ -468,25 +485,33 @@ class _Run:
         self.cost[rows] = self.p_cost[self.s[rows]] * self.attempts_n[rows]
 
     def _period_index(self, acct: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Index of each instant's local calendar period of its account's budget (day/week/month)."""
+        """Index of each instant's local calendar period of its account's budget (day/week/month).
+
+        Budgets sharing a zone and a period kind are computed in one pass.
+        """
         out = np.zeros(len(t), dtype=np.int64)
+        kinds: dict[tuple[str, str], list[int]] = {}
         for a, b in enumerate(self.sc.budgets):
-            rows = np.flatnonzero(acct == a)
+            kinds.setdefault((b.zone, b.period), []).append(a)
+        for (zone, period), members in kinds.items():
+            member = np.zeros(len(self.sc.budgets) + 1, dtype=bool)
+            member[np.array(members) + 1] = True
+            rows = np.flatnonzero(member[acct + 1])
             if not len(rows):
                 continue
-            table = self.budget_tables[a]
+            table = self.budget_tables[members[0]]
             local = t[rows] + table.offset_at_utc(t[rows] // US).astype(np.int64) * US
             day = local // (86400 * US)
-            if b.period == "day":
+            if period == "day":
                 out[rows] = day
-            elif b.period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
+            elif period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
                 out[rows] = (day + 3) // 7
             else:
                 out[rows] = local.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
         return out
 
     def _period_start(self, b, period: int) -> int:
-        """UTC instant (µs) at which local period ``period`` of budget ``b`` begins."""
+        """UTC instant (µs) at which local period ``period`` of budget ``b`` begins (its local midnight)."""
         from ..resolution import resolve_wall
 
         if b.period == "day":
@@ -496,6 +521,7 @@ class _Run:
         else:
             wall = np.datetime64(int(period), "M").astype("datetime64[us]").astype(np.int64)
         table = self.budget_tables[self.sc.budgets.index(b)]
+        # A midnight that does not exist (a DST jump at 00:00) opens at the jump.
         r = resolve_wall(np.array([wall], dtype=np.int64), table, gap="next_valid", fold="first")
         return int(r.due[0])
 
@@ -694,19 +720,26 @@ class _Run:
 
 
 def _running_max_by_group(finish: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """For rows sorted by (group, start): the latest finish among earlier rows of the same group."""
+    """For rows sorted by (group, start): the latest finish among earlier rows of the same group.
+
+    Each group is lifted above the previous one (``group * span``) so that one
+    running maximum over the whole column never leaks across groups.
+    """
     out = np.full(len(finish), -_BIG, dtype=np.int64)
     if len(finish) < 2:
         return out
-    starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-    # Offset each group so a running maximum cannot leak across groups.
-    base = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, len(finish))))
-    span = int(finish.max() - finish.min()) + 1 if len(finish) else 1
-    shifted = finish - finish.min() + base * span
-    run = np.maximum.accumulate(shifted)
-    prev = np.concatenate([[-1], run[:-1]])
-    same = np.concatenate([[False], group[1:] == group[:-1]])
-    out[same] = prev[same] - base[same] * span + finish.min()
+    lo = int(finish.min())
+    span = int(finish.max()) - lo + 1
+    if int(group.max()) * span >= 2**62:  # an absurd horizon: no lift fits, go group by group
+        starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
+        for a, b in zip(starts, np.append(starts[1:], len(finish))):
+            run = np.maximum.accumulate(finish[a:b])
+            out[a + 1:b] = run[:-1]
+        return out
+    lifted = finish - lo + group.astype(np.int64) * span
+    run = np.maximum.accumulate(lifted)
+    same = group[1:] == group[:-1]
+    out[1:] = np.where(same, run[:-1] - group[1:].astype(np.int64) * span + lo, -_BIG)
     return out
 
 
