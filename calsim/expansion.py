@@ -322,7 +322,7 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     block_len, block_start = lens[by_sched], starts[by_sched]
     shift = block_start - np.concatenate([[0], np.cumsum(block_len)[:-1]])
     idx = idx[np.repeat(shift, block_len) + np.arange(len(idx))]
-    idx = idx[np.argsort(place[idx], kind="stable")]
+    idx = idx[_stable_argsort(place[idx])]
     n = len(idx)
 
     # The permutation is close to random (ordered by instant across
@@ -336,22 +336,50 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     notes = _notes(idx, dst, inv, extras, vocab)
     ids = pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String)
     zones = pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)
-    revs = pl.Series("revision", [s.revision for s in scheds], dtype=pl.Int64)
     ps = out["sched"].cast(pl.UInt32)
-    has = out["has_due"]
+    missing = np.flatnonzero(~out["has_due"].to_numpy())
+    due = out["due"].cast(pl.Datetime("us", "UTC")).alias("due_utc")
+    offset = out["offset"].alias("utc_offset_s")
+    if len(missing):  # nulls written where there is no instant: touches only those rows
+        due = due.scatter(missing, None)
+        offset = offset.scatter(missing, None)
+    revisions = {s.revision for s in scheds}
     frame = pl.DataFrame(
         [
             ids.gather(ps),
-            revs.gather(ps),
             out["wall"].cast(pl.Datetime("us")).alias("nominal_local"),
             out["fold"],
             zones.gather(ps),
-            pl.select(pl.when(has).then(out["due"].cast(pl.Datetime("us", "UTC")))).to_series().alias("due_utc"),
-            pl.select(pl.when(has).then(out["offset"])).to_series().alias("utc_offset_s"),
+            due,
+            offset,
             notes,
         ]
-    ).with_columns(pl.lit(version, pl.String).alias("tzdata")).select(OCCURRENCE_SCHEMA.names())
+    ).with_columns(
+        pl.lit(version, pl.String).alias("tzdata"),
+        # One revision everywhere (the usual case): a literal column, no gather.
+        pl.lit(revisions.pop(), pl.Int64).alias("revision") if len(revisions) == 1
+        else pl.Series("revision", [s.revision for s in scheds], dtype=pl.Int64).gather(ps),
+    ).select(OCCURRENCE_SCHEMA.names())
     return frame, out["sched"].to_numpy()
+
+
+def _stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``, on two cores for large columns.
+
+    numpy releases the GIL while sorting: the rows are split at the median
+    key (all rows below it, then the rest, each keeping its order), the two
+    halves are sorted in two threads, and concatenated.
+    """
+    if len(keys) < 2_000_000:
+        return np.argsort(keys, kind="stable")
+    from concurrent.futures import ThreadPoolExecutor
+
+    pivot = np.partition(keys[:: max(1, len(keys) // 100_001)], 50_000)[50_000]
+    low = np.flatnonzero(keys < pivot)
+    high = np.flatnonzero(keys >= pivot)
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(lambda part: part[np.argsort(keys[part], kind="stable")], (low, high))
+    return np.concatenate([a, b])
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
