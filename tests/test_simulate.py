@@ -360,3 +360,11 @@ def test_daily_cost_and_pandas_views():
     assert daily.rows() == [(dt.date(2026, 1, 1), "t", 12.0, 24), (dt.date(2026, 1, 2), "t", 12.0, 24)]
     pdf = ledger.to_pandas()
     assert len(pdf) == 48 and str(pdf["started_utc"].dt.tz) == "UTC"
+
+
+def test_a_manual_run_is_keyed_by_the_triggers_local_wall_time():
+    s = calsim.Schedule("h", "Asia/Kolkata", "2026-01-01T00:00", "FREQ=DAILY")
+    sc = calsim.Scenario("t", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                         events=[calsim.Trigger("2026-01-01T06:00Z", "h")])
+    m = calsim.simulate(sc).frame.filter(pl.col("kind") == "manual").row(0, named=True)
+    assert (m["nominal_local"], m["utc_offset_s"], m["notes"]) == (dt.datetime(2026, 1, 1, 11, 30), 19800, [])

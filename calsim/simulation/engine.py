@@ -788,6 +788,8 @@ def _manual_rows(scenario: Scenario, scheds: list[Schedule], run: _Run) -> list[
         for o in scenario.outages:
             if o.start_us <= t < o.end_us or o.start_us <= ev.at_us < o.end_us:
                 t = o.end_us
-        out.append({"i": i, "schedule": s, "at": ev.at_us, "start": t, "finish": t + p.duration_us,
-                    "cost": float(p.cost)})
+        # Its identity is the trigger's local wall time (the ledger key needs a nominal time).
+        off = int(run.rel.table(s.zone).offset_at_utc(np.array([ev.at_us // US]))[0])
+        out.append({"i": i, "schedule": s, "at": ev.at_us, "wall": ev.at_us + off * US, "offset": off,
+                    "start": t, "finish": t + p.duration_us, "cost": float(p.cost)})
     return out

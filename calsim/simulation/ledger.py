@@ -88,14 +88,16 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
             at = us(m["at"])
             rows.append({
                 "scenario": name, "schedule_id": s.id, "revision": s.revision,
-                "nominal_local": None, "fold": 0, "zone": s.zone, "tzdata": frame["tzdata"][0] if frame.height else "",
-                "due_utc": at, "utc_offset_s": None, "notes": ["manual"], "kind": "manual",
+                "nominal_local": us(m["wall"]), "fold": 0, "zone": s.zone,
+                "tzdata": frame["tzdata"][0] if frame.height else "",
+                "due_utc": at, "utc_offset_s": m["offset"], "notes": [], "kind": "manual",
                 "eligible_utc": at, "started_utc": us(m["start"]),
                 "finished_utc": us(m["finish"]), "lateness_s": (m["start"] - m["at"]) / 1e6,
                 "state": "done", "reason": None, "attempts": 1, "cost": m["cost"], "budget_wait_s": 0.0,
             })
         extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in LEDGER_SCHEMA.items()})
         extra = extra.with_columns(pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
+        # nominal_local is naive wall time: replace_time_zone above did not touch it.
         frame = pl.concat([frame, extra.cast(dict(LEDGER_SCHEMA))]).sort("due_utc", maintain_order=True, nulls_last=True)
     return frame
 
