@@ -57,6 +57,9 @@ NONE = -1
 _CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
 _OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4}
 _BIG = np.iinfo(np.int64).max // 4
+# A queued run gains one priority level per hour it waits for capacity, so
+# that low-priority work is delayed, never starved (the DESIGN's "ageing").
+AGEING_US = 3600 * US
 
 
 def simulate(scenario: Scenario, engine: str = "local", client: object = None, output: object = None,
@@ -556,7 +559,7 @@ class _Run:
         running: dict[int, tuple[int, int]] = {}  # schedule -> (row, finish)
         buffers: dict[int, list[int]] = {}
         waiting: dict[int, list[tuple[int, int]]] = {}  # account -> [(row, since)]
-        cap_queue: list[tuple[int, int, int, int]] = []
+        cap_queue: list[tuple[int, int, int, int]] = []  # (priority, eligible, queued_at, row)
         active = 0
         capacity = sc.capacity
         events: list[tuple[int, int, int, int]] = []  # (time, order, seq, payload)
@@ -609,7 +612,7 @@ class _Run:
             a = int(self.p_account[s])
             if capacity is not None and active >= capacity and not from_queue:
                 prio = int(self.p_priority[s])
-                heapq.heappush(cap_queue, (-prio, int(self.eligible[r]), seq, r))
+                cap_queue.append((prio, int(self.eligible[r]), t, r))
                 seq += 1
                 return
             if a >= 0:
@@ -673,7 +676,11 @@ class _Run:
                     nxt = buffers[s].pop(0)
                     try_start(nxt, t)
                 while capacity is not None and cap_queue and active < capacity:
-                    _, _, _, q = heapq.heappop(cap_queue)
+                    # Highest priority first, ageing one level per AGEING_US waited so that
+                    # low priority never starves; ties by eligibility (oldest first).
+                    best = max(range(len(cap_queue)), key=lambda i: (
+                        cap_queue[i][0] + (t - cap_queue[i][2]) // AGEING_US, -cap_queue[i][1], -i))
+                    _, _, _, q = cap_queue.pop(best)
                     try_start(q, t, from_queue=True)
             elif kind == 1:  # a budget period opens
                 a = payload
