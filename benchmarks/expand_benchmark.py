@@ -141,9 +141,10 @@ def main(argv: list[str] | None = None) -> dict:
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "python": sys.version.split()[0],
     }
+    result["meets_target"] = result["speedup"] >= 50 and result["calsim_seconds"] <= 10
     print(json.dumps(result, indent=2))
     return result
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main()["meets_target"] else 1)

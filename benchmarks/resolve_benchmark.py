@@ -90,9 +90,10 @@ def main(argv: list[str] | None = None) -> dict:
         "python": sys.version.split()[0],
         "machine": platform.machine(),
     }
+    result["meets_target"] = result["speedup"] >= result["target_speedup"]
     print(json.dumps(result, indent=2))
     return result
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main()["meets_target"] else 1)

@@ -70,9 +70,12 @@ def main(argv=None) -> dict:
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "python": sys.version.split()[0],
     }
+    result["target_linear_ratio_max"] = 1.25
+    result["meets_target"] = (big["per_s"] >= 1_000_000
+                              and result["per_occurrence_cost_ratio_large_over_small"] <= 1.25)
     print(json.dumps(result, indent=2))
     return result
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(0 if main()["meets_target"] else 1)
