@@ -255,7 +255,6 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
     scheds = sorted(schedules, key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
-    n_s = len(scheds)
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
     hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
 
@@ -323,7 +322,6 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
     shift = block_start - np.concatenate([[0], np.cumsum(block_len)[:-1]])
     idx = idx[np.repeat(shift, block_len) + np.arange(len(idx))]
     idx = idx[_stable_argsort(place[idx])]
-    n = len(idx)
 
     # The permutation is close to random (ordered by instant across
     # schedules); polars gathers all columns at once, on every core.

@@ -39,7 +39,7 @@ import polars as pl
 from .errors import InputError, UnknownZoneError
 from .expansion import as_schedules, expand
 from .times import US, instant_us
-from .tzdb import Release, ReleaseLike, release as get_release
+from .tzdb import ReleaseLike, release as get_release
 
 __all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings

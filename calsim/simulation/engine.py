@@ -34,7 +34,6 @@ running past the end), and a run still waiting for budget at the end is
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import replace
 
 import numpy as np

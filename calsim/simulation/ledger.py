@@ -58,7 +58,6 @@ def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
 
 def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
     """Assemble the ledger frame from the engine's columns (internal)."""
-    n = run.n
     assert (run.state >= 0).all(), "an occurrence was left pending"
     has = run.has_due
     started = run.started & (run.state != -1)
