@@ -125,3 +125,21 @@ class TestPreview:
         f = calsim.preview(s, n=4, after="2026-06-01T10:30Z", release=R)
         assert [d.hour for d in f["due_utc"]] == [11, 12, 13, 14]
         assert f.columns[-1] == "explain"
+
+
+def test_the_shipped_example_fleet_file_loads_every_rule_kind():
+    from pathlib import Path
+
+    fleet = calsim.load(Path(__file__).parent.parent / "data" / "examples" / "fleet.toml")
+    assert {s.kind for s in fleet} == {"rrule", "cron", "every", "window"}
+    assert calsim.expand(fleet, "2026-01-01T00:00Z", "2026-02-01T00:00Z", R).height > 500
+
+
+def test_fleet_file_errors_name_the_entry_and_key(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\ncolour = "red"\n')
+    with pytest.raises(calsim.ScheduleError, match=r"^fleet: bad.toml schedule #1: unknown key 'colour'"):
+        calsim.load(p)
+    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\nrrule = "FREQ=DAILY"\n')
+    with pytest.raises(calsim.ScheduleError, match=r"give exactly one of rule, rrule, cron, every, window"):
+        calsim.load(p)
