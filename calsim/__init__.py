@@ -16,6 +16,8 @@ from .errors import (
     ResolutionError,
     RuleError,
     ScheduleError,
+    StoreError,
+    LedgerLockedError,
     UnknownReleaseError,
     UnknownZoneError,
 )
@@ -35,6 +37,7 @@ from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
 from .simulation.engine import simulate
+from .store import LedgerStore
 from . import examples, presets
 
 __version__ = "0.1.0"
@@ -78,6 +81,7 @@ __all__ = [
     "TzUpgrade",
     "simulate",
     "Ledger",
+    "LedgerStore",
     # tzdata upgrades
     "zone_changes",
     "tzdiff",
@@ -95,4 +99,6 @@ __all__ = [
     "AmbiguousTimeError",
     "RuleError",
     "ScheduleError",
+    "StoreError",
+    "LedgerLockedError",
 ]

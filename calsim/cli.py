@@ -130,6 +130,13 @@ def _cmd_tzdiff(args: argparse.Namespace) -> int:
     else:
         summary = (f"0 of {len(schedules):,} schedules change between tzdata {old.version} and {new.version} "
                    f"in [{start}, {end})")
+    if args.db:
+        from .store import LedgerStore
+
+        name = args.name or f"tzdiff {old.version}->{new.version} {start}..{end}"
+        with LedgerStore(args.db) as store:
+            store.write_tzdiff(name, diff, replace=True)
+        summary += f"; written to {args.db} as {name!r}"
     out = diff.with_columns(pl.col("old_notes", "new_notes").list.join(";"))
     if args.format == "parquet":
         if not args.output:
@@ -204,6 +211,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--format", default="table", choices=("table", "csv", "json", "parquet"))
     s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
     s.add_argument("--fail-on-change", action="store_true", help="exit 1 when any occurrence moves")
+    s.add_argument("--db", default=None, help="also store the diff in this ledger store (DuckDB file), table tz_diffs")
+    s.add_argument("--name", default=None, help="the name to store the diff under (with --db)")
     s.add_argument("--override", action="append", metavar="ZONE@INSTANT=POSIX_TZ",
                    help="what-if: in --new, ZONE follows POSIX_TZ from INSTANT (repeatable)")
     s.set_defaults(func=_cmd_tzdiff)

@@ -32,6 +32,13 @@ __all__ = [
     "AmbiguousTimeError",
     "RuleError",
     "ScheduleError",
+    "StoreError",
+    "LedgerLockedError",
+    "SchemaVersionError",
+    "ScenarioExistsError",
+    "UnknownScenarioError",
+    "LedgerSchemaError",
+    "DuplicateKeyError",
 ]
 
 
@@ -87,6 +94,38 @@ class RuleError(CalsimError):
 
 class ScheduleError(CalsimError):
     """A schedule is inconsistent (unknown zone, overlapping revisions, ...)."""
+
+
+class StoreError(CalsimError):
+    """The ledger store cannot do what was asked (not a calsim store, bad SQL, ...)."""
+
+
+class LedgerLockedError(StoreError):
+    """Another process holds the DuckDB file open for writing."""
+
+
+class SchemaVersionError(StoreError):
+    """The file was written by a newer calsim with a store layout this one does not know."""
+
+
+class ScenarioExistsError(StoreError):
+    """A different ledger is already stored under this scenario name."""
+
+
+class UnknownScenarioError(StoreError, KeyError):
+    """No scenario of this name is in the store."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class LedgerSchemaError(StoreError):
+    """A ledger frame lacks a column or has a wrong dtype."""
+
+
+class DuplicateKeyError(StoreError):
+    """A ledger holds two rows with the same primary key."""
+
 
 
 def choices(allowed: object) -> str:

@@ -101,3 +101,19 @@ class TestTzdiffGate:
     def test_unreadable_fleet_file_exits_2(self, tmp_path):
         p = run("tzdiff", str(tmp_path / "missing.toml"), "--old", "2026f", "--new", "2026f")
         assert p.returncode == 2 and p.stderr.startswith("calsim: error: fleet: cannot read")
+
+
+def test_tzdiff_writes_into_the_ledger_store_when_asked(tmp_path):
+    db = tmp_path / "ledger.duckdb"
+    args = ["tzdiff", "example:300", "--old", "2025b", "--new", "2026f", "--from", "2026-01-01T00:00Z",
+            "--to", "2027-01-01T00:00Z", "--db", str(db), "--name", "upgrade-2026f"]
+    p = run(*args)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].endswith(f"; written to {db} as 'upgrade-2026f'")
+    import calsim
+
+    with calsim.LedgerStore(str(db)) as store:
+        stored = store.tzdiff("upgrade-2026f")
+    diff = calsim.tzdiff(calsim.examples.fleet(300), "2025b", "2026f", "2026-01-01T00:00Z", "2027-01-01T00:00Z")
+    assert stored.equals(diff)
+    assert run(*args).returncode == 0  # writing the same diff again changes nothing

@@ -110,7 +110,7 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
     manual = _manual_rows(scenario, scheds, run)
     bar.update(1)
     accounts = {s.id: s.policy.account for s in scheds if isinstance(s.policy, Policy) and s.policy.account}
-    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts)
+    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts, scenario)
     bar.update(1)
     bar.close()
     return ledger

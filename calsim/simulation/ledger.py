@@ -115,10 +115,12 @@ class Ledger:
     ('h', 3)
     """
 
-    def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None):
+    def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None,
+                 scenario: object = None):
         self.name = name
         self.frame = frame
         self.accounts = accounts or {}
+        self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
 
     def __repr__(self) -> str:
         return f"Ledger({self.name!r}, {self.frame.height} rows)"

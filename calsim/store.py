@@ -1,0 +1,807 @@
+"""``LedgerStore``: many simulated ledgers side by side in one DuckDB file (DESIGN.md §6).
+
+Tables
+------
+``calsim_meta``   ``key``/``value``; ``schema_version`` is the store's layout version.
+``scenarios``     one row per written ledger: ``name``, ``created``, ``horizon_start``,
+                  ``horizon_end`` (from the scenario when given, else the ledger's
+                  first and last ``due_utc``), ``release`` (the ``tzdata`` values),
+                  ``parameters`` (JSON), ``calsim_version``, ``schema_version``,
+                  ``rows``, ``digest`` (content hash used for idempotence).
+``schedules``     one row per (scenario, schedule_id, revision): ``zone``, ``account``,
+                  and when ``scenario=`` was passed, ``rule`` text and ``policy`` JSON.
+``occurrences``   the ledger frame plus ``seq`` (row order), primary key
+                  ``(scenario, schedule_id, revision, nominal_local, fold, kind)``
+                  declared in DuckDB, so the database itself refuses a duplicate.
+``tz_diffs``      :func:`calsim.tzdiff` frames by name (:meth:`LedgerStore.write_tzdiff`).
+
+Views: ``state_counts``, ``observation_gaps`` (as :meth:`Ledger.gaps`),
+``daily_cost`` (as :meth:`Ledger.daily_cost`), ``lateness`` (per scenario).
+
+Decisions
+---------
+* Writing a ledger whose content equals the stored one is a no-op. Writing a
+  *different* ledger under an existing name is refused
+  (:class:`ScenarioExistsError`) unless ``replace=True``, which deletes and
+  re-inserts in the same transaction. Refusing is the default because a
+  ledger is evidence: silently overwriting it would lose a comparison.
+* Every write is one DuckDB transaction: a failure (or a killed process)
+  leaves the previous state; an interrupted scenario is absent, never partial.
+* Concurrency is DuckDB's: one process may open a file for writing; a second
+  one gets :class:`LedgerLockedError`. Several processes may open the same
+  file with ``read_only=True`` when no process has it open for writing.
+  Inside one process, share one store (DuckDB serialises its writers).
+* :meth:`LedgerStore.reconcile` compares a production run history with a
+  stored ledger and changes nothing.
+* Instants are ``TIMESTAMPTZ`` read back in UTC (the connection's ``TimeZone``
+  is set to UTC), nominal times ``TIMESTAMP``; ``kind``/``state``/``reason``
+  are DuckDB ENUMs restored as polars Enums.
+
+>>> import calsim
+>>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+>>> ledger = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False)
+>>> with LedgerStore() as store:
+...     _ = store.write(ledger)
+...     store.ledger("x").equals(ledger.frame), store.compare(["x"])["done"][0]
+(True, 24)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+
+from .errors import (
+    DuplicateKeyError,
+    InputError,
+    LedgerLockedError,
+    LedgerSchemaError,
+    ScenarioExistsError,
+    SchemaVersionError,
+    StoreError,
+    UnknownScenarioError,
+)
+from .simulation.ledger import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, Ledger
+from .tzchanges import TZDIFF_SCHEMA
+
+__all__ = [
+    "LedgerStore",
+    "StoreError",
+    "LedgerLockedError",
+    "SchemaVersionError",
+    "ScenarioExistsError",
+    "UnknownScenarioError",
+    "LedgerSchemaError",
+    "DuplicateKeyError",
+    "SCHEMA_VERSION",
+    "RECONCILE_CLASSES",
+]
+
+SCHEMA_VERSION = 1
+MAX_NAME = 200
+KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
+RECONCILE_CLASSES = ("matched", "missing", "duplicate", "unexpected", "late", "wrong_instant")
+UTC = pl.Datetime("us", "UTC")
+
+
+def _q(name: str) -> str:
+    """Quote one SQL identifier (the only place identifiers are quoted)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _enum_sql(values: tuple[str, ...]) -> str:
+    return "ENUM (" + ", ".join("'" + v + "'" for v in values) + ")"
+
+
+_SQL_TYPES = {
+    pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Int8: "TINYINT", pl.Float64: "DOUBLE",
+}
+
+
+def _sql_type(name: str, dtype: pl.DataType) -> str:
+    if name == "kind":
+        return "calsim_kind"
+    if name == "state":
+        return "calsim_state"
+    if name == "reason":
+        return "calsim_reason"
+    if dtype == UTC:
+        return "TIMESTAMPTZ"
+    if dtype == pl.Datetime("us"):
+        return "TIMESTAMP"
+    if dtype == pl.List(pl.String):
+        return "VARCHAR[]"
+    return _SQL_TYPES[dtype.base_type()]
+
+
+def _columns_sql(schema: pl.Schema, not_null: tuple[str, ...]) -> str:
+    return ",\n  ".join(
+        f"{_q(c)} {_sql_type(c, t)}" + (" NOT NULL" if c in not_null else "") for c, t in schema.items()
+    )
+
+
+# Mirrors Ledger.gaps(): rows never meant to run (dst_gap, merged, calendar)
+# open no gap. Speed: a window over every row of a fleet-year takes seconds,
+# so the window only covers, per schedule, the span from the last done run
+# before its first missed row to the first done run after its last one
+# (an outage touches a few days, not the year). Those bounds are looked for
+# within 35 days of the scenario's missed rows (``near``); a schedule with no
+# done run there (monthly, or down for long) falls back to +-infinity, which
+# is only slower, never wrong.
+# ``{where}`` lets compare() filter scenarios before the joins.
+_GAPS_SQL = """WITH f AS (
+  SELECT scenario, schedule_id, revision, nominal_local, fold, due_utc, started_utc, state = 'done' AS done
+  FROM occurrences
+  WHERE kind = 'scheduled' AND (reason IS NULL OR reason NOT IN ('dst_gap', 'merged', 'calendar')){where}
+), span AS (
+  SELECT scenario, schedule_id, min(due_utc) AS lo, max(due_utc) AS hi FROM f WHERE NOT done GROUP BY ALL
+), lim AS (
+  SELECT scenario, min(lo) - INTERVAL 35 DAY AS lo, max(hi) + INTERVAL 35 DAY AS hi FROM span GROUP BY scenario
+), near AS (
+  SELECT f.scenario, f.schedule_id, f.due_utc FROM f JOIN lim ON f.scenario = lim.scenario
+  WHERE f.done AND f.due_utc BETWEEN lim.lo AND lim.hi
+), bounds AS (
+  SELECT s.scenario, s.schedule_id,
+         coalesce(max(n.due_utc) FILTER (WHERE n.due_utc < s.lo), '-infinity'::TIMESTAMPTZ) AS lo,
+         coalesce(min(n.due_utc) FILTER (WHERE n.due_utc > s.hi), 'infinity'::TIMESTAMPTZ) AS hi
+  FROM span s LEFT JOIN near n ON n.scenario = s.scenario AND n.schedule_id = s.schedule_id
+  GROUP BY ALL
+), w AS (
+  SELECT f.*, sum(CASE WHEN f.done THEN 1 ELSE 0 END) OVER (
+           PARTITION BY f.scenario, f.schedule_id
+           ORDER BY f.due_utc NULLS FIRST, f.nominal_local, f.fold, f.revision
+           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS run_id
+  FROM f JOIN bounds b ON f.scenario = b.scenario AND f.schedule_id = b.schedule_id
+  WHERE f.due_utc BETWEEN b.lo AND b.hi
+), missing AS (
+  SELECT scenario, schedule_id, run_id, count(*) AS missed, min(nominal_local) AS first_missed
+  FROM w WHERE NOT done GROUP BY ALL
+), runs AS (SELECT scenario, schedule_id, run_id, started_utc FROM w WHERE done)
+SELECT m.scenario, m.schedule_id, a.started_utc AS from_utc, b.started_utc AS to_utc, m.missed, m.first_missed,
+       epoch(b.started_utc) - epoch(a.started_utc) AS gap_s
+FROM missing m
+LEFT JOIN runs a ON a.scenario = m.scenario AND a.schedule_id = m.schedule_id AND a.run_id = m.run_id
+LEFT JOIN runs b ON b.scenario = m.scenario AND b.schedule_id = m.schedule_id AND b.run_id = m.run_id + 1"""
+
+_DDL_V1 = [
+    "CREATE TABLE calsim_meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TYPE calsim_kind AS " + _enum_sql(("scheduled", "manual")),
+    "CREATE TYPE calsim_state AS " + _enum_sql(LEDGER_STATES),
+    "CREATE TYPE calsim_reason AS " + _enum_sql(LEDGER_REASONS),
+    """CREATE TABLE scenarios (
+  name VARCHAR PRIMARY KEY, created TIMESTAMPTZ NOT NULL, horizon_start TIMESTAMPTZ, horizon_end TIMESTAMPTZ,
+  release VARCHAR, parameters JSON, calsim_version VARCHAR, schema_version INTEGER NOT NULL,
+  rows BIGINT NOT NULL, digest VARCHAR NOT NULL)""",
+    """CREATE TABLE schedules (
+  scenario VARCHAR NOT NULL, schedule_id VARCHAR NOT NULL, revision BIGINT NOT NULL, zone VARCHAR,
+  account VARCHAR, rule VARCHAR, policy JSON, PRIMARY KEY (scenario, schedule_id, revision))""",
+    "CREATE TABLE occurrences (\n  seq BIGINT NOT NULL,\n  "
+    + _columns_sql(LEDGER_SCHEMA, KEY)
+    + ",\n  PRIMARY KEY (" + ", ".join(KEY) + "))",
+    "CREATE TABLE tz_diffs (\n  name VARCHAR NOT NULL,\n  seq BIGINT NOT NULL,\n  "
+    + _columns_sql(TZDIFF_SCHEMA, ())
+    + ",\n  PRIMARY KEY (name, seq))",
+    """CREATE VIEW state_counts AS
+SELECT scenario, kind, state, reason, count(*) AS rows
+FROM occurrences GROUP BY ALL""",
+    "CREATE VIEW observation_gaps AS\n" + _GAPS_SQL.format(where=""),
+    """CREATE VIEW daily_cost AS
+SELECT o.scenario, CAST(timezone('UTC', o.started_utc) AS DATE) AS day, s.account,
+       sum(o.cost) AS cost, count(*) AS runs
+FROM occurrences o LEFT JOIN schedules s
+  ON s.scenario = o.scenario AND s.schedule_id = o.schedule_id AND s.revision = o.revision
+WHERE o.started_utc IS NOT NULL GROUP BY ALL""",
+    """CREATE VIEW lateness AS
+SELECT scenario, count(*) AS runs, quantile_disc(lateness_s, 0.5) AS lateness_p50_s,
+       quantile_disc(lateness_s, 0.95) AS lateness_p95_s, max(lateness_s) AS lateness_max_s,
+       avg(lateness_s) AS lateness_mean_s
+FROM occurrences WHERE started_utc IS NOT NULL GROUP BY scenario""",
+]
+
+# Migration hook: MIGRATIONS[v] upgrades a version-v store to v + 1 inside
+# one transaction. Version 2 will register its function here.
+MIGRATIONS: dict[int, Callable[[Any], None]] = {}
+
+
+def _jsonable(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    return repr(value)
+
+
+def _digest(frame: pl.DataFrame) -> str:
+    """Content hash of a ledger frame (order, names and dtypes included)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(list(frame.schema.items())).encode())
+    h.update(frame.hash_rows(seed=7).to_numpy().tobytes())
+    return f"polars-{pl.__version__}:" + h.hexdigest()
+
+
+class LedgerStore:
+    """Ledgers of many scenarios in one DuckDB file (or ``":memory:"``).
+
+    Parameters
+    ----------
+    path
+        A DuckDB file (created with its tables when new) or ``":memory:"``.
+    read_only
+        Open for reading only; several processes may do so at once when no
+        process holds the file open for writing (DuckDB's rule).
+
+    Raises
+    ------
+    LedgerLockedError
+        Another process has the file open for writing.
+    SchemaVersionError
+        The file's store layout is newer than this calsim knows.
+    StoreError
+        The file is not a DuckDB database or not a calsim store.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
+        import duckdb
+
+        self.path = str(path)
+        self.read_only = read_only
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                raise LedgerLockedError(
+                    f"path: {self.path!r} is open for writing in another process ({msg.splitlines()[0]}); "
+                    "close that store or wait for it to finish, or open read-only with "
+                    "LedgerStore(path, read_only=True) once no process is writing"
+                ) from None
+            raise StoreError(f"path: cannot open {self.path!r} as a DuckDB database: {msg}") from None
+        except duckdb.Error as exc:
+            raise StoreError(f"path: cannot open {self.path!r} as a DuckDB database: {exc}") from None
+        try:
+            self._con.execute("SET TimeZone = 'UTC'")
+            self._open_schema()
+        except BaseException:
+            self.close()  # release the file before reporting
+            raise
+
+    # -- lifecycle ---------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None  # type: ignore[assignment]
+
+    def __enter__(self) -> "LedgerStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LedgerStore({self.path!r}{', read_only=True' if self.read_only else ''})"
+
+    def _open_schema(self) -> None:
+        con = self._con
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "calsim_meta" not in tables:
+            if tables:
+                raise StoreError(f"path: {self.path!r} is a DuckDB file but not a calsim ledger store "
+                                 f"(it has tables {sorted(tables)} and no calsim_meta)")
+            if self.read_only:
+                raise StoreError(f"path: {self.path!r} is empty; open it once without read_only to create the store")
+            self._transaction(self._create)
+            return
+        row = con.execute("SELECT value FROM calsim_meta WHERE key = 'schema_version'").fetchall()
+        version = int(row[0][0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"path: {self.path!r} has store schema version {version}, newer than {SCHEMA_VERSION} "
+                "(the newest this calsim knows); upgrade calsim to read it")
+        while version < SCHEMA_VERSION:
+            if self.read_only:
+                raise SchemaVersionError(f"path: {self.path!r} has store schema version {version}; open it "
+                                         f"without read_only once to migrate it to {SCHEMA_VERSION}")
+            step = MIGRATIONS.get(version)
+            if step is None:
+                raise SchemaVersionError(f"path: no migration from store schema version {version}")
+
+            def run(con: Any, step: Callable[[Any], None] = step, to: int = version + 1) -> None:
+                step(con)
+                con.execute("UPDATE calsim_meta SET value = ? WHERE key = 'schema_version'", [str(to)])
+
+            self._transaction(run)
+            version += 1
+
+    def _create(self, con: Any) -> None:
+        for stmt in _DDL_V1:
+            con.execute(stmt)
+        con.execute("INSERT INTO calsim_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+
+    def _transaction(self, body: Callable[[Any], Any]) -> Any:
+        con = self._con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            out = body(con)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+        return out
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise StoreError(f"path: {self.path!r} was opened with read_only=True; open it without to write")
+
+    # -- writing -----------------------------------------------------------
+    def write(self, ledger: Ledger | pl.DataFrame, *, name: str | None = None, scenario: object = None,
+              replace: bool = False) -> bool:
+        """Store ``ledger`` under its name, atomically.
+
+        Parameters
+        ----------
+        ledger
+            A :class:`~calsim.Ledger` (or a ledger frame with ``name=``).
+        name
+            Overrides the ledger's name; the frame's ``scenario`` column must match it.
+        scenario
+            Optional :class:`~calsim.Scenario` recorded as JSON parameters
+            (the schedules as a count), with each schedule's rule and policy
+            in ``schedules``; by default the ledger's ``scenario`` attribute
+            if it has one. Without it, the horizon is the ledger's first and
+            last ``due_utc`` and rules and policies are null.
+        replace
+            Replace a different ledger already stored under this name.
+
+        Returns
+        -------
+        bool
+            True when rows were written, False when the same ledger was already stored.
+
+        Raises
+        ------
+        InputError, LedgerSchemaError, DuplicateKeyError, ScenarioExistsError
+            Nothing is written.
+        """
+        self._writable()
+        frame = ledger.frame if isinstance(ledger, Ledger) else ledger
+        if not isinstance(frame, pl.DataFrame):
+            raise InputError(f"ledger: expected a calsim.Ledger or a polars DataFrame, got {type(ledger).__name__}")
+        name = name if name is not None else getattr(ledger, "name", None)
+        if scenario is None:  # a Ledger that carries its Scenario records it without being asked
+            scenario = getattr(ledger, "scenario", None)
+        _check_name(name)
+        _check_frame(frame, LEDGER_SCHEMA, "ledger")
+        nulls = {c: n for c, n in frame.select(pl.col(list(KEY)).null_count()).row(0, named=True).items() if n}
+        if nulls:
+            raise LedgerSchemaError(f"ledger: key columns may not be null, got nulls in {nulls}")
+        other = frame.filter(pl.col("scenario") != name)
+        if other.height:
+            raise InputError(f"ledger: column 'scenario' holds {other['scenario'][0]!r}, expected {name!r} in every row")
+        digest = _digest(frame)
+        rows = self._con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
+        old = rows[0] if rows else None
+        if old is not None:
+            if old[0] == digest or (not old[0].startswith(f"polars-{pl.__version__}:") and self.ledger(name).equals(frame)):
+                return False
+            if not replace:
+                raise ScenarioExistsError(
+                    f"name: a different ledger is already stored as {name!r} in {self.path!r}; "
+                    "pass replace=True to replace it, or write under another name")
+        meta = self._scenario_row(name, frame, scenario, digest)
+        sched = self._schedule_rows(name, frame, ledger, scenario)
+        data = frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
+        arrow = data.to_arrow(compat_level=pl.CompatLevel.newest())
+        cols = ", ".join(_q(c) for c in ["seq", *LEDGER_SCHEMA.names()])
+
+        def body(con: Any) -> None:
+            if old is not None:
+                for table, col in (("occurrences", "scenario"), ("schedules", "scenario"), ("scenarios", "name")):
+                    con.execute(f"DELETE FROM {_q(table)} WHERE {_q(col)} = ?", [name])
+            con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
+            con.execute("INSERT INTO schedules SELECT * FROM _calsim_sched_in")
+            con.execute(f"INSERT INTO occurrences ({cols}) SELECT {cols} FROM _calsim_occ_in")
+
+        import duckdb
+
+        self._con.register("_calsim_meta_in", meta.to_arrow())
+        self._con.register("_calsim_sched_in", sched.to_arrow())
+        self._con.register("_calsim_occ_in", arrow)
+        # Rows carry their order in ``seq``, so the insert need not keep it:
+        # DuckDB then appends (and builds the key index) in parallel.
+        self._con.execute("SET preserve_insertion_order = false")
+        try:
+            self._transaction(body)
+        except duckdb.ConstraintException:
+            raise _duplicate_error(frame, name) from None
+        finally:
+            self._con.execute("RESET preserve_insertion_order")
+            for v in ("_calsim_meta_in", "_calsim_sched_in", "_calsim_occ_in"):
+                self._con.unregister(v)
+        return True
+
+    def _scenario_row(self, name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
+        from . import __version__
+
+        releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
+        start = end = None
+        params: object = None
+        if scenario is not None:
+            params = _jsonable(scenario)
+            if isinstance(params, dict) and isinstance(params.get("schedules"), list):
+                # Each schedule's rule and policy go to the schedules table; keep the count here.
+                params["schedules"] = len(params["schedules"])
+            for attr in ("start_us", "end_us"):
+                us = getattr(scenario, attr, None)
+                if us is not None:
+                    val = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)
+                    start, end = (val, end) if attr == "start_us" else (start, val)
+        if start is None and frame.height:
+            start, end = frame["due_utc"].min(), frame["due_utc"].max()
+        return pl.DataFrame(
+            {"name": [name], "created": [dt.datetime.now(dt.timezone.utc)], "horizon_start": [start],
+             "horizon_end": [end], "release": [",".join(releases) or None],
+             "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
+             "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
+             "digest": [digest]},
+            schema={"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
+                    "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
+                    "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String},
+        )
+
+    def _schedule_rows(self, name: str, frame: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
+        accounts = getattr(ledger, "accounts", {}) or {}
+        rules: dict[tuple[str, int], tuple[str | None, str | None]] = {}
+        for s in getattr(scenario, "schedules", ()) or ():
+            rule = s.rule if isinstance(s.rule, str) else repr(s.rule)
+            policy = None if s.policy is None else json.dumps(_jsonable(s.policy), sort_keys=True)
+            rules[(s.id, s.revision)] = (rule, policy)
+            if getattr(s.policy, "account", None):
+                accounts.setdefault(s.id, s.policy.account)
+        base = frame.group_by("schedule_id", "revision").agg(pl.col("zone").first())
+        given = pl.DataFrame([(s.id, s.revision, s.zone) for s in getattr(scenario, "schedules", ()) or ()],
+                             schema=base.schema, orient="row")
+        base = pl.concat([base, given]).unique(["schedule_id", "revision"], keep="first").sort("schedule_id", "revision")
+        ids, revs = base["schedule_id"].to_list(), base["revision"].to_list()
+        return pl.DataFrame(
+            {"scenario": [name] * base.height, "schedule_id": ids, "revision": revs, "zone": base["zone"],
+             "account": [accounts.get(i) for i in ids],
+             "rule": [rules.get((i, r), (None, None))[0] for i, r in zip(ids, revs)],
+             "policy": [rules.get((i, r), (None, None))[1] for i, r in zip(ids, revs)]},
+            schema={"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
+                    "account": pl.String, "rule": pl.String, "policy": pl.String},
+        )
+
+    def write_tzdiff(self, name: str, diff: pl.DataFrame, *, replace: bool = False) -> bool:
+        """Store a :func:`calsim.tzdiff` frame under ``name`` (same rules as :meth:`write`)."""
+        self._writable()
+        _check_name(name)
+        _check_frame(diff, TZDIFF_SCHEMA, "diff")
+        old = self.sql("SELECT * EXCLUDE (name) FROM tz_diffs WHERE name = $1 ORDER BY seq", [name])
+        if old.height:
+            if old.drop("seq").select(TZDIFF_SCHEMA.names()).equals(diff.select(TZDIFF_SCHEMA.names())):
+                return False
+            if not replace:
+                raise ScenarioExistsError(f"name: a different tz diff is already stored as {name!r}; pass replace=True")
+        data = diff.select(TZDIFF_SCHEMA.names()).with_row_index("seq").with_columns(
+            pl.lit(name).alias("name"), pl.col("seq").cast(pl.Int64))
+        cols = ", ".join(_q(c) for c in ["name", "seq", *TZDIFF_SCHEMA.names()])
+        self._con.register("_calsim_tz_in", data.to_arrow(compat_level=pl.CompatLevel.newest()))
+        try:
+            self._transaction(lambda con: (con.execute("DELETE FROM tz_diffs WHERE name = ?", [name]),
+                                           con.execute(f"INSERT INTO tz_diffs ({cols}) SELECT {cols} FROM _calsim_tz_in")))
+        finally:
+            self._con.unregister("_calsim_tz_in")
+        return True
+
+    def tzdiff(self, name: str) -> pl.DataFrame:
+        """The tz diff frame stored under ``name``."""
+        out = self.sql("SELECT * FROM tz_diffs WHERE name = $1 ORDER BY seq", [name])
+        if not out.height:
+            raise UnknownScenarioError(f"name: no tz diff {name!r} in {self.path!r}")
+        return out.select(TZDIFF_SCHEMA.names()).cast(dict(TZDIFF_SCHEMA))
+
+    # -- reading -----------------------------------------------------------
+    def sql(self, query: str, params: list[object] | None = None) -> pl.DataFrame:
+        """Run ``query`` (bound ``params``: ``?`` or ``$1``) and return a polars frame (instants in UTC)."""
+        import duckdb
+
+        try:
+            rel = self._con.sql(query, params=params or None)
+            if rel is None:
+                return pl.DataFrame()
+            table = rel.to_arrow_table()
+        except duckdb.Error as exc:
+            raise StoreError(f"query: {exc}") from None
+        out = pl.from_arrow(table)
+        assert isinstance(out, pl.DataFrame)
+        return out
+
+    def scenarios(self) -> pl.DataFrame:
+        """One row per stored scenario (name, created, horizon, release, parameters, versions, rows)."""
+        return self.sql("SELECT * EXCLUDE (digest) FROM scenarios ORDER BY name")
+
+    def _known(self, names: list[str]) -> None:
+        have = set(self.sql("SELECT name FROM scenarios")["name"].to_list())
+        for n in names:
+            if n not in have:
+                raise UnknownScenarioError(f"name: no scenario {n!r} in {self.path!r} (stored: {sorted(have)})")
+
+    def ledger(self, name: str) -> pl.DataFrame:
+        """The ledger frame stored as ``name``, equal to the one written (order and dtypes)."""
+        self._known([name])
+        out = self.sql("SELECT * EXCLUDE (seq) FROM occurrences WHERE scenario = $1 ORDER BY seq", [name])
+        return out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
+
+    def compare(self, names: list[str] | str) -> pl.DataFrame:
+        """One row per scenario, in the order given.
+
+        Columns: ``scenario``, ``occurrences`` (scheduled rows), ``manual``,
+        one count per state (``done``, ``coalesced``, ``skipped``, ``expired``,
+        ``cancelled``, ``failed``), one per reason (``reason_<name>``),
+        ``lateness_p50_s``/``_p95_s``/``_max_s`` (over started runs; nearest
+        rank, equal to :meth:`Ledger.summary`'s), ``cost``, ``longest_gap_s`` and
+        ``most_missed`` (from ``observation_gaps``).
+        """
+        names = [names] if isinstance(names, str) else list(names)
+        if not names:
+            raise InputError("names: expected at least one scenario name")
+        self._known(names)
+        # ``scenario IN ($1, ...)`` rather than list_contains: an IN list of
+        # constants reaches the scan, which skips other scenarios' row groups.
+        ins = "scenario IN (" + ", ".join(f"${i + 1}" for i in range(len(names))) + ")"
+        # One grouped scan (enums hash fast), pivoted in polars.
+        groups = self.sql(f"""
+            SELECT scenario, kind::VARCHAR AS kind, state::VARCHAR AS state, reason::VARCHAR AS reason,
+                   count(*) AS n, sum(cost) AS cost,
+                   count(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS started,
+                   max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max_s
+            FROM occurrences WHERE {ins} GROUP BY ALL""", names)
+        order = pl.DataFrame({"scenario": names})
+        by = lambda col, value: pl.col("n").filter(pl.col(col) == value).sum()  # noqa: E731
+        base = groups.group_by("scenario").agg(
+            by("kind", "scheduled").alias("occurrences"), by("kind", "manual").alias("manual"),
+            *(by("state", st).alias(st) for st in LEDGER_STATES),
+            *(by("reason", r).alias("reason_" + r) for r in LEDGER_REASONS),
+            pl.col("started").sum().alias("_n"), pl.col("lateness_max_s").max(), pl.col("cost").sum())
+        base = order.join(base, on="scenario", how="left")
+        # Percentiles by nearest rank, as polars' default (Ledger.summary): the
+        # value at index k = round((n - 1) q). DuckDB's quantile_disc picks index
+        # ceil(n q') - 1, so q' = (k + 0.5) / n selects index k exactly; q' depends
+        # on n, so each scenario gets its own (filtered) aggregate in one scan.
+        aggs, params = [], list(names)
+        for i, (scen, n) in enumerate(base.select("scenario", "_n").iter_rows()):
+            for label, q in (("p50", 0.5), ("p95", 0.95)):
+                qq = (int((n - 1) * q + 0.5) + 0.5) / n if n else 0.5
+                aggs.append(f"quantile_disc(lateness_s, {qq!r}) FILTER (WHERE scenario = ${len(params) + 1}) "
+                            f"AS {_q(f'{label}_{i}')}")
+                params.append(scen)
+        row = self.sql(f"""SELECT {", ".join(aggs)} FROM occurrences
+                           WHERE {ins} AND started_utc IS NOT NULL""", params).row(0)
+        base = base.with_columns(pl.Series("lateness_p50_s", row[0::2], pl.Float64),
+                                 pl.Series("lateness_p95_s", row[1::2], pl.Float64)).drop("_n")
+        gaps = self.sql("WITH g AS (" + _GAPS_SQL.format(where=" AND " + ins) + ")\n"
+                        "SELECT scenario, max(gap_s) AS longest_gap_s, max(missed) AS most_missed FROM g "
+                        "GROUP BY scenario", names)
+        out = base.join(gaps, on="scenario", how="left")
+        first = ["scenario", "occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS),
+                 "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "longest_gap_s", "most_missed"]
+        counts = ["occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS)]
+        return out.select(first).with_columns(
+            pl.col(counts).fill_null(0).cast(pl.Int64), pl.col("cost").fill_null(0.0).cast(pl.Float64),
+            pl.col("lateness_max_s").cast(pl.Float64), pl.col("longest_gap_s").cast(pl.Float64),
+            pl.col("most_missed").fill_null(0).cast(pl.Int64))
+
+    def export_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write every table to ``<directory>/<table>.parquet``; returns the paths."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        out = []
+        for table in ("scenarios", "schedules", "occurrences", "tz_diffs"):
+            p = d / f"{table}.parquet"
+            order = "name" if table == "scenarios" else ("name, seq" if table == "tz_diffs" else
+                                                         "scenario, seq" if table == "occurrences" else "scenario, schedule_id, revision")
+            path_sql = "'" + str(p).replace("'", "''") + "'"
+            self._con.execute(f"COPY (SELECT * FROM {_q(table)} ORDER BY {order}) TO {path_sql} (FORMAT parquet)")
+            out.append(p)
+        return out
+
+    # -- reconciliation ----------------------------------------------------
+    def reconcile(self, name: str, actual: pl.DataFrame | str | os.PathLike[str], *, grace: object = "5min",
+                  max_shift: object = "3h") -> pl.DataFrame:
+        """Classify an actual run history against the stored ledger ``name`` (read-only).
+
+        Parameters
+        ----------
+        actual
+            A frame, or a CSV / Parquet file, with ``schedule_id``, a scheduled
+            time and ``started_utc`` (or ``started``), optionally ``status``
+            and ``fold``. The scheduled time is ``nominal_local`` (naive wall
+            time), ``scheduled_utc`` (an instant), or ``scheduled`` (naive:
+            nominal, aware: instant). Naive ``started`` values are UTC.
+        grace
+            A run that starts later than the ledger's start (its due time when
+            the ledger did not run it) plus ``grace`` is ``late``.
+        max_shift
+            With only UTC scheduled times: an unmatched run is paired with the
+            nearest unpaired occurrence of its schedule within ``max_shift``
+            (``wrong_instant``), else it is ``unexpected``.
+
+        Returns
+        -------
+        pl.DataFrame
+            One row per actual run plus one per missing occurrence: ``class``
+            (matched | missing | duplicate | unexpected | late | wrong_instant),
+            ``schedule_id``, ``revision``, ``nominal_local``, ``fold``,
+            ``due_utc`` (ledger), ``scheduled_utc`` (actual), ``started_utc``,
+            ``status``, ``lateness_s`` (actual start − ledger start),
+            ``shift_s`` (actual instant − ledger instant), ``detail``.
+
+        Notes
+        -----
+        Identity is the nominal local time when the history has one (DESIGN.md
+        §1); then ``wrong_instant`` means the history's ``scheduled_utc``
+        differs from the ledger's ``due_utc``. With only nominal times and
+        start times, a run an hour after its instant is ``late``: nothing
+        tells it apart from a slow start. Expected runs are the ledger's rows
+        that started; a run of an occurrence the ledger coalesced, skipped or
+        expired is ``unexpected`` (``detail`` names the state).
+        """
+        from .durations import duration_us
+
+        grace_s = duration_us(grace, "grace") / 1e6
+        shift_us = duration_us(max_shift, "max_shift")
+        self._known([name])
+        act = _read_actual(actual)
+        led = (self.sql("""SELECT schedule_id, revision, nominal_local, fold, due_utc, started_utc AS ledger_started,
+                                  state, reason FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
+               .with_columns(pl.col("due_utc", "ledger_started").cast(UTC), pl.col("fold").cast(pl.Int8),
+                             pl.col("state").cast(pl.String)))
+        led = led.with_row_index("occ")
+        act = act.with_row_index("run")
+        if "nominal_local" in act.columns:
+            on = ["schedule_id", "nominal_local"] + (["fold"] if "fold" in act.columns else [])
+            if "fold" not in act.columns:  # without fold, a fold="both" pair takes runs in order
+                led = led.with_columns(pl.col("fold").rank("ordinal").over("schedule_id", "nominal_local")
+                                       .cast(pl.Int64).alias("_k"))
+                act = act.with_columns(pl.col("started_utc").rank("ordinal").over("schedule_id", "nominal_local")
+                                       .cast(pl.Int64).alias("_k"))
+                nk = led.group_by("schedule_id", "nominal_local").agg(pl.len().cast(pl.Int64).alias("_n"))
+                act = act.join(nk, on=["schedule_id", "nominal_local"], how="left").with_columns(
+                    pl.min_horizontal("_k", pl.col("_n").fill_null(1)).alias("_k")).drop("_n")
+                on = on + ["_k"]
+            pairs = act.join(led, on=on, how="left")
+        else:
+            exact = act.join(led, left_on=["schedule_id", "scheduled_utc"], right_on=["schedule_id", "due_utc"],
+                             how="inner", maintain_order="left").select("run", "occ")
+            rest = act.filter(~pl.col("run").is_in(exact["run"].implode()))
+            free = led.filter(~pl.col("occ").is_in(exact["occ"].implode()))
+            near = (rest.sort("scheduled_utc").join_asof(
+                free.select("schedule_id", "occ", pl.col("due_utc").alias("_due")).sort("_due"),
+                left_on="scheduled_utc", right_on="_due", by="schedule_id", strategy="nearest",
+                tolerance=dt.timedelta(microseconds=shift_us), check_sortedness=False).select("run", "occ"))
+            links = pl.concat([exact, near.filter(pl.col("occ").is_not_null())])
+            pairs = act.join(links, on="run", how="left").join(led, on="occ", how="left", suffix="_l")
+            pairs = pairs.drop([c for c in pairs.columns if c.endswith("_l")])
+        if "scheduled_utc" not in pairs.columns:
+            pairs = pairs.with_columns(pl.lit(None, UTC).alias("scheduled_utc"))
+        pairs = pairs.with_columns(
+            pl.col("started_utc").rank("ordinal").over("occ").alias("_nth"),
+            ((pl.col("started_utc") - pl.coalesce("ledger_started", "due_utc")).dt.total_microseconds() / 1e6)
+            .alias("lateness_s"),
+            ((pl.col("scheduled_utc") - pl.col("due_utc")).dt.total_microseconds() // 1_000_000).alias("shift_s"),
+        )
+        cls = (pl.when(pl.col("occ").is_null()).then(pl.lit("unexpected"))
+               .when(pl.col("_nth") > 1).then(pl.lit("duplicate"))
+               .when(pl.col("ledger_started").is_null()).then(pl.lit("unexpected"))
+               .when(pl.col("shift_s").fill_null(0) != 0).then(pl.lit("wrong_instant"))
+               .when(pl.col("lateness_s") > grace_s).then(pl.lit("late"))
+               .otherwise(pl.lit("matched")))
+        detail = (pl.when(pl.col("occ").is_null()).then(pl.lit("no occurrence in the ledger"))
+                  .when(pl.col("_nth") > 1).then(pl.lit("second run of one occurrence"))
+                  .when(pl.col("ledger_started").is_null())
+                  .then(pl.lit("ledger: ") + pl.col("state") + pl.lit("/") + pl.col("reason").cast(pl.String).fill_null(""))
+                  .otherwise(pl.lit(None, pl.String)))
+        ran = pairs.with_columns(cls.alias("class"), detail.alias("detail"))
+        missing = led.filter(pl.col("ledger_started").is_not_null()
+                             & ~pl.col("occ").is_in(pairs["occ"].drop_nulls().implode())).with_columns(
+            pl.lit("missing").alias("class"), pl.lit("expected, never ran").alias("detail"))
+        cols = {"class": pl.Enum(list(RECONCILE_CLASSES)), "schedule_id": pl.String, "revision": pl.Int64,
+                "nominal_local": pl.Datetime("us"), "fold": pl.Int8, "due_utc": UTC, "scheduled_utc": UTC,
+                "started_utc": UTC, "status": pl.String, "lateness_s": pl.Float64, "shift_s": pl.Int64,
+                "detail": pl.String}
+
+        def shape(f: pl.DataFrame) -> pl.DataFrame:
+            return f.select([pl.col(c).cast(t) if c in f.columns else pl.lit(None, t).alias(c) for c, t in cols.items()])
+
+        return pl.concat([shape(ran), shape(missing)]).sort(
+            "schedule_id", "nominal_local", "started_utc", nulls_last=True, maintain_order=True)
+
+
+def _read_actual(actual: object) -> pl.DataFrame:
+    if isinstance(actual, (str, os.PathLike)):
+        p = Path(actual)
+        if not p.exists():
+            raise InputError(f"actual: no file {str(p)!r}")
+        if p.suffix.lower() == ".parquet":
+            frame = pl.read_parquet(p)
+        elif p.suffix.lower() == ".csv":
+            frame = pl.read_csv(p, try_parse_dates=True)
+        else:
+            raise InputError(f"actual: {str(p)!r} is neither .csv nor .parquet")
+    elif isinstance(actual, pl.DataFrame):
+        frame = actual
+    else:
+        raise InputError(f"actual: expected a polars DataFrame or a CSV/Parquet path, got {type(actual).__name__}")
+    frame = frame.rename({c: "started_utc" for c in ("started",) if c in frame.columns and "started_utc" not in frame.columns})
+    if "scheduled" in frame.columns:
+        t = frame.schema["scheduled"]
+        target = "scheduled_utc" if isinstance(t, pl.Datetime) and t.time_zone else "nominal_local"
+        if target not in frame.columns:
+            frame = frame.rename({"scheduled": target})
+    for need in ("schedule_id", "started_utc"):
+        if need not in frame.columns:
+            raise LedgerSchemaError(f"actual: missing column {need!r} (have {frame.columns})")
+    if "nominal_local" not in frame.columns and "scheduled_utc" not in frame.columns:
+        raise LedgerSchemaError(f"actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {frame.columns})")
+
+    def instant(c: str) -> pl.Expr:
+        t = frame.schema[c]
+        e = pl.col(c).str.to_datetime(time_unit="us") if t == pl.String else pl.col(c)
+        if not isinstance(t, pl.Datetime) or not t.time_zone:
+            e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+        return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
+
+    exprs = [pl.col("schedule_id").cast(pl.String), instant("started_utc")]
+    if "scheduled_utc" in frame.columns:
+        exprs.append(instant("scheduled_utc"))
+    if "nominal_local" in frame.columns:
+        t = frame.schema["nominal_local"]
+        if isinstance(t, pl.Datetime) and t.time_zone:
+            raise InputError("actual: 'nominal_local' must be naive wall time, got an aware column")
+        e = pl.col("nominal_local").str.to_datetime(time_unit="us") if t == pl.String else pl.col("nominal_local")
+        exprs.append(e.cast(pl.Datetime("us")))
+    if "fold" in frame.columns:
+        exprs.append(pl.col("fold").cast(pl.Int8))
+    exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
+    return frame.select(exprs)
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"name: expected a non-empty scenario name, got {name!r}")
+    if len(name) > MAX_NAME:
+        raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
+
+
+def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
+    for col, dtype in schema.items():
+        if col not in frame.columns:
+            raise LedgerSchemaError(f"{what}: missing column {col!r} (expected {dtype})")
+        if frame.schema[col] != dtype:
+            raise LedgerSchemaError(f"{what}: column {col!r} has dtype {frame.schema[col]}, expected {dtype}")
+    extra = [c for c in frame.columns if c not in schema]
+    if extra:
+        raise LedgerSchemaError(f"{what}: unexpected columns {extra} (allowed: {schema.names()})")
+
+
+def _duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
+    dup = frame.filter(pl.struct(list(KEY)).is_duplicated())
+    if dup.height:
+        row = dup.row(0, named=True)
+        key = ", ".join(f"{k}={row[k]!s}" for k in KEY[1:])
+        return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, e.g. ({key}); nothing written")
+    return DuplicateKeyError(f"ledger: a row of {name!r} repeats a key already stored; nothing written")
