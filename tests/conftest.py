@@ -29,7 +29,21 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+_REPORT_KEY = pytest.StashKey[list]()
+
+
+@pytest.fixture
+def report(pytestconfig):
+    """A list: lines appended to it are shown in the run's summary (how much an oracle test checked)."""
+    return pytestconfig.stash.setdefault(_REPORT_KEY, [])
+
+
 def pytest_terminal_summary(terminalreporter):
+    lines = terminalreporter.config.stash.get(_REPORT_KEY, [])
+    if lines:
+        terminalreporter.write_sep("-", "checked")
+        for line in lines:
+            terminalreporter.write_line(line)
     if _unexpected_skips:
         terminalreporter.write_sep("=", "unexpected skips (fail the run)", red=True)
         for line in _unexpected_skips:

@@ -35,7 +35,7 @@ def sample(table, rng) -> np.ndarray:
 
 
 @pytest.mark.parametrize("version", ["2022e", "2026f"])
-def test_resolution_equals_zoneinfo_fold_round_trip_for_every_zone(version):
+def test_resolution_equals_zoneinfo_fold_round_trip_for_every_zone(version, report):
     rel = calsim.release(version)
     rng = np.random.default_rng(int(version[:4]))
     checked = {"zones": 0, "times": 0, "gap": 0, "fold": 0, "policy_rows": 0}
@@ -101,6 +101,8 @@ def test_resolution_equals_zoneinfo_fold_round_trip_for_every_zone(version):
         pick = np.concatenate([pick, rng.choice(len(walls), size=min(20, len(walls)), replace=False)])
         for i in pick:
             assert r.offset[i] == offset_at(zone, int(r.due[i])), (name, walls[i])
-    print(f"\n{version}: checked {checked}; mismatches {len(mismatches)}")
+    line = f"resolve vs zoneinfo, tzdata {version}: checked {checked}; mismatches {len(mismatches)}"
+    print(line)
+    report.append(line)
     assert not mismatches, "\n".join(mismatches[:20])
     assert checked["gap"] > 1000 and checked["fold"] > 1000
