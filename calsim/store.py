@@ -71,18 +71,8 @@ from .errors import (
 from .simulation.ledger import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, Ledger
 from .tzchanges import TZDIFF_SCHEMA
 
-__all__ = [
-    "LedgerStore",
-    "StoreError",
-    "LedgerLockedError",
-    "SchemaVersionError",
-    "ScenarioExistsError",
-    "UnknownScenarioError",
-    "LedgerSchemaError",
-    "DuplicateKeyError",
-    "SCHEMA_VERSION",
-    "RECONCILE_CLASSES",
-]
+# The store's errors live in calsim.errors (one hierarchy) and are re-exported here.
+__all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES"]
 
 SCHEMA_VERSION = 1
 MAX_NAME = 200
