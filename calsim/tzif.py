@@ -30,7 +30,6 @@ import calendar
 import re
 import struct
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
@@ -318,10 +317,6 @@ class ZoneTable:
             self.until_year = year
             self.utc, self.offsets = self._build(year)
         return self
-
-    @cached_property
-    def has_footer_dst(self) -> bool:
-        return self.footer is not None and self.footer.has_dst
 
     def offset_at_utc(self, utc_seconds: np.ndarray) -> np.ndarray:
         """The UTC offset (seconds) in force at each UTC instant (epoch seconds)."""

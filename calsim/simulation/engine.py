@@ -96,9 +96,9 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
 
         raise InputError(f"engine: unknown engine {engine!r} (allowed: 'local')")
     bar = _progress(progress, total=6, desc=f"simulate {scenario.name}")
-    frame, scheds, s_of, tz_of = _occurrences(scenario)
+    frame, scheds, s_of, tz_of, boundaries = _occurrences(scenario)
     bar.update(1)
-    run = _Run(scenario, scheds, frame, s_of, tz_of)
+    run = _Run(scenario, scheds, frame, s_of, tz_of, boundaries)
     run.eligibility()
     bar.update(1)
     run.pickup()
@@ -167,7 +167,7 @@ def _iso(us: int) -> str:
 
 
 def _occurrences(scenario: Scenario):
-    scheds, _ = _revised(scenario)
+    scheds, boundaries = _revised(scenario)
     rel = get_release(scenario.release)
     start, end = _iso(scenario.start_us), _iso(scenario.end_us)
     frame, ordered, s_of = expand_indexed(scheds, start, end, rel)
@@ -193,14 +193,12 @@ def _occurrences(scenario: Scenario):
         frame = pl.concat([keep_old, cand.select(frame.columns)])
         s_of = np.concatenate([s_keep, cand["_s"].to_numpy()])
         tz_of = np.concatenate([tz_of[place_old < cut], tz_new])
-    return frame, ordered, s_of, tz_of
+    return frame, ordered, s_of, tz_of, boundaries
 
 
 def _place(frame: pl.DataFrame) -> np.ndarray:
-    """The instant each row is placed at: due, or its nominal time read with the offset before a gap."""
-    due = frame["due_utc"].dt.epoch("us").to_numpy()
-    return np.where(np.isnan(due.astype(float)), _BIG, due).astype(np.int64) if frame["due_utc"].null_count() \
-        else due.astype(np.int64)
+    """Each row's instant (µs); a row without one (gap-skipped, merged, excluded) sorts after every instant."""
+    return frame["due_utc"].dt.epoch("us").fill_null(_BIG).to_numpy()
 
 
 # ---------------------------------------------------------------------------
@@ -210,8 +208,9 @@ def _place(frame: pl.DataFrame) -> np.ndarray:
 
 class _Run:
     def __init__(self, scenario: Scenario, scheds: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
-                 tz_of: np.ndarray):
+                 tz_of: np.ndarray, boundaries: list[tuple[int, str, int]]):
         self.sc, self.scheds, self.frame = scenario, scheds, frame
+        self.boundaries = boundaries
         n = frame.height
         self.n = n
         self.s = s_of.astype(np.int64)
@@ -308,8 +307,7 @@ class _Run:
 
     def _revisions(self) -> None:
         """Occurrences of a replaced revision not yet started at its boundary: ``cancelled``/``revision``."""
-        _, boundaries = _revised(self.sc)
-        for at, sid, rev in boundaries:
+        for at, sid, rev in self.boundaries:
             member = np.array([s.id == sid and s.revision == rev for s in self.scheds], dtype=bool)
             rows = np.flatnonzero(self.has_due & (self.state < 0) & member[self.s] & (self.pick >= at))
             self.state[rows] = S["cancelled"]
