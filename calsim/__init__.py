@@ -32,7 +32,7 @@ from .schedule import InvalidDayPolicy, Schedule
 from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
-from .fleetfile import load
+from .fleetfile import load, load_scenario
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
@@ -66,6 +66,7 @@ __all__ = [
     "examples",
     "presets",
     "load",
+    "load_scenario",
     # simulation
     "Policy",
     "with_policy",
@@ -101,4 +102,15 @@ __all__ = [
     "ScheduleError",
     "StoreError",
     "LedgerLockedError",
+    # charts (imported on first use: matplotlib is not needed to compute)
+    "plots",
 ]
+
+
+def __getattr__(name: str):
+    """``calsim.plots`` is imported on first use, so ``import calsim`` stays light (no matplotlib)."""
+    if name == "plots":
+        import importlib
+
+        return importlib.import_module(".plots", __name__)
+    raise AttributeError(f"module 'calsim' has no attribute {name!r}")

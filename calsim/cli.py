@@ -49,6 +49,9 @@ def _cell(v: object) -> str:
 
 
 def _cmd_releases(args: argparse.Namespace) -> int:
+    if args.fetch:
+        r = fetch_release(args.fetch)
+        print(f"fetched {r.version}: {len(r.zones)} zones in {r.source}")
     rows = []
     for v in releases():
         r = release(v)
@@ -70,9 +73,9 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
 
 
 def _fleet(spec: str):
-    """``example:N[:SEED]`` (examples.fleet) or a TOML fleet file."""
+    """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics."""
     from .examples import fleet
-    from .fleetfile import load
+    from . import load
 
     if spec.startswith("example:"):
         parts = spec.split(":")
@@ -157,6 +160,200 @@ def _cmd_tzdiff(args: argparse.Namespace) -> int:
     return 1 if (args.fail_on_change and diff.height) else 0
 
 
+def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = None) -> None:
+    """Print ``frame`` as a table (default) or write csv/json/parquet to ``--output`` or stdout.
+
+    The one-line summary goes first on stdout with a table or a file, and to
+    stderr when the data itself goes to stdout (so pipes get clean data).
+    """
+    flat = frame.with_columns(pl.col(c).list.join(";") for c, t in frame.schema.items() if t == pl.List(pl.String))
+    fmt = getattr(args, "format", "table")
+    if fmt == "parquet":
+        if not args.output:
+            raise InputError("--output: required with --format parquet (a file path)")
+        _atomic_write(args.output, lambda p: frame.write_parquet(p))
+    elif fmt in ("csv", "json"):
+        writer = (lambda p: flat.write_csv(p)) if fmt == "csv" else (lambda p: frame.write_json(p))
+        if summary:
+            print(summary, file=sys.stdout if args.output else sys.stderr)
+        if args.output:
+            _atomic_write(args.output, writer)
+        else:
+            sys.stdout.write(flat.write_csv() if fmt == "csv" else frame.write_json())
+        return
+    if summary:
+        print(summary)
+    if fmt == "table" and frame.height:
+        print(_table(flat))
+
+
+def _output_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--format", default="table", choices=("table", "csv", "json", "parquet"))
+    s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
+
+
+def _check_db(path: str | None) -> None:
+    """Refuse a store path in a missing directory before any work is done."""
+    from pathlib import Path
+
+    if path and path != ":memory:" and not Path(path).resolve().parent.is_dir():
+        raise InputError(f"--db: directory {str(Path(path).parent)!r} does not exist")
+
+
+def _cmd_preview(args: argparse.Namespace) -> int:
+    from .explain import preview
+
+    schedules = _fleet(args.fleet)
+    if args.id:
+        chosen = [s for s in schedules if s.id in args.id]
+        unknown = sorted(set(args.id) - {s.id for s in chosen})
+        if unknown:
+            raise InputError(f"--id: unknown schedule {unknown[0]!r} (in {args.fleet}: "
+                             f"{', '.join(s.id for s in schedules[:10])}{', ...' if len(schedules) > 10 else ''})")
+        schedules = chosen
+    frames = [preview(s, n=args.n, after=args.after, release=args.release) for s in schedules]
+    frame = pl.concat(frames) if frames else pl.DataFrame()
+    cols = ["schedule_id", "nominal_local", "fold", "due_utc", "utc_offset_s", "explain"]
+    _emit(frame if args.format != "table" else frame.select(cols), args)
+    return 0
+
+
+def _cmd_expand(args: argparse.Namespace) -> int:
+    from .expansion import expand
+
+    schedules = _fleet(args.fleet)
+    start, end = _window(args)
+    frame = expand(schedules, start, end, args.release)
+    runs = frame["due_utc"].is_not_null().sum()
+    summary = (f"{len(schedules):,} schedules in [{start}, {end}): {frame.height:,} occurrences, {runs:,} with an "
+               f"instant, tzdata {frame['tzdata'][0] if frame.height else '-'}")
+    _emit(frame, args, summary)
+    return 0
+
+
+def _scenario(args: argparse.Namespace):
+    """A Scenario from a scenario file, or from a fleet plus --from/--to/--outage/--budget options."""
+    import dataclasses
+
+    from .fleetfile import load_scenario
+    from .simulation.policy import with_policy
+    from .simulation.scenario import Budget, Outage, Scenario
+
+    text = _sniff(args.input)
+    if text is not None and "[scenario]" in text:
+        sc = load_scenario(args.input)
+        if args.start or args.end:
+            sc = dataclasses.replace(sc, start=args.start or sc.start, end=args.end or sc.end)
+    else:
+        start, end = _window(args)
+        sc = Scenario("simulation", _fleet(args.input), start, end, release=args.release, tick=args.tick or "1min")
+    outages = list(sc.outages)
+    for spec in args.outage or ():
+        a, sep, b = spec.partition("/")
+        if not sep:
+            raise InputError(f"--outage: {spec!r} is not START/END (e.g. 2026-10-20T01:00Z/2026-10-23T12:00Z)")
+        outages.append(Outage(a, b))
+    budgets = list(sc.budgets)
+    for spec in args.budget or ():
+        parts = spec.split(":")
+        if len(parts) != 4:
+            raise InputError(f"--budget: {spec!r} is not ACCOUNT:LIMIT:PERIOD:ZONE (e.g. tenant-a:300:day:UTC)")
+        try:
+            limit = float(parts[1])
+        except ValueError:
+            raise InputError(f"--budget: limit {parts[1]!r} in {spec!r} is not a number") from None
+        budgets.append(Budget(parts[0], limit, parts[2], parts[3]))
+    changes: dict[str, object] = {"outages": tuple(outages), "budgets": tuple(budgets)}
+    if args.name:
+        changes["name"] = args.name
+    if args.release and text is not None and "[scenario]" in text:
+        changes["release"] = args.release
+    if args.tick and text is not None and "[scenario]" in text:
+        changes["tick"] = args.tick
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    sc = dataclasses.replace(sc, **changes)
+    modes = [m for m in (args.catchup or "").split(",") if m]
+    if not modes:
+        return [sc]
+    return [dataclasses.replace(sc, name=f"{sc.name}-{m}", schedules=with_policy(sc.schedules, catchup=m))
+            for m in modes]
+
+
+def _sniff(path: str) -> str | None:
+    if path.startswith("example:"):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(65536)
+    except (OSError, UnicodeDecodeError):
+        return None  # _fleet() reports the unreadable file with its reason
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulation.engine import simulate
+
+    _check_db(args.db)
+    scenarios = _scenario(args)
+    progress = False if args.quiet else None
+    ledgers = [simulate(sc, progress=progress) for sc in scenarios]
+    summary = pl.concat([ledger.summary() for ledger in ledgers], how="diagonal_relaxed")
+    note = None
+    if args.db:
+        from .store import LedgerStore
+
+        with LedgerStore(args.db) as store:
+            for ledger in ledgers:
+                store.write(ledger, replace=True)
+        note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(l.name) for l in ledgers)}"
+    if args.format == "table":
+        print(_table(summary))
+        if note:
+            print(note)
+    else:
+        frame = pl.concat([ledger.frame for ledger in ledgers])
+        _emit(frame, args, note or f"{frame.height:,} ledger rows of {len(ledgers)} scenario(s)")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .store import LedgerStore
+
+    if not Path(args.db).is_file():
+        raise InputError(f"db: {args.db!r} does not exist (write ledgers with `calsim simulate ... --db FILE`)")
+    with LedgerStore(args.db, read_only=True) as store:
+        names = args.names or store.scenarios()["name"].to_list()
+        if not names:
+            raise InputError(f"db: {args.db!r} holds no scenarios yet")
+        frame = store.compare(names)
+    _emit(frame, args)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import time
+
+    from . import demo
+
+    t0 = time.perf_counter()
+    demo.run(args.out, echo=(lambda *a, **k: None) if args.quiet else print,
+             progress=False if args.quiet else None)
+    if not args.quiet:
+        print(f"Done in {time.perf_counter() - t0:.1f} s.")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import parse_parameter, report
+
+    params = dict(parse_parameter(p) for p in args.parameter or ())
+    out = report(args.notebook, args.out, params, progress=not args.quiet and sys.stderr.isatty())
+    print(f"report written to {out}")
+    return 0
+
+
 def _atomic_write(path: str, write) -> None:
     """Write to a temporary file beside ``path`` and rename: a failure leaves nothing half-written."""
     import os
@@ -188,6 +385,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("releases", help="list the tz database releases usable offline")
+    s.add_argument("--fetch", metavar="VERSION", default=None, help="first download this release into the user cache")
     s.set_defaults(func=_cmd_releases)
 
     s = sub.add_parser("resolve", help="resolve local wall times in a zone to UTC")
@@ -216,6 +414,60 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--override", action="append", metavar="ZONE@INSTANT=POSIX_TZ",
                    help="what-if: in --new, ZONE follows POSIX_TZ from INSTANT (repeatable)")
     s.set_defaults(func=_cmd_tzdiff)
+
+    fleet_help = "a fleet or scenario TOML file, crontab, Kubernetes CronJob manifest, .ics file, or example:N[:SEED]"
+
+    s = sub.add_parser("preview", help="the next runs of each schedule, with every DST surprise explained")
+    s.add_argument("fleet", help=fleet_help)
+    s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
+    s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
+    s.add_argument("--after", default=None, help="first instant (default: the schedule's start)")
+    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    _output_options(s)
+    s.set_defaults(func=_cmd_preview)
+
+    s = sub.add_parser("expand", help="every occurrence of a fleet in a UTC window")
+    s.add_argument("fleet", help=fleet_help)
+    s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
+    s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
+    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    _output_options(s)
+    s.set_defaults(func=_cmd_expand)
+
+    s = sub.add_parser("simulate", help="run a fleet through outages, budgets and policies; print the summary")
+    s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
+    s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
+    s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
+    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
+    s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
+    s.add_argument("--outage", action="append", metavar="START/END", help="scheduler down over [START, END) (repeatable)")
+    s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
+    s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]",
+                   help="override every schedule's catch-up (all, latest, earliest, skip, bounded); several compare")
+    s.add_argument("--name", default=None, help="scenario name (default: the file's, or 'simulation')")
+    s.add_argument("--db", default=None, help="write the ledger(s) to this DuckDB ledger store")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    _output_options(s)
+    s.set_defaults(func=_cmd_simulate)
+
+    s = sub.add_parser("compare", help="scenarios of a ledger store side by side")
+    s.add_argument("db", help="a DuckDB ledger store file")
+    s.add_argument("names", nargs="*", help="scenario names (default: all)")
+    _output_options(s)
+    s.set_defaults(func=_cmd_compare)
+
+    s = sub.add_parser("demo", help="the example fleet through an outage under three catch-up policies")
+    s.add_argument("--out", default=".", help="directory for calsim-demo.duckdb and calsim-demo.png (default .)")
+    s.add_argument("--quiet", action="store_true", help="print nothing")
+    s.set_defaults(func=_cmd_demo)
+
+    s = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
+    s.add_argument("notebook", help="a notebook with a cell tagged 'parameters', e.g. notebooks/04_tzdata_upgrade.ipynb")
+    s.add_argument("-p", "--parameter", action="append", metavar="NAME=VALUE", help="a notebook parameter (repeatable)")
+    s.add_argument("--out", required=True, help="the HTML file to write")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_cmd_report)
 
     s = sub.add_parser("fetch", help="download a tzdata release into the user cache (pip)")
     s.add_argument("version", help="IANA version, e.g. 2024b")

@@ -138,7 +138,7 @@ def test_the_shipped_example_fleet_file_loads_every_rule_kind():
 def test_fleet_file_errors_name_the_entry_and_key(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\ncolour = "red"\n')
-    with pytest.raises(calsim.ScheduleError, match=r"^fleet: bad.toml schedule #1: unknown key 'colour'"):
+    with pytest.raises(calsim.ScheduleError, match=r"^bad.toml:1 schedule #1: unknown key 'colour'"):
         calsim.load(p)
     p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\nrrule = "FREQ=DAILY"\n')
     with pytest.raises(calsim.ScheduleError, match=r"give exactly one of rule, rrule, cron, every, window"):
