@@ -32,7 +32,8 @@ from .schedule import InvalidDayPolicy, Schedule
 from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
-from .fleetfile import load, load_scenario
+from .fleetfile import load_scenario
+from .importers import from_crontab, from_ical, from_kubernetes, load_any as load
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
@@ -67,6 +68,9 @@ __all__ = [
     "presets",
     "load",
     "load_scenario",
+    "from_crontab",
+    "from_kubernetes",
+    "from_ical",
     # simulation
     "Policy",
     "with_policy",

@@ -150,8 +150,14 @@ def load(path: str | Path) -> list[Schedule]:
     entries = data.get("schedule")
     if not isinstance(entries, list) or not entries:
         raise ScheduleError(f"fleet: {str(path)!r} has no [[schedule]] tables")
+    from .importers._result import Source, attach
+
     lines = _header_lines(text, "schedule")
-    return [_schedule(_where(p, lines, "schedule", i), e) for i, e in enumerate(entries, 1)]
+    return [
+        attach(_schedule(_where(p, lines, "schedule", i), e),
+               Source("fleet", str(path), line=lines[i - 1] if i - 1 < len(lines) else None, item=i))
+        for i, e in enumerate(entries, 1)
+    ]
 
 
 def _schedule(where: str, entry: dict) -> Schedule:

@@ -98,6 +98,8 @@ class Schedule:
     rdate, exdate
         Extra nominal local times (RFC 5545 RDATE, not counted by COUNT) and
         removed ones (EXDATE, applied after COUNT).
+    source
+        Provenance (a :class:`calsim.importers.Source`), filled by importers.
     """
 
     id: str
@@ -114,6 +116,10 @@ class Schedule:
     policy: object = None
     rdate: tuple = ()
     exdate: tuple = ()
+    # Where the schedule came from (calsim.importers.Source: file, line, document,
+    # UID), set by the importers and fleet files; not part of equality, so an
+    # imported schedule equals the same schedule built in Python.
+    source: object = field(default=None, compare=False, repr=False)
     # Parsed forms, derived once at construction.
     parsed_rule: Rule = field(init=False, repr=False, compare=False)
     calendars: tuple[Calendar, ...] = field(init=False, repr=False, compare=False)

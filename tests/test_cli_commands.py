@@ -176,3 +176,30 @@ def test_demo_writes_store_and_png_and_prints_the_comparison(tmp_path, report):
         assert store.scenarios()["name"].to_list() == ["demo-all", "demo-latest", "demo-skip"]
     assert elapsed < 30, f"calsim demo took {elapsed:.1f} s (target < 30 s)"
     report(f"calsim demo: {elapsed:.1f} s")
+
+
+@pytest.mark.parametrize("name", ["crontab", "cronjobs.yaml", "calendar.ics", "fleet.toml"])
+def test_every_input_format_is_detected_by_content(tmp_path, name):
+    # The file is copied under a neutral name: the content, not the suffix, decides.
+    src = ROOT / "data" / "examples" / name
+    dst = tmp_path / "input"
+    dst.write_bytes(src.read_bytes())
+    r = run("expand", dst, "--from", "2026-03-01T00:00Z", "--to", "2026-04-01T00:00Z", "--release", "2026f")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == str(len(calsim.load(src)))
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", "no CronJob"),
+        ("BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:x\nRRULE:FREQ=DAILY\nEND:VEVENT\nEND:VCALENDAR\n", "DTSTART"),
+        ("0 25 * * * /bin/true\n", "line 1"),
+    ],
+)
+def test_bad_imported_file_gives_one_line_and_exit_2(tmp_path, body, message):
+    p = tmp_path / "in"
+    p.write_text(body)
+    r = run("preview", p)
+    assert r.returncode == 2, r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr and str(p.name) in r.stderr, r.stderr

@@ -1,0 +1,47 @@
+"""Importers: schedules from crontabs, Kubernetes CronJob manifests and iCalendar files.
+
+======================================  =======================================  ==================
+function                                reads                                    schedule id
+======================================  =======================================  ==================
+:func:`from_crontab`                    user and system crontabs, ``CRON_TZ``    ``<file>:<line>``
+:func:`from_kubernetes`                 multi-document YAML, ``kind: CronJob``   ``namespace/name``
+:func:`from_ical`                       ``.ics`` VEVENTs (RRULE, EXDATE, RDATE)  UID
+:func:`load_any` / :func:`import_any`   any of these or a TOML fleet file,       as above
+                                        told apart by content
+======================================  =======================================  ==================
+
+Each importer returns an :class:`Imported`: a sequence of
+:class:`calsim.Schedule` (pass it wherever a list of schedules goes) with
+``sources`` (id -> :class:`Source`: file, line, document, UID), ``skipped``
+(entries that are not schedules, with the reason) and ``presets`` (the
+scheduler preset applied per id). :func:`load_any` returns a plain list.
+Every bad input raises a :class:`calsim.CalsimError` subclass whose one-line
+message names the file, the line or document, the field and the problem.
+
+>>> import calsim, pathlib
+>>> from calsim.importers import from_crontab
+>>> examples = pathlib.Path(calsim.__file__).parents[1] / "data" / "examples"
+>>> jobs = from_crontab(examples / "crontab")
+>>> [s.id for s in jobs][:2], str(jobs.sources["crontab:6"])
+(['crontab:6', 'crontab:7'], 'crontab: crontab line 6')
+>>> calsim.expand(jobs, "2026-03-02T00:00Z", "2026-03-03T00:00Z", release="2026f").height > 0
+True
+"""
+
+from ._result import Imported, Skipped, Source
+from .crontab import from_crontab
+from .ical import from_ical
+from .kubernetes import from_kubernetes
+from .detect import detect_format, import_any, load_any
+
+__all__ = [
+    "Imported",
+    "Skipped",
+    "Source",
+    "from_crontab",
+    "from_kubernetes",
+    "from_ical",
+    "load_any",
+    "import_any",
+    "detect_format",
+]

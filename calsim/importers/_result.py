@@ -1,0 +1,198 @@
+"""What every importer returns: schedules, where each came from, and what was skipped.
+
+:class:`Imported` behaves as the list of imported schedules (iterate it,
+index it, pass it to :func:`calsim.expand`) and carries provenance beside
+them: ``sources`` maps each schedule id to a :class:`Source` (file, line,
+manifest document, UID), ``skipped`` lists the entries that are not schedules
+(``@reboot`` lines, a Deployment in a manifest, a VTODO) with the reason, and
+``presets`` maps each id to the scheduler :class:`~calsim.presets.Preset`
+that was applied (its ``notes`` and ``tick`` stay at hand).
+
+``calsim.Schedule`` has no provenance field yet; when it gains one named
+``source``, :func:`attach` fills it too (it looks the field up), so
+``schedule.source`` and ``Imported.sources[schedule.id]`` agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Literal, Mapping
+
+from ..errors import CalsimError, InputError
+from ..schedule import Schedule
+
+__all__ = ["Source", "Skipped", "Imported", "attach", "read_input"]
+
+Format = Literal["crontab", "kubernetes", "ical", "fleet"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an imported schedule (or a skipped entry) came from.
+
+    Attributes
+    ----------
+    format : {"crontab", "kubernetes", "ical", "fleet"}
+    file : str
+        The path as given, or the ``source=`` label of text input.
+    line : int or None
+        1-based line: the crontab line, the manifest's ``spec.schedule``
+        line, the ``BEGIN:VEVENT`` line.
+    document : int or None
+        1-based YAML document of a manifest (``---`` separated).
+    item : int or None
+        1-based entry of a ``kind: List`` document (``kubectl get -o yaml``),
+        or of a fleet file's ``[[schedule]]`` tables.
+    uid : str or None
+        The iCalendar UID.
+    text : str
+        The schedule as written: the crontab line, the CronJob's ``schedule``,
+        the RRULE.
+    command, user : str or None
+        A crontab line's command and (system crontab) user.
+    notes : tuple of str
+        What the importer decided or could not carry over.
+    """
+
+    format: Format
+    file: str
+    line: int | None = None
+    document: int | None = None
+    item: int | None = None
+    uid: str | None = None
+    text: str = ""
+    command: str | None = None
+    user: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """``"crontab line 7"``, ``"cronjobs.yaml document 2 (line 14)"``, ``"calendar.ics VEVENT 'x' (line 9)"``."""
+        name = Path(self.file).name if self.file else "<text>"
+        parts = [name]
+        if self.document is not None:
+            parts.append(f"document {self.document}")
+        if self.item is not None:
+            parts.append(f"item {self.item}")
+        if self.uid is not None:
+            parts.append(f"VEVENT {self.uid!r}")
+        if self.line is not None:
+            if len(parts) > 1:
+                parts.append(f"(line {self.line})")
+            else:
+                parts.append(f"line {self.line}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        return f"{self.format}: {self.where}"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry that is not imported as a schedule, and why (``@reboot``, another ``kind``, a VTODO...)."""
+
+    source: Source
+    what: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.what}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Imported:
+    """Schedules read from one file, with their provenance (see the module docstring).
+
+    It is a sequence of :class:`~calsim.Schedule`: ``list(imported)``,
+    ``imported[0]``, ``len(imported)`` and ``calsim.expand(imported, ...)``
+    work as with a list.
+
+    Attributes
+    ----------
+    schedules : tuple of Schedule
+    sources : Mapping[str, Source]
+        Schedule id -> where it came from.
+    skipped : tuple of Skipped
+        Entries that are not schedules, with the reason.
+    presets : Mapping[str, Preset]
+        Schedule id -> the scheduler preset applied (``cronie``, ``kubernetes``);
+        empty for iCalendar and fleet files.
+    """
+
+    schedules: tuple[Schedule, ...]
+    sources: Mapping[str, Source] = field(default_factory=dict)
+    skipped: tuple[Skipped, ...] = ()
+    presets: Mapping[str, object] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Schedule]:
+        return iter(self.schedules)
+
+    def __len__(self) -> int:
+        return len(self.schedules)
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+        return self.schedules[index]
+
+    def source(self, schedule: Schedule | str) -> Source:
+        """Where a schedule (or a schedule id) came from."""
+        sid = schedule.id if isinstance(schedule, Schedule) else schedule
+        return self.sources[sid]
+
+    def by_id(self, sid: str) -> Schedule:
+        """The imported schedule with this id."""
+        for s in self.schedules:
+            if s.id == sid:
+                return s
+        raise KeyError(sid)
+
+
+def attach(schedule: Schedule, source: Source) -> Schedule:
+    """The schedule with its provenance in ``Schedule.source``."""
+    return dataclasses.replace(schedule, source=source)
+
+
+def read_input(path_or_text: object, fmt: str, label: str | None) -> tuple[str, str, Path | None]:
+    """``(text, file, path)`` of an importer's input.
+
+    A ``pathlib.Path`` (any ``os.PathLike``) is a file; a ``str`` with a line
+    break is the content itself, a ``str`` without one a file name; ``bytes``
+    are UTF-8 content. ``file`` is the label used in ids and messages: the
+    path as given, or ``label`` (default ``"<text>"``... the caller's choice).
+    """
+    if isinstance(path_or_text, bytes):
+        try:
+            return path_or_text.decode("utf-8-sig"), label or f"<{fmt} text>", None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{fmt}: {label or f'<{fmt} text>'}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if isinstance(path_or_text, str) and ("\n" in path_or_text or "\r" in path_or_text):
+        return path_or_text.lstrip("\ufeff"), label or f"<{fmt} text>", None
+    if isinstance(path_or_text, (str, os.PathLike)):
+        p = Path(path_or_text)
+        name = label or str(path_or_text)
+        try:
+            data = p.read_bytes()
+        except OSError as exc:
+            hint = " (to pass the content itself, give a str with a line break)" if isinstance(path_or_text, str) else ""
+            raise InputError(f"{fmt}: cannot read {str(path_or_text)!r} ({exc.strerror or exc}){hint}") from None
+        try:
+            return data.decode("utf-8-sig"), name, p
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{fmt}: {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    raise InputError(
+        f"{fmt}: expected a path or the file's text, got {type(path_or_text).__name__} {path_or_text!r}"
+    )
+
+
+def reraise(exc: CalsimError, prefix: str) -> CalsimError:
+    """The same error class with ``prefix`` in front (the schedule's own prefix dropped: the prefix names it)."""
+    msg = str(exc)
+    if msg.startswith("schedule '"):
+        # Schedule.__post_init__ writes "schedule 'id': ..."; the import location is more useful.
+        end = msg.find("': ")
+        if end != -1:
+            msg = msg[end + 3:]
+    new = type(exc)(f"{prefix}: {msg}")
+    return new

@@ -1,0 +1,88 @@
+"""Load schedules from any supported file, telling the format by its content.
+
+=========================================================  ===============================
+content                                                    read by
+=========================================================  ===============================
+``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.fleetfile.load`
+``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
+a YAML ``kind:`` or ``apiVersion:`` key at line start      :func:`~calsim.importers.from_kubernetes`
+anything else                                              :func:`~calsim.importers.from_crontab`
+=========================================================  ===============================
+
+The file name plays no part (``.yaml``, ``.ics`` or none), except that
+``/etc/crontab`` and ``cron.d`` files are read in the system format. Options
+(``zone=`` for crontabs, manifests without ``timeZone`` and floating
+iCalendar times) are passed on to the importer that takes them.
+
+>>> import calsim, pathlib
+>>> import calsim.importers as imp
+>>> examples = pathlib.Path(calsim.__file__).parents[1] / "data" / "examples"
+>>> [s.id for s in imp.load_any(examples / "cronjobs.yaml")]
+['billing/nightly-invoices', 'ops/db-backup']
+>>> [imp.detect_format(examples / f) for f in ("calendar.ics", "crontab", "fleet.toml")]
+['ical', 'crontab', 'fleet']
+>>> imp.detect_format(examples / "calendar.ics")
+'ical'
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..fleetfile import load as load_fleet
+from ..schedule import Schedule
+from ._result import Imported, Source, read_input
+from .crontab import from_crontab
+from .ical import from_ical
+from .kubernetes import from_kubernetes
+
+__all__ = ["load_any", "import_any", "detect_format", "detect_text"]
+
+# A fleet file has [[schedule]] tables; a scenario file has [scenario] (and names its fleet).
+_FLEET = re.compile(r"^\s*(\[\[\s*schedule\s*\]\]|\[\s*scenario\s*\])", re.MULTILINE)
+_YAML_KIND = re.compile(r"^(kind|apiVersion)\s*:", re.MULTILINE)
+_VCALENDAR = re.compile(r"^\s*BEGIN:VCALENDAR\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+def detect_text(text: str) -> str:
+    """``"fleet"``, ``"ical"``, ``"kubernetes"`` or ``"crontab"`` for a file's content (see the module docstring)."""
+    if _VCALENDAR.search(text):
+        return "ical"
+    if _FLEET.search(text):
+        return "fleet"
+    if _YAML_KIND.search(text):
+        return "kubernetes"
+    return "crontab"
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of the file at ``path`` (its content decides)."""
+    text, _, _ = read_input(Path(path), "load", None)
+    return detect_text(text)
+
+
+def import_any(path: str | Path, *, zone: str = "UTC") -> Imported:
+    """Read any supported file into an :class:`~calsim.importers.Imported` (schedules with provenance)."""
+    p = Path(path)
+    text, _, _ = read_input(p, "load", None)
+    fmt = detect_text(text)
+    if fmt == "ical":
+        return from_ical(p, zone=zone)
+    if fmt == "kubernetes":
+        return from_kubernetes(p, zone=zone)
+    if fmt == "crontab":
+        return from_crontab(p, zone=zone)
+    schedules = load_fleet(p)
+    sources = {s.id: s.source or Source("fleet", str(path), item=i) for i, s in enumerate(schedules, 1)}
+    return Imported(tuple(schedules), sources)
+
+
+def load_any(path: str | Path, *, zone: str = "UTC") -> list[Schedule]:
+    """The schedules of any supported file (see the module docstring), as a list.
+
+    ``zone`` is the zone of crontab lines before any ``CRON_TZ=``, of
+    CronJobs without ``timeZone`` and of floating iCalendar times; a fleet
+    file names its own zones. Use :func:`import_any` to keep provenance.
+    """
+    return list(import_any(path, zone=zone))

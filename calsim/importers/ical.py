@@ -1,0 +1,314 @@
+"""Import recurring events (VEVENT) of an iCalendar file (RFC 5545) with the ``icalendar`` package.
+
+Each VEVENT becomes one RRULE :class:`~calsim.Schedule` whose id is its UID:
+
+==============================  ===========================================================
+iCalendar                       calsim
+==============================  ===========================================================
+``DTSTART;TZID=Zone:...``       zone ``Zone``, start = the wall time as written. A Windows
+                                name (``Eastern Standard Time``) is mapped to IANA as
+                                ``icalendar`` does; the file's VTIMEZONE definitions are
+                                not used: the tzdata release chosen at expansion decides
+``DTSTART:...Z`` (UTC)          zone ``"UTC"``: RFC 5545 computes recurrences of a UTC
+                                start in UTC (the rule keeps the UTC time of day)
+``DTSTART:...`` (floating)      zone ``zone=`` (default ``"UTC"``): a floating time is
+                                wall time wherever the reader is; choose that zone
+``DTSTART;VALUE=DATE:...``      00:00 of that day, floating (all-day event)
+``RRULE``                       the rule, as RRULE text (one RRULE per event)
+no ``RRULE``                    a one-off event: ``FREQ=DAILY;COUNT=1`` (DTSTART itself)
+``EXDATE``, ``RDATE``           ``exdate``/``rdate``; a value in another zone (or UTC) is
+                                converted to the event's zone, a PERIOD keeps its start
+``RECURRENCE-ID`` (override)    the original time joins the master's ``exdate`` and the
+                                moved DTSTART its ``rdate`` (a CANCELLED override only
+                                removes it)
+``STATUS:CANCELLED`` (master)   skipped, listed in ``Imported.skipped``
+VTODO, VJOURNAL                 skipped, listed in ``Imported.skipped``
+==============================  ===========================================================
+
+Time semantics stay calsim's (``gap="skip"``, ``fold="first"``, DTSTART an
+occurrence only when it matches the rule, as python-dateutil: see
+:class:`calsim.Schedule`); pass ``gap=``/``fold=`` to choose others. Errors
+name the file, the event (UID and line of its ``BEGIN:VEVENT``) and the
+property.
+
+>>> from calsim.importers import from_ical
+>>> cal = from_ical('''BEGIN:VCALENDAR
+... VERSION:2.0
+... PRODID:-//example//EN
+... BEGIN:VEVENT
+... UID:standup@example.com
+... DTSTART;TZID=America/New_York:20260302T093000
+... RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR
+... EXDATE;TZID=America/New_York:20260304T093000
+... END:VEVENT
+... END:VCALENDAR
+... ''')
+>>> s = cal[0]
+>>> s.id, s.zone, s.rule, s.exdate, cal.sources[s.id].line
+('standup@example.com', 'America/New_York', 'FREQ=WEEKLY;BYDAY=MO,WE,FR', ('2026-03-04T09:30:00',), 4)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import icalendar
+from icalendar.prop.broken import vBroken
+
+from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..schedule import Schedule
+from ..tzdb import release
+from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from .crontab import _check_zone
+
+__all__ = ["from_ical"]
+
+
+def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
+              gap: str = "skip", fold: str = "first") -> Imported:
+    """Read the VEVENTs of an ``.ics`` file into schedules (see the module docstring).
+
+    Parameters
+    ----------
+    path_or_text
+        A path (``str`` without a line break, or ``pathlib.Path``), or the
+        file's text (a ``str`` with a line break, or ``bytes``).
+    zone
+        The zone of floating (and all-day) DTSTARTs.
+    source
+        Name used in messages instead of the file's.
+    gap, fold
+        DST policies given to every schedule (calsim's defaults).
+
+    Returns
+    -------
+    Imported
+        The schedules (a sequence; id = UID), their sources (file, UID, line
+        of ``BEGIN:VEVENT``), and the skipped components.
+
+    Raises
+    ------
+    InputError
+        Unreadable file, not an iCalendar file, no VEVENT.
+    ScheduleError
+        A VEVENT without UID or DTSTART, a UID twice, an unsupported form.
+    RuleError
+        A malformed RRULE.
+    UnknownZoneError
+        A TZID (or ``zone``) that is no IANA zone.
+    """
+    text, file, path = read_input(path_or_text, "ical", source)
+    label = source or (path.name if path is not None else file)
+    floating_zone = _check_zone(zone, f"ical: {label}: zone")
+    if "BEGIN:VCALENDAR" not in text.upper():
+        raise InputError(f"ical: {label}: not an iCalendar file (no BEGIN:VCALENDAR)")
+    try:
+        cal = icalendar.Calendar.from_ical(text)
+    except Exception as exc:  # icalendar raises ValueError and friends
+        raise InputError(f"ical: {label}: not a valid iCalendar file ({_first_line(exc)})") from None
+    lines = _begin_lines(text)
+
+    masters: list[tuple[str, Any, Source]] = []
+    overrides: list[tuple[str, Any, Source]] = []
+    skipped: list[Skipped] = []
+    counters: dict[str, int] = {}
+    for comp in cal.walk():
+        name = comp.name
+        if name not in ("VEVENT", "VTODO", "VJOURNAL"):
+            continue
+        counters[name] = counters.get(name, 0) + 1
+        line = lines.get(name, [])[counters[name] - 1] if counters[name] <= len(lines.get(name, [])) else None
+        uid = comp.get("UID")
+        uid = str(uid) if uid is not None else None
+        base = Source("ical", file, line=line, uid=uid)
+        if name != "VEVENT":
+            skipped.append(Skipped(base, name, f"a {name} is not an event"))
+            continue
+        where = f"ical: {base.where}"
+        if not uid:
+            raise ScheduleError(f"{where}: UID: missing (every VEVENT needs a UID; it is the schedule id)")
+        if comp.get("RECURRENCE-ID") is not None:
+            overrides.append((where, comp, base))
+        elif str(comp.get("STATUS", "")).upper() == "CANCELLED":
+            skipped.append(Skipped(base, f"VEVENT {uid}", "STATUS:CANCELLED"))
+        else:
+            masters.append((where, comp, base))
+    if not masters and not overrides and not any(s.what.startswith("VEVENT") for s in skipped):
+        raise InputError(f"ical: {label}: no VEVENT in the calendar")
+
+    built: dict[str, dict[str, Any]] = {}
+    for where, comp, base in masters:
+        uid = base.uid
+        assert uid is not None
+        if uid in built:
+            raise ScheduleError(f"{where}: UID: {uid!r} is used by two events (first at line {built[uid]['line']}); "
+                                "a UID must be unique (a changed occurrence needs RECURRENCE-ID)")
+        built[uid] = _event(comp, where, base, floating_zone)
+    for where, comp, base in overrides:
+        uid = base.uid
+        master = built.get(uid)  # type: ignore[arg-type]
+        if master is None:
+            skipped.append(Skipped(base, f"VEVENT {uid} RECURRENCE-ID", "override of an event not in the file"))
+            continue
+        rid = _local(comp["RECURRENCE-ID"], master["zone"], where, "RECURRENCE-ID")
+        master["exdate"].append(rid)
+        if str(comp.get("STATUS", "")).upper() != "CANCELLED":
+            if comp.get("DTSTART") is None:
+                raise ScheduleError(f"{where}: DTSTART: missing in the override (RECURRENCE-ID {rid})")
+            master["rdate"].append(_local(comp["DTSTART"], master["zone"], where, "DTSTART"))
+        master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence")
+
+    schedules: list[Schedule] = []
+    sources: dict[str, Source] = {}
+    for uid, ev in built.items():
+        src = Source("ical", file, line=ev["line"], uid=uid, text=ev["rule"], notes=tuple(ev["notes"]))
+        try:
+            sched = Schedule(uid, ev["zone"], ev["start"], ev["rule"], gap=gap, fold=fold,  # type: ignore[arg-type]
+                             rdate=tuple(_dedupe(ev["rdate"])), exdate=tuple(_dedupe(ev["exdate"])))
+        except CalsimError as exc:
+            field = "RRULE" if isinstance(exc, RuleError) else "VEVENT"
+            raise reraise(exc, f"{ev['where']}: {field}") from None
+        schedules.append(attach(sched, src))
+        sources[uid] = src
+    if not schedules:
+        raise InputError(f"ical: {label}: no VEVENT to import (all cancelled or overrides)")
+    return Imported(tuple(schedules), sources, tuple(skipped), {})
+
+
+def _begin_lines(text: str) -> dict[str, list[int]]:
+    """Line numbers of each ``BEGIN:<component>``, in file order."""
+    out: dict[str, list[int]] = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        m = re.match(r"^BEGIN:(VEVENT|VTODO|VJOURNAL)\s*$", raw.strip(), re.IGNORECASE)
+        if m:
+            out.setdefault(m[1].upper(), []).append(n)
+    return out
+
+
+def _dt(prop: Any, where: str, name: str) -> Any:
+    """``prop.dt``, or an error naming the property (icalendar keeps a malformed value as a broken property)."""
+    if isinstance(prop, vBroken):
+        raise ScheduleError(f"{where}: {name}: malformed value {str(prop)!r} ({_first_line(prop.parse_error)})")
+    try:
+        return prop.dt
+    except Exception as exc:
+        raise ScheduleError(f"{where}: {name}: malformed value ({_first_line(exc)})") from None
+
+
+def _first_line(exc: object) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _zone_of(prop: Any, where: str, name: str) -> str | None:
+    """The IANA zone of a date-time property: TZID (mapped by icalendar), ``"UTC"``, or None if floating."""
+    value = _dt(prop, where, name)
+    tzid = prop.params.get("TZID")
+    if tzid is not None:
+        key = getattr(getattr(value, "tzinfo", None), "key", None)
+        for candidate in (tzid, key):
+            if candidate:
+                try:
+                    release().table(candidate)
+                    return candidate
+                except CalsimError:
+                    pass
+        raise ScheduleError(f"{where}: {name}: TZID {tzid!r} is not an IANA zone of the installed tzdata "
+                            "(calsim resolves with tzdata releases; the file's VTIMEZONE is not used)")
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        off = value.utcoffset()
+        if off == dt.timedelta(0):
+            return "UTC"
+        raise ScheduleError(f"{where}: {name}: a fixed offset {off} without TZID is not supported")
+    return None
+
+
+def _event(comp: Any, where: str, base: Source, floating_zone: str) -> dict[str, Any]:
+    notes: list[str] = []
+    prop = comp.get("DTSTART")
+    if prop is None:
+        raise ScheduleError(f"{where}: DTSTART: missing (a recurring event needs a start)")
+    if isinstance(prop, list):
+        raise ScheduleError(f"{where}: DTSTART: given {len(prop)} times; exactly one is allowed")
+    value = _dt(prop, where, "DTSTART")
+    if isinstance(value, dt.datetime):
+        zone = _zone_of(prop, where, "DTSTART")
+        if zone is None:
+            zone = floating_zone
+            notes.append(f"floating DTSTART: read as wall time in {zone}")
+        start = value.replace(tzinfo=None)
+    elif isinstance(value, dt.date):
+        zone = floating_zone
+        start = dt.datetime(value.year, value.month, value.day)
+        notes.append(f"all-day event: runs at 00:00 in {zone}")
+    else:
+        raise ScheduleError(f"{where}: DTSTART: unsupported value {value!r}")
+    rrule = comp.get("RRULE")
+    if isinstance(rrule, list):
+        raise ScheduleError(f"{where}: RRULE: {len(rrule)} RRULE properties; calsim takes one per event "
+                            "(split the event, or use RDATE)")
+    if comp.get("EXRULE") is not None:
+        raise ScheduleError(f"{where}: EXRULE: not supported (deprecated in RFC 5545); use EXDATE")
+    if rrule is None:
+        rule = "FREQ=DAILY;COUNT=1"
+        notes.append("no RRULE: a one-off event (FREQ=DAILY;COUNT=1)")
+    elif isinstance(rrule, vBroken):
+        rule = str(rrule)  # as written: calsim's RRULE parser names what is wrong
+    else:
+        try:
+            rule = rrule.to_ical().decode()
+        except Exception as exc:
+            raise RuleError(f"{where}: RRULE: cannot be read ({_first_line(exc)})") from None
+    if "FREQ=" not in rule.upper():
+        raise RuleError(f"{where}: RRULE: FREQ is required (RFC 5545), got {rule!r}")
+    exdate = [t for p in _props(comp, "EXDATE") for t in _values(p, zone, where, "EXDATE")]
+    rdate = [t for p in _props(comp, "RDATE") for t in _values(p, zone, where, "RDATE")]
+    return {"zone": zone, "start": start.isoformat(), "rule": rule, "exdate": exdate, "rdate": rdate,
+            "notes": notes, "line": base.line, "where": where}
+
+
+def _props(comp: Any, name: str) -> list[Any]:
+    p = comp.get(name)
+    if p is None:
+        return []
+    return p if isinstance(p, list) else [p]
+
+
+def _values(prop: Any, zone: str, where: str, name: str) -> list[str]:
+    out = []
+    if isinstance(prop, vBroken):
+        raise ScheduleError(f"{where}: {name}: malformed value {str(prop)!r} ({_first_line(prop.parse_error)})")
+    try:
+        values = list(prop.dts)
+    except Exception as exc:
+        raise ScheduleError(f"{where}: {name}: malformed value ({_first_line(exc)})") from None
+    for v in values:
+        out.append(_local(v, zone, where, name, params=prop.params))
+    return out
+
+
+def _local(prop: Any, zone: str, where: str, name: str, params: Any = None) -> str:
+    """A date-time (or date, or period start) property value as naive wall time in ``zone`` (ISO)."""
+    value = _dt(prop, where, name)
+    if isinstance(value, tuple):  # PERIOD: (start, end or duration)
+        value = value[0]
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            params = params if params is not None else getattr(prop, "params", {})
+            tzid = params.get("TZID") if params is not None else None
+            own = tzid if tzid and tzid == zone else None
+            if own is None:
+                key = getattr(value.tzinfo, "key", None)
+                if key == zone:
+                    own = zone
+            if own is None:
+                value = value.astimezone(release().zone(zone))
+        return value.replace(tzinfo=None).isoformat()
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day).isoformat()
+    raise ScheduleError(f"{where}: {name}: unsupported value {value!r}")
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

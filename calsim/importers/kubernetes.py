@@ -1,0 +1,355 @@
+"""Import Kubernetes CronJobs (``apiVersion: batch/v1``, ``kind: CronJob``) from YAML manifests.
+
+A manifest may hold several documents (``---``) and ``kind: List`` documents
+(``kubectl get cronjobs -o yaml``). Every CronJob becomes a cron
+:class:`~calsim.Schedule` with the :func:`calsim.presets.kubernetes` preset
+built from its own settings:
+
+=============================  =================================================
+CronJob field                  calsim
+=============================  =================================================
+``metadata.namespace/name``    the schedule id (namespace ``default`` if unset)
+``spec.schedule``              the cron rule (robfig/cron v3 syntax, see below)
+``spec.timeZone``              the zone; unset: ``zone=`` (the controller's
+                               local zone, default ``"UTC"``)
+``spec.startingDeadlineSeconds``  ``max_lateness``
+``spec.concurrencyPolicy``     ``Allow``/``Forbid``/``Replace`` -> overlap
+                               ``allow``/``skip``/``cancel_other``
+``spec.suspend``               ``Imported.presets[id].suspended`` and a note:
+                               model it with ``calsim.Pause``/``Resume``
+=============================  =================================================
+
+Other kinds (Deployment, ConfigMap...) are listed in ``Imported.skipped``
+and not imported; a file with no CronJob at all is an error.
+
+**Schedule syntax, as the API server validates it** (``cron.ParseStandard``
+of robfig/cron v3): five fields or a macro (``@yearly``, ``@annually``,
+``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``); ``?``
+means ``*``; ``L``, ``W`` and ``#`` are rejected, and so is day-of-week ``7``
+(robfig's range is 0..6). ``@every <duration>`` (Go syntax, ``1h30m``) is
+accepted as robfig does and becomes ``calsim.Every`` anchored at ``start``
+(Kubernetes counts from the CronJob's creation or last run, which a manifest
+does not say).
+
+**``TZ=``/``CRON_TZ=`` inside ``schedule``.** The API server rejects a
+schedule containing ``TZ`` on create since Kubernetes 1.29 ("cannot use TZ or
+CRON_TZ in schedule, use timeZone field instead"), and always together with
+``spec.timeZone`` ("cannot use both timeZone field and TZ or CRON_TZ in
+schedule"). Objects created before still run: the controller passes the
+prefix to robfig, which reads the times in that zone, and records an
+``UnsupportedSchedule`` warning. ``tz_in_schedule="reject"`` (default)
+mirrors the create-time validation; ``"legacy"`` imports such schedules as
+the controller runs them (still an error together with ``timeZone``).
+
+>>> from calsim.importers import from_kubernetes
+>>> m = from_kubernetes('''
+... apiVersion: batch/v1
+... kind: CronJob
+... metadata: {name: report, namespace: billing}
+... spec:
+...   schedule: "30 2 * * *"
+...   timeZone: Europe/Berlin
+...   concurrencyPolicy: Forbid
+...   jobTemplate: {}
+... ''')
+>>> s = m[0]
+>>> s.id, s.zone, s.gap, s.fold, s.policy.overlap, m.sources[s.id].line
+('billing/report', 'Europe/Berlin', 'skip', 'both', 'skip', 6)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import yaml
+
+from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..presets import Preset, kubernetes
+from ..rules.cron import Cron
+from ..rules.every import Every
+from ..schedule import Schedule
+from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from .crontab import DEFAULT_START, _check_zone
+
+__all__ = ["from_kubernetes"]
+
+_WEEKDAY_NAMES = re.compile(r"SUN|MON|TUE|WED|THU|FRI|SAT")
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+_KNOWN_VERSIONS = ("batch/v1",)
+
+
+def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
+                    start: object = DEFAULT_START, tz_in_schedule: str = "reject") -> Imported:
+    """Read the CronJobs of a (multi-document) YAML manifest (see the module docstring).
+
+    Parameters
+    ----------
+    path_or_text
+        A path (``str`` without a line break, or ``pathlib.Path``), or the
+        manifest's text (a ``str`` with a line break, or ``bytes``).
+    zone
+        kube-controller-manager's zone, used when ``spec.timeZone`` is unset.
+    source
+        Name used in messages instead of the file's.
+    start
+        Anchor of every rule (local wall time in the schedule's zone).
+    tz_in_schedule : {"reject", "legacy"}
+        A ``TZ=``/``CRON_TZ=`` prefix in ``spec.schedule``: an error as on
+        create since 1.29, or read as the controller runs old objects.
+
+    Returns
+    -------
+    Imported
+        The schedules (a sequence; id ``namespace/name``), their sources
+        (file, document, item, line of ``spec.schedule``), the skipped
+        objects of other kinds, and the :class:`~calsim.presets.Preset` per id.
+
+    Raises
+    ------
+    InputError
+        Unreadable file, invalid YAML, a document that is not an object, a
+        CronJob of another apiVersion, or no CronJob at all.
+    ScheduleError
+        A missing or mistyped field (``metadata.name``, ``spec.schedule``...),
+        a CronJob defined twice, ``timeZone`` together with a ``TZ=`` prefix.
+    RuleError
+        A schedule robfig/cron would not parse.
+    UnknownZoneError
+        ``spec.timeZone`` (or the prefix) names no zone.
+    PolicyError
+        A bad ``concurrencyPolicy`` or ``startingDeadlineSeconds``.
+    """
+    if tz_in_schedule not in ("reject", "legacy"):
+        raise InputError(f"tz_in_schedule: unknown value {tz_in_schedule!r} (allowed: 'reject' or 'legacy')")
+    text, file, path = read_input(path_or_text, "kubernetes", source)
+    label = source or (path.name if path is not None else file)
+    default_zone = _check_zone(zone, f"kubernetes: {label}: zone")
+
+    schedules: list[Schedule] = []
+    sources: dict[str, Source] = {}
+    skipped: list[Skipped] = []
+    presets: dict[str, Preset] = {}
+    seen: dict[str, str] = {}
+    kinds: list[str] = []
+
+    for doc_no, node, data in _documents(text, label):
+        if data is None:
+            continue
+        doc_where = f"kubernetes: {label} document {doc_no} (line {node.start_mark.line + 1})"
+        if not isinstance(data, dict):
+            raise InputError(f"{doc_where}: expected a Kubernetes object (a mapping with apiVersion and kind), "
+                             f"got a {_yaml_type(data)}")
+        objects: list[tuple[int | None, Any, Any]] = [(None, data, node)]
+        if data.get("kind") == "List" and isinstance(data.get("items"), list):
+            items_node = _child(node, "items")
+            objects = [(i, item, items_node.value[i - 1] if items_node is not None else node)
+                       for i, item in enumerate(data["items"], 1)]
+        for item_no, obj, obj_node in objects:
+            where = doc_where if item_no is None else f"kubernetes: {label} document {doc_no} item {item_no} " \
+                                                      f"(line {obj_node.start_mark.line + 1})"
+            base = Source("kubernetes", file, line=obj_node.start_mark.line + 1, document=doc_no, item=item_no)
+            if not isinstance(obj, dict):
+                raise InputError(f"{where}: expected a Kubernetes object (a mapping), got a {_yaml_type(obj)}")
+            kind = obj.get("kind")
+            name = _meta_name(obj)
+            if kind != "CronJob":
+                what = f"{kind or '(no kind)'} {name}" if name else str(kind or "(no kind)")
+                kinds.append(str(kind or "(no kind)"))
+                reason = "not a CronJob" if kind else "no 'kind' field: not a Kubernetes object"
+                skipped.append(Skipped(base, what, reason))
+                continue
+            sched, src, preset = _cronjob(obj, obj_node, base, where, default_zone, start, tz_in_schedule)
+            if sched.id in seen:
+                raise ScheduleError(f"{where}: metadata: CronJob {sched.id!r} is defined twice "
+                                    f"(first at {seen[sched.id]})")
+            seen[sched.id] = src.where
+            schedules.append(attach(sched, src))
+            sources[sched.id] = src
+            presets[sched.id] = preset
+    if not schedules:
+        found = ", ".join(sorted(set(kinds))) if kinds else "no objects"
+        raise InputError(f"kubernetes: {label}: no CronJob (apiVersion batch/v1, kind CronJob) in the manifest "
+                         f"(found: {found})")
+    return Imported(tuple(schedules), sources, tuple(skipped), presets)
+
+
+def _documents(text: str, label: str):
+    """``(number, node, data)`` of each YAML document, with the node for line numbers."""
+    loader = yaml.SafeLoader(text)
+    try:
+        n = 0
+        while loader.check_node():
+            n += 1
+            node = loader.get_node()
+            data = loader.construct_document(node)
+            yield n, node, data
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"kubernetes: {label}{at}: not valid YAML ({problem})") from None
+    finally:
+        loader.dispose()
+
+
+def _yaml_type(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), type(value).__name__)
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value == key:
+                return v
+    return None
+
+
+def _line(node: Any, *keys: str) -> int | None:
+    for key in keys:
+        node = _child(node, key)
+        if node is None:
+            return None
+    return node.start_mark.line + 1
+
+
+def _meta_name(obj: dict) -> str | None:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+        ns = meta.get("namespace")
+        return f"{ns}/{meta['name']}" if isinstance(ns, str) and ns else meta["name"]
+    return None
+
+
+def _cronjob(obj: dict, node: Any, base: Source, where: str, default_zone: str, start: object,
+             tz_in_schedule: str) -> tuple[Schedule, Source, Preset]:
+    api = obj.get("apiVersion")
+    if api not in _KNOWN_VERSIONS:
+        hint = " (batch/v1beta1 is not served since Kubernetes 1.25)" if api == "batch/v1beta1" else ""
+        raise InputError(f"{where}: apiVersion: CronJob with apiVersion {api!r} is not supported; "
+                         f"expected 'batch/v1'{hint}")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise ScheduleError(f"{where}: metadata: missing (a CronJob needs metadata.name)")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ScheduleError(f"{where}: metadata.name: missing or not a string ({name!r})")
+    ns = meta.get("namespace", "default")
+    if not isinstance(ns, str) or not ns:
+        raise ScheduleError(f"{where}: metadata.namespace: expected a string, got {ns!r}")
+    sid = f"{ns}/{name}"
+    where = f"{where} CronJob {sid!r}"
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        raise ScheduleError(f"{where}: spec: missing (a CronJob needs spec.schedule)")
+    line = _line(node, "spec", "schedule") or base.line
+    expr = spec.get("schedule")
+    if not isinstance(expr, str) or not expr.strip():
+        raise ScheduleError(f"{where}: spec.schedule: missing or not a string ({expr!r})")
+    where_s = f"{where}: spec.schedule {expr!r}"
+
+    tz = spec.get("timeZone")
+    if tz is not None:
+        if not isinstance(tz, str) or not tz:
+            raise ScheduleError(f"{where}: spec.timeZone: timeZone must be nil or a non-empty string, got {tz!r}")
+        if tz.lower() == "local":
+            raise ScheduleError(f"{where}: spec.timeZone: {tz!r}: timeZone must be an explicit IANA time zone")
+        _check_zone(tz, f"{where}: spec.timeZone")
+    notes: list[str] = []
+    body = expr.strip()
+    prefix_zone = None
+    if "TZ" in expr:
+        if tz is not None:
+            raise ScheduleError(f"{where_s}: cannot use both timeZone field and TZ or CRON_TZ in schedule "
+                                "(rejected by the API server)")
+        if tz_in_schedule == "reject":
+            raise ScheduleError(f"{where_s}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead "
+                                "(rejected on create since Kubernetes 1.29; tz_in_schedule='legacy' reads it as "
+                                "the controller runs older objects)")
+        m = re.match(r"^(?:CRON_)?TZ=(\S*)\s+(.*)$", body)
+        if m is None:
+            raise RuleError(f"{where_s}: 'TZ' is only understood as a leading TZ=<zone> or CRON_TZ=<zone> prefix")
+        prefix_zone = _check_zone(m[1], f"{where_s}: TZ prefix")
+        body = m[2].strip()
+        notes.append("TZ/CRON_TZ in schedule: the controller reads the times in that zone and records an "
+                     "UnsupportedSchedule warning; the API server rejects it on create since 1.29")
+    sched_zone = tz or prefix_zone or default_zone
+    if tz is None and prefix_zone is None:
+        notes.append(f"spec.timeZone unset: Kubernetes uses kube-controller-manager's zone; read in {sched_zone}")
+    rule = _rule(body, where_s)
+
+    settings = {
+        "concurrency_policy": spec.get("concurrencyPolicy", "Allow"),
+        "starting_deadline_seconds": spec.get("startingDeadlineSeconds"),
+        "suspend": spec.get("suspend", False),
+    }
+    field_names = {"concurrency_policy": "concurrencyPolicy", "starting_deadline_seconds": "startingDeadlineSeconds",
+                   "suspend": "suspend"}
+    for key, value in settings.items():
+        if value is None and key != "starting_deadline_seconds":
+            settings[key] = {"concurrency_policy": "Allow", "suspend": False}[key]
+    try:
+        preset = kubernetes(**settings)  # type: ignore[arg-type]
+    except CalsimError as exc:
+        msg = str(exc)
+        for py, k8s in field_names.items():
+            if msg.startswith(py + ":"):
+                msg = f"spec.{k8s}:" + msg[len(py) + 1:]
+        raise type(exc)(f"{where}: {msg}") from None
+    if preset.suspended:
+        notes.append("spec.suspend: true: no Job starts; model it with calsim.Pause/Resume "
+                     "(Imported.presets[id].suspended)")
+    try:
+        sched = preset.apply(Schedule(sid, sched_zone, start, rule))
+    except CalsimError as exc:
+        raise reraise(exc, where_s) from None
+    assert isinstance(sched, Schedule)
+    src = Source("kubernetes", base.file, line=line, document=base.document, item=base.item, text=expr,
+                 notes=tuple(notes))
+    return sched, src, preset
+
+
+def _rule(body: str, where: str) -> str | Every:
+    """The rule of a robfig/cron v3 standard spec (what ``cron.ParseStandard`` accepts)."""
+    if body.startswith("@every"):
+        return Every(dt.timedelta(seconds=_go_duration(body[len("@every"):].strip(), where)))
+    if body.startswith("@"):
+        if body not in ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"):
+            raise RuleError(f"{where}: unrecognized descriptor (allowed @yearly, @annually, @monthly, @weekly, "
+                            "@daily, @midnight, @hourly, @every <duration>)")
+        return body
+    fields = body.split()
+    if len(fields) != 5:
+        raise RuleError(f"{where}: expected exactly 5 fields (minute hour day-of-month month day-of-week), "
+                        f"found {len(fields)}")
+    fields = ["*" if f == "?" else re.sub(r"(^|,)\?(?=/|,|$)", r"\1*", f) for f in fields]
+    dom, dow = fields[2].upper(), _WEEKDAY_NAMES.sub("", fields[4].upper())
+    if re.search(r"[LW#]", dom) or re.search(r"[L#]", dow):
+        raise RuleError(f"{where}: L, W and # are not part of the Kubernetes (robfig/cron) syntax")
+    if any(int(n) > 6 for n in re.findall(r"(?<![/\d])(\d+)", dow)):
+        raise RuleError(f"{where}: day-of-week 7 is out of range in Kubernetes (robfig/cron allows 0..6, "
+                        "Sunday is 0)")
+    try:
+        Cron.parse(" ".join(fields))
+        return " ".join(fields)
+    except CalsimError as exc:
+        msg = str(exc)
+        msg = msg[len("cron: "):] if msg.startswith("cron: ") else msg
+        raise RuleError(f"{where}: {msg}") from None
+
+
+def _go_duration(text: str, where: str) -> float:
+    pos, total = 0, 0.0
+    if not text:
+        raise RuleError(f"{where}: @every needs a duration such as '1h30m'")
+    for m in _GO_DURATION.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m[1]) * _GO_UNITS[m[2]]
+        pos = m.end()
+    if pos != len(text) or total <= 0:
+        raise RuleError(f"{where}: @every: {text!r} is not a Go duration such as '90s', '1h30m'")
+    return max(total, 1.0)  # robfig rounds a delay below one second up to one second
