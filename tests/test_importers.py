@@ -513,3 +513,27 @@ def test_every_loaded_schedule_carries_its_source_file_and_line():
     text = (ex / "fleet.toml").read_text().splitlines()
     assert all(text[s.source.line - 1].strip() == "[[schedule]]" for s in fleet)
     assert calsim.load(ex / "incident.toml") == fleet  # a scenario file gives the fleet it names
+
+
+def test_example_fleet_file_expands_like_the_same_schedules_built_in_python():
+    from calsim.demo import examples_dir
+
+    P = calsim.Policy
+    by_hand = [
+        calsim.Schedule("billing/nightly", "America/New_York", "2026-01-01T02:30", "FREQ=DAILY", gap="shift",
+                        policy=P(account="tenant-a", cost=5.0, duration="40min", overlap="skip")),
+        calsim.Schedule("reports/daily-shanghai", "Asia/Shanghai", "2026-01-01T09:00", "0 9 * * *",
+                        exclude=("business:CN",)),
+        calsim.Schedule("payroll/month-end", "Europe/Berlin", "2026-01-31T08:00", "FREQ=MONTHLY;BYMONTHDAY=31",
+                        invalid_day="backward"),
+        calsim.presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=86400).apply(
+            calsim.Schedule("etl/every-6h", "UTC", "2026-01-01T00:00Z", calsim.Every("6h"))),
+        calsim.Schedule("support/business-hours", "Australia/Lord_Howe", "2026-01-01T00:00",
+                        calsim.Window("08:00", "20:00", "30min", days="MO,TU,WE,TH,FR")),
+        calsim.Schedule("ops/fall-back-check", "America/Santiago", "2026-01-01T23:30", "FREQ=DAILY", fold="both"),
+    ]
+    loaded = calsim.load(examples_dir() / "fleet.toml")
+    assert [s.id for s in loaded] == [s.id for s in by_hand]
+    window = ("2026-01-01T00:00Z", "2027-01-01T00:00Z")
+    assert calsim.expand(loaded, *window, release="2026f").equals(calsim.expand(by_hand, *window, release="2026f"))
+    assert loaded[0].policy == by_hand[0].policy
