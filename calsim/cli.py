@@ -211,7 +211,12 @@ def _cmd_preview(args: argparse.Namespace) -> int:
             raise InputError(f"--id: unknown schedule {unknown[0]!r} (in {args.fleet}: "
                              f"{', '.join(s.id for s in schedules[:10])}{', ...' if len(schedules) > 10 else ''})")
         schedules = chosen
-    frames = [preview(s, n=args.n, after=args.after, release=args.release) for s in schedules]
+    # "The next runs" means from now unless --after says otherwise (imported
+    # crontabs and manifests carry no start of their own).
+    import datetime as dt
+
+    after = args.after or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    frames = [preview(s, n=args.n, after=after, release=args.release) for s in schedules]
     frame = pl.concat(frames) if frames else pl.DataFrame()
     cols = ["schedule_id", "nominal_local", "fold", "due_utc", "utc_offset_s", "explain"]
     _emit(frame if args.format != "table" else frame.select(cols), args)
@@ -421,7 +426,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("fleet", help=fleet_help)
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
     s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
-    s.add_argument("--after", default=None, help="first instant (default: the schedule's start)")
+    s.add_argument("--after", default=None, help="first instant (default: now)")
     s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
     _output_options(s)
     s.set_defaults(func=_cmd_preview)
