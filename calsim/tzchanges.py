@@ -167,6 +167,8 @@ def _change_kind() -> pl.Expr:
 def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object, end: object) -> pl.DataFrame:
     """Occurrences of ``schedules`` in ``[start, end)`` whose resolution differs between two releases.
 
+    ``Every`` schedules (elapsed time from a UTC anchor) are never listed:
+    a release changes their local labels, not their instants.
     Only schedules whose zone :func:`zone_changes` flags (over the window
     widened by two days, since a wall time resolves with offsets near it) are
     re-expanded; the others cannot move.
@@ -196,7 +198,11 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     missing = sorted({s.zone for s in scheds if s.zone in affected and s.zone not in b.zones})
     if missing:
         raise UnknownZoneError(f"zone: {missing[0]!r} is not in tzdata {b.version}; schedules in it cannot be resolved there")
-    picked = [s for s in scheds if s.zone in affected]
+    # An Every rule counts elapsed time from a UTC anchor: its runs are the same
+    # instants under any release, only their local labels change. Joining them
+    # on nominal time would report every run as moved, so they are left out
+    # (they move no run).
+    picked = [s for s in scheds if s.zone in affected and s.kind != "every"]
     if not picked:
         return pl.DataFrame(schema=TZDIFF_SCHEMA)
     key = ["schedule_id", "revision", "nominal_local", "fold"]
