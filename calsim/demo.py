@@ -107,10 +107,17 @@ def _charts(ledgers: list, budgets: tuple, path: Path) -> None:
 
     from . import plots
 
+    # The budget worth charting is the one the catch-up pressed hardest: most runs held for it.
+    def waited(budget) -> int:
+        led = ledgers[0]
+        ids = [sid for sid, acct in led.accounts.items() if acct == budget.account]
+        return led.frame.filter(pl.col("schedule_id").is_in(ids), pl.col("budget_wait_s") > 0).height
+
+    budget = max(budgets, key=waited) if budgets else None
     figures = [
         plots.timeline(ledgers[1]),
         plots.state_counts(ledgers),
-        plots.cost_impact(ledgers, budget=budgets[0] if budgets else None),
+        plots.cost_impact(ledgers, budget=budget),
     ]
     images = []
     for fig in figures:

@@ -468,6 +468,14 @@ def cost_impact(ledgers: object, budget: object = None) -> Figure:
         days = pl.date_range(allb.min(), allb.max(), every, eager=True).alias("bin").to_frame()
         width = 0.84 / len(leds)
         peak = None
+        # Only a peak from the period the scheduler came back in onwards is a
+        # catch-up burst; without an outage, the busiest period is just that
+        # (a month-end job is not a burst).
+        spans = _outages(leds)
+        after = None
+        if spans:
+            first_end = pl.Series([spans[0][1]]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+            after = _num(first_end.dt.convert_time_zone(zone).dt.truncate(every).dt.date())[0]
         for i, (led, s) in enumerate(zip(leds, series)):
             full = days.join(s, on="bin", how="left").with_columns(pl.col("cost").fill_null(0.0))
             x, y = _num(full["bin"]), full["cost"].to_numpy()
@@ -475,11 +483,13 @@ def cost_impact(ledgers: object, budget: object = None) -> Figure:
             left = x + span * (0.08 + i * width)
             handles.append(ax.bar(left, y, span * width, align="edge", color=_series_style(i)["color"],
                                   label=f"{led.name} (total {y.sum():g})"))
-            if len(y) and (peak is None or y.max() > peak[1]):
-                j = int(np.argmax(y))
+            yy = np.where(x >= after, y, -np.inf) if after is not None else y
+            if len(y) and np.isfinite(yy.max()) and (peak is None or yy.max() > peak[1]):
+                j = int(np.argmax(yy))
                 peak = (left[j] + span[j] * width / 2, float(y[j]), led.name, float(np.median(y)))
         if peak is not None and peak[1] > 1.2 * peak[3] and peak[1] > 0:
-            ax.annotate(f"catch-up burst: {peak[1]:g} ({peak[2]})", (peak[0], peak[1]), xytext=(6, 4),
+            what = "catch-up burst" if after is not None else f"busiest {period}"
+            ax.annotate(f"{what}: {peak[1]:g} ({peak[2]})", (peak[0], peak[1]), xytext=(6, 4),
                         textcoords="offset points", fontsize=8)
     to_x = (lambda us: _us_num(us)) if zone == "UTC" else (lambda us: float(_num(
         pl.Series([us]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC").dt.convert_time_zone(zone)
