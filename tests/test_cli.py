@@ -100,7 +100,7 @@ class TestTzdiffGate:
 
     def test_unreadable_fleet_file_exits_2(self, tmp_path):
         p = run("tzdiff", str(tmp_path / "missing.toml"), "--old", "2026f", "--new", "2026f")
-        assert p.returncode == 2 and p.stderr.startswith("calsim: error: fleet: cannot read")
+        assert p.returncode == 2 and p.stderr.startswith("calsim: error: load: cannot read") and "missing.toml" in p.stderr
 
 
 def test_tzdiff_writes_into_the_ledger_store_when_asked(tmp_path):
