@@ -277,9 +277,32 @@ def scenarios(draw):
         outages.append(calsim.Outage(a, b))
         t = b
     budgets = [calsim.Budget(acct, draw(st.integers(2, 30)), "day", draw(st.sampled_from(ZONES))) for acct in ("a", "b")]
+    # Pauses: of one schedule or of all (None), some never resumed; spans may overlap.
+    events = []
+    for _ in range(draw(st.integers(0, 2))):
+        target = draw(st.sampled_from([None] + [s.id for s in scheds]))
+        a = start + dt.timedelta(seconds=draw(st.integers(0, 3 * day)))
+        events.append(calsim.Pause(a, target))
+        if draw(st.booleans()):
+            events.append(calsim.Resume(a + dt.timedelta(seconds=draw(st.integers(60, day))), target))
     return calsim.Scenario("prop", scheds, start, start + dt.timedelta(days=3), outages=outages, budgets=budgets,
                            tick=draw(st.sampled_from(["1min", "5min"])), seed=draw(st.integers(0, 5)),
-                           capacity=draw(st.sampled_from([None, None, 3])))
+                           capacity=draw(st.sampled_from([None, None, 3])), events=events)
+
+
+def paused_spans(sc, schedule_id):
+    """[pause, resume) spans of one schedule (a Resume ends the spans of its target open before it)."""
+    open_, spans = {}, []
+    for ev in sc.events:
+        if isinstance(ev, calsim.Pause):
+            open_.setdefault(ev.schedule_id, []).append(ev.at_us)
+        elif isinstance(ev, calsim.Resume):
+            for key in [ev.schedule_id] if ev.schedule_id is not None else list(open_):
+                spans += [(a, ev.at_us, key) for a in open_.pop(key, []) if a <= ev.at_us]
+    spans += [(a, None, key) for key, starts in open_.items() for a in starts]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=UTC)
+    return [(epoch + dt.timedelta(microseconds=a), b and epoch + dt.timedelta(microseconds=b))
+            for a, b, key in spans if key in (None, schedule_id)]
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -299,6 +322,16 @@ def test_simulation_invariants(sc):
         lo = dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=o.start_us)
         hi = dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=o.end_us)
         assert not ((starts >= lo) & (starts < hi)).any()
+    # no run starts while its schedule is paused (held runs included: buffered, budget, capacity)
+    for s in sc.schedules:
+        mine = f.filter((pl.col("schedule_id") == s.id) & (pl.col("kind") == "scheduled"))["started_utc"].drop_nulls()
+        for lo, hi in paused_spans(sc, s.id):
+            assert not ((mine >= lo) & ((mine < hi) if hi is not None else True)).any(), (s.id, lo, hi)
+    # a schedule that does not allow overlap never has two runs going at once
+    for s in sc.schedules:
+        if s.policy.overlap != "allow":
+            runs = f.filter((pl.col("schedule_id") == s.id) & pl.col("started_utc").is_not_null()).sort("started_utc")
+            assert (runs["started_utc"].shift(-1) >= runs["finished_utc"]).fill_null(True).all(), s.id
     # lateness >= 0
     assert (f["lateness_s"].drop_nulls() >= 0).all()
     # per account and local day, the cost started never exceeds the limit
@@ -402,3 +435,21 @@ class TestCapacity:
         assert overtaken.height > 0
         runs = f.filter(pl.col("started_utc").is_not_null()).sort("started_utc")
         assert (runs["started_utc"].shift(-1) >= runs["finished_utc"]).fill_null(True).all()  # one at a time
+
+    def test_a_run_that_waited_for_capacity_applies_its_overlap_mode_when_it_starts(self):
+        # Two 1-hour blockers hold both slots from 00:00; "w" (every 10 min from 00:05,
+        # 15 min each, overlap="skip") queues meanwhile. At 01:00 both slots free at
+        # once: w@00:05 starts, and w@00:15 (next in the queue) would start beside
+        # it; it must meet w's overlap mode at its actual start and be skipped.
+        blockers = [calsim.Schedule(f"b{i}", "UTC", "2026-01-01T00:00", "FREQ=DAILY",
+                                    policy=calsim.Policy(duration="1h", priority=9)) for i in (1, 2)]
+        w = calsim.Schedule("w", "UTC", "2026-01-01T00:05", "FREQ=MINUTELY;INTERVAL=10",
+                            policy=calsim.Policy(duration="15min", overlap="skip"))
+        sc = calsim.Scenario("cap", [*blockers, w], "2026-01-01T00:00Z", "2026-01-01T01:00Z", capacity=2)
+        f = calsim.simulate(sc).frame.filter(pl.col("schedule_id") == "w")
+        got = {r["nominal_local"].strftime("%H:%M"): (r["state"], r["reason"], r["started_utc"] and r["started_utc"].strftime("%H:%M"))
+               for r in f.iter_rows(named=True)}
+        assert got["00:05"] == ("done", None, "01:00")
+        assert got["00:15"] == ("skipped", "overlap", None)
+        runs = f.filter(pl.col("started_utc").is_not_null()).sort("started_utc")
+        assert (runs["started_utc"].shift(-1) >= runs["finished_utc"]).fill_null(True).all()

@@ -10,7 +10,9 @@ Run semantics (DESIGN.md §5), in the order the engine applies them:
    occurrence is picked at the first such wake-up at or after ``eligible``.
    ``lateness = start - eligible``.
 3. **Pauses.** An occurrence eligible or picked while its schedule is paused
-   is ``skipped``/``paused`` (Temporal drops the paused span; no catch-up).
+   is ``skipped``/``paused`` (Temporal drops the paused span; no catch-up),
+   and so is a run held (buffered, waiting for budget or capacity) until a
+   moment its schedule is paused: a paused schedule starts nothing.
 4. **Missed runs.** Lateness beyond ``misfire_grace`` (default one tick)
    makes an occurrence *missed*. The missed occurrences a schedule picks at one
    wake-up form its backlog: those later than ``max_lateness`` are
@@ -23,7 +25,10 @@ Run semantics (DESIGN.md §5), in the order the engine applies them:
 6. **Overlap, budgets, capacity** need order, so rows that can meet one of
    them (a schedule whose runs overlap, an account whose demand exceeds its
    budget in some period, any capacity limit that binds) go through an event
-   loop; every other row is settled by the column operations above.
+   loop; every other row is settled by the column operations above. A run
+   leaving the capacity queue meets its schedule's overlap mode again at its
+   actual start (the run it queued behind may be over, or a sibling that
+   left the queue first may be going).
 
 Every occurrence of the horizon gets exactly one terminal row; the scheduler
 is followed past the horizon's end for occurrences it picks late (an outage
@@ -59,6 +64,9 @@ _BIG = np.iinfo(np.int64).max // 4
 # A queued run gains one priority level per hour it waits for capacity, so
 # that low-priority work is delayed, never starved (the DESIGN's "ageing").
 AGEING_US = 3600 * US
+# Rows per chunk of the streamed per-schedule steps (8 MB per int64 column: cache-sized).
+CHUNK_ROWS = 1 << 20
+CHUNK_ROWS_PER_SCHEDULE = 8  # ... and at least this many per schedule (per-chunk work on per-schedule arrays)
 
 
 def simulate(scenario: Scenario, engine: str = "local", client: object = None, output: object = None,
@@ -207,29 +215,48 @@ def _place(frame: pl.DataFrame) -> np.ndarray:
 
 
 class _Run:
+    """The ledger's columns, one numpy array per column, settled step by step.
+
+    Memory matters more than anything else at fleet scale (10k schedules is
+    ~11M rows, where every int64 column is ~87 MB and numpy time is mostly
+    page faults and cache misses), so the arrays are kept few and narrow:
+    columns the frame already holds are read-only views of it, ``eligible``
+    is ``due`` itself until jitter moves it, ``start`` is ``pick`` (a run
+    starts at its pickup unless the event loop moves it), ``finish`` first
+    holds each run's occupancy, and cost is derived when the frame is built.
+    Rows to run are a boolean mask, not an index array.
+    """
+
     def __init__(self, scenario: Scenario, scheds: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
                  tz_of: np.ndarray, boundaries: list[tuple[int, str, int]]):
         self.sc, self.scheds, self.frame = scenario, scheds, frame
         self.boundaries = boundaries
         n = frame.height
         self.n = n
-        self.s = s_of.astype(np.int64)
+        # The narrowest schedule index: gathers of per-schedule tables read
+        # less, and a stable sort on a 16-bit key is a radix sort.
+        self.s = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
         self.tz_of = tz_of
-        self.nominal = frame["nominal_local"].dt.epoch("us").to_numpy()
+        self.nominal = _us(frame["nominal_local"])
         self.fold = frame["fold"].to_numpy()
         due = frame["due_utc"]
         self.has_due = due.is_not_null().to_numpy()
-        self.due = due.dt.epoch("us").fill_null(0).to_numpy()
+        self.due = _us(due)
         self.state = np.full(n, -1, dtype=np.int8)
         self.reason = np.full(n, NONE, dtype=np.int8)
-        self.eligible = self.due.copy()
+        self.eligible = self.due  # the same array until eligibility() adds jitter (copy on write)
         self.pick = np.zeros(n, dtype=np.int64)
-        self.start = np.zeros(n, dtype=np.int64)
+        # A run starts at its pickup unless the event loop moves it, and pick
+        # is not read once the event loop has begun: one array serves both.
+        self.start = self.pick
         self.finish = np.zeros(n, dtype=np.int64)
         self.started = np.zeros(n, dtype=bool)
         self.attempts_n = np.zeros(n, dtype=np.int32)
-        self.cost = np.zeros(n, dtype=np.float64)
+        # np.zeros maps untouched pages lazily: only rows that waited cost memory.
         self.budget_wait = np.zeros(n, dtype=np.float64)
+        self.run = np.zeros(n, dtype=bool)  # rows that get attempts (set by attempts())
+        self.success = self.run
+        self.fixed_duration = True  # every run's occupancy is its schedule's duration (set by attempts())
         pol = [s.policy if isinstance(s.policy, Policy) else Policy() for s in scheds]
         self.pol = pol
         tick = scenario.tick_us
@@ -251,6 +278,7 @@ class _Run:
         self.key = np.array([id_key(s.id) for s in scheds], dtype=np.uint64)
         self.rel = get_release(scenario.release)
         self.budget_tables = [self.rel.table(b.zone) for b in scenario.budgets]
+        self.pauses = self._pause_spans()
 
         # Rows without an instant are settled now, with the reason their notes give.
         no_run = np.flatnonzero(~self.has_due)
@@ -262,17 +290,37 @@ class _Run:
             self.state[no_run] = S["skipped"]
             self.reason[no_run] = reason
 
+    def _per_row(self, table: np.ndarray, rows: np.ndarray | None = None):
+        """``table[s]`` for each row (or for ``rows``), or the scalar when every schedule agrees.
+
+        Fleets usually share one policy: a scalar spares an n-row gather and temporary.
+        """
+        if len(table) and (table == table[0]).all():
+            return table[0]
+        return table[self.s] if rows is None else table[self.s[rows]]
+
+    def costs(self) -> np.ndarray:
+        """Cost per row: every started run (a cancelled one too) costs its attempts; the rest nothing."""
+        out = np.zeros(self.n, dtype=np.float64)
+        np.multiply(self._per_row(self.p_cost), self.attempts_n, out=out, where=self.started)
+        return out
+
     # -- 1. eligibility ------------------------------------------------------
     def eligibility(self) -> None:
+        if not (self.p_jitter > 0).any():
+            return
         idx = np.flatnonzero(self.has_due & (self.p_jitter[self.s] > 0))
         if not len(idx):
             return
+        self.eligible = self.due.copy()
         jit = self.p_jitter[self.s[idx]]
         u = uniform(self.key[self.s[idx]], self.nominal[idx], self.fold[idx], self.sc.seed, JITTER)
         draw = np.floor(u * jit).astype(np.int64)
         # Never past the schedule's next occurrence (Temporal caps jitter there).
+        # Rows with an instant are in due order in the frame, so a stable sort
+        # by schedule orders them by (schedule, due).
         runs = np.flatnonzero(self.has_due)
-        order = runs[np.lexsort((self.due[runs], self.s[runs]))]
+        order = runs[np.argsort(self.s[runs], kind="stable")]
         nxt = np.full(self.n, _BIG, dtype=np.int64)
         same = self.s[order][1:] == self.s[order][:-1]
         nxt[order[:-1][same]] = self.due[order[1:][same]]
@@ -282,26 +330,35 @@ class _Run:
     # -- 2/3. pickup and pauses ----------------------------------------------
     def pickup(self) -> None:
         tick = self.sc.tick_us
-        idx = np.flatnonzero(self.has_due)
-        e = self.eligible[idx]
-        pick = -((-e) // tick) * tick  # ceil to a tick
+        pick, e = self.pick, self.eligible
+        # ceil to a tick, in place (a row without an instant has eligible 0, so pick 0)
+        np.negative(e, out=pick)
+        np.floor_divide(pick, tick, out=pick)
+        np.multiply(pick, -tick, out=pick)
         outs = self.sc.outages
         if outs:
             starts = np.array([o.start_us for o in outs], dtype=np.int64)
             ends = np.array([o.end_us for o in outs], dtype=np.int64)
+            # Only rows whose [eligible, pick] span meets the outages' hull can move.
+            near = pick >= starts[0]
+            near &= e < ends.max()
+            near &= self.has_due
+            idx = np.flatnonzero(near)
+            del near
+            ei, pi = e[idx], pick[idx]
             # Down when eligible, or at the tick it would be picked: picked at the come-back instant.
-            for probe in (e, pick):
+            for probe in (ei, pi):
                 j = np.searchsorted(starts, probe, side="right") - 1
                 inside = (j >= 0) & (probe < ends[np.maximum(j, 0)])
-                pick = np.where(inside, ends[np.maximum(j, 0)], pick)
+                pi = np.where(inside, ends[np.maximum(j, 0)], pi)
             # An outage end inside the next outage (adjacent spans): wake at that one's end.
             for _ in range(len(outs)):
-                j = np.searchsorted(starts, pick, side="right") - 1
-                inside = (j >= 0) & (pick < ends[np.maximum(j, 0)])
+                j = np.searchsorted(starts, pi, side="right") - 1
+                inside = (j >= 0) & (pi < ends[np.maximum(j, 0)])
                 if not inside.any():
                     break
-                pick = np.where(inside, ends[np.maximum(j, 0)], pick)
-        self.pick[idx] = pick
+                pi = np.where(inside, ends[np.maximum(j, 0)], pi)
+            pick[idx] = pi
         self._pauses()
         self._revisions()
 
@@ -313,7 +370,8 @@ class _Run:
             self.state[rows] = S["cancelled"]
             self.reason[rows] = R["revision"]
 
-    def _pauses(self) -> None:
+    def _pause_spans(self) -> dict[int, list[tuple[int, int]]]:
+        """Half-open paused spans ``[Pause, Resume)`` per schedule index (only schedules ever paused)."""
         spans: dict[str | None, list[list[int]]] = {}
         for ev in self.sc.events:
             if isinstance(ev, Pause):
@@ -323,11 +381,22 @@ class _Run:
                     for span in spans.get(key, []):
                         if span[1] == _BIG and span[0] <= ev.at_us:
                             span[1] = ev.at_us
-        if not spans:
+        out: dict[int, list[tuple[int, int]]] = {}
+        for i, s in enumerate(self.scheds):
+            mine = spans.get(None, []) + spans.get(s.id, [])
+            if mine:
+                out[i] = sorted((a, b) for a, b in mine)
+        return out
+
+    def _pauses(self) -> None:
+        if not self.pauses:
             return
-        ids = np.array([s.id for s in self.scheds], dtype=object)
-        for sid, items in spans.items():
-            member = np.ones(len(self.scheds), bool) if sid is None else (ids == sid)
+        by_spans: dict[tuple, list[int]] = {}
+        for i, items in self.pauses.items():
+            by_spans.setdefault(tuple(items), []).append(i)
+        for items, members in by_spans.items():
+            member = np.zeros(len(self.scheds), bool)
+            member[members] = True
             rows = np.flatnonzero(self.has_due & (self.state < 0) & member[self.s])
             for a, b in items:
                 hit = rows[((self.eligible[rows] >= a) & (self.eligible[rows] < b))
@@ -337,11 +406,12 @@ class _Run:
 
     # -- 4. missed runs --------------------------------------------------------
     def catch_up(self) -> None:
-        idx = np.flatnonzero(self.has_due & (self.state < 0))
-        late = self.pick[idx] - self.eligible[idx]
-        s = self.s[idx]
-        missed = late > self.p_grace[s]
-        m = idx[missed]
+        missed = self.pick - self.eligible
+        missed = missed > self._per_row(self.p_grace)
+        missed &= self.has_due
+        missed &= self.state < 0
+        m = np.flatnonzero(missed)
+        del missed
         if not len(m):
             return
         expired = (self.pick[m] - self.eligible[m]) > self.p_maxlate[self.s[m]]
@@ -376,12 +446,25 @@ class _Run:
 
     # -- 5. attempts and durations ---------------------------------------------
     def attempts(self) -> None:
-        idx = np.flatnonzero(self.has_due & (self.state < 0))
-        self.to_run = idx
-        s = self.s[idx]
+        """Attempts, success and occupancy (start to last attempt's end) of every row that runs.
+
+        The occupancy is written into ``finish``; settle() adds the start.
+        """
+        run = self.has_due & (self.state < 0)
+        self.run = run
         f = self.sc.failures
         max_att = 1 if f is None else f.max_attempts
         p_fail = 0.0 if f is None else f.probability
+        if p_fail == 0 and not (self.p_sigma > 0).any():
+            # Every run is one attempt of its schedule's fixed duration, and it succeeds.
+            np.copyto(self.finish, self._per_row(self.p_dur), where=run)
+            np.copyto(self.attempts_n, 1, where=run)
+            self.success = run
+            self.fixed_duration = True
+            return
+        self.fixed_duration = False
+        idx = np.flatnonzero(run)
+        s = self.s[idx]
         occupancy = np.zeros(len(idx), dtype=np.int64)
         attempts = np.zeros(len(idx), dtype=np.int32)
         succeeded = np.zeros(len(idx), dtype=bool)
@@ -408,106 +491,225 @@ class _Run:
             if k + 1 < max_att and f is not None:
                 retry = a[~ok]
                 occupancy[retry] += f.backoff_us * (2 ** k)
-        self.occupancy = occupancy
+        self.finish[idx] = occupancy
         self.attempts_n[idx] = attempts
-        self.success = succeeded
+        self.success = np.zeros(self.n, dtype=bool)
+        self.success[idx] = succeeded
 
     # -- 6. overlap, budgets, capacity, and the rest by columns ----------------
     def settle(self) -> None:
-        idx = self.to_run
-        start = self.pick[idx]
-        finish = start + self.occupancy
-        s = self.s[idx]
-        # Overlap: a start before an earlier run of the same schedule finished.
-        # Rows chained by such starts form a cluster; only clusters need order
-        # for skip and cancel_other (they never delay a start), while buffering
-        # delays starts, so a buffering schedule needs order from its first
-        # cluster on.
-        # Rows come in instant order, and within a schedule eligibility (jitter
-        # is capped before the next occurrence) and so pickup keep that order:
-        # a stable sort by schedule (a radix sort on 16-bit keys) orders them
-        # by (schedule, start).
-        key = s.astype(np.int16 if len(self.scheds) < 2**15 else np.int32)
-        order = np.argsort(key, kind="stable")
-        s_o, st_o, fi_o = s[order], start[order], finish[order]
-        busy = _running_max_by_group(fi_o, s_o)
-        mode_o = self.p_overlap[s_o]
-        conflict = (st_o < busy) & (mode_o != _OVERLAP["allow"])
-        by_overlap = np.zeros(len(idx), dtype=bool)
-        if conflict.any():
-            cluster = np.cumsum(~conflict)
-            in_cluster = np.bincount(cluster)[cluster] > 1
-            buffering = (mode_o == _OVERLAP["buffer_one"]) | (mode_o == _OVERLAP["buffer_all"])
-            first = np.full(len(self.scheds), _BIG, dtype=np.int64)
-            hit = in_cluster & buffering
-            np.minimum.at(first, s_o[hit], st_o[hit])
-            need = in_cluster | (buffering & (st_o >= first[s_o]))
-            by_overlap[order[need]] = True
-        # Budgets: from an account's first period whose demand exceeds its limit,
-        # its rows need order (a held run spills into the next period).
-        acct = self.p_account[s]
-        by_budget = np.zeros(len(idx), dtype=bool)
-        if self.sc.budgets:
-            paying = np.flatnonzero(acct >= 0)
-            period = self._period_index(acct[paying], start[paying])
-            p0 = int(period.min()) if len(paying) else 0
-            span = int(period.max()) - p0 + 1 if len(paying) else 1
-            cell = acct[paying] * span + (period - p0)
-            demand = np.bincount(cell, weights=self.p_cost[s[paying]], minlength=len(self.sc.budgets) * span)
-            demand = demand.reshape(len(self.sc.budgets), span)
-            need = np.zeros_like(demand, dtype=bool)
-            for a, b in enumerate(self.sc.budgets):
-                if not (demand[a] > b.limit + 1e-9).any():
-                    continue
-                # A period needs order when its demand, plus what earlier
-                # periods held over (runs waiting for budget), exceeds the
-                # limit; the carry is an upper bound (catch-up can only
-                # shrink a backlog), so no period that needs order is missed.
-                carry = 0.0
-                for k, d in enumerate(demand[a].tolist()):
-                    need[a, k] = carry > 0 or d > b.limit + 1e-9
-                    carry = max(0.0, carry + d - b.limit)
-            by_budget[paying[need.ravel()[cell]]] = True
-        sequential = by_overlap | by_budget
-        if self.sc.capacity is not None and _max_concurrency(start, finish) > self.sc.capacity:
-            sequential[:] = True
-        fast = idx[~sequential]
-        self.start[fast] = start[~sequential]
-        self.finish[fast] = finish[~sequential]
-        self.started[fast] = True
-        self._terminal(fast, self.success[~sequential], self.occupancy[~sequential])
-        if sequential.any():
-            self._event_loop(idx[sequential], self.occupancy[sequential], self.success[sequential])
+        run, pick, finish = self.run, self.pick, self.finish
+        np.add(finish, pick, out=finish, where=run)  # occupancy -> finish
+        sequential = self._overlap_rows()
+        by_budget = self._budget_rows()
+        if by_budget is not None:
+            sequential = by_budget if sequential is None else (sequential | by_budget)
+            del by_budget
+        if self.sc.capacity is not None and _max_concurrency(pick[run], finish[run]) > self.sc.capacity:
+            sequential = run
+        fast = run if sequential is None else run & ~sequential
+        # Settled by columns: a run starts at its pickup (start is pick).
+        np.copyto(self.started, fast)
+        np.copyto(self.state, S["done"], where=fast & self.success)
+        failed = fast & ~self.success
+        if failed.any():
+            np.copyto(self.state, S["failed"], where=failed)
+            np.copyto(self.reason, R["retries_exhausted"], where=failed)
+        del fast, failed
+        if sequential is not None:
+            rows = np.flatnonzero(run & sequential)
+            if len(rows):
+                self._event_loop(rows, finish[rows] - pick[rows], self.success[rows])
 
-    def _terminal(self, rows: np.ndarray, success: np.ndarray, occupancy: np.ndarray) -> None:
-        self.state[rows] = np.where(success, S["done"], S["failed"])
-        self.reason[rows] = np.where(success, NONE, R["retries_exhausted"])
-        self.cost[rows] = self.p_cost[self.s[rows]] * self.attempts_n[rows]
+    def _chunks(self):
+        """Row ranges ``[lo, hi)`` of a few MB each, in frame (instant) order.
+
+        The per-schedule steps below stream over these instead of sorting
+        whole columns: a chunk's sort and gathers stay in cache, and its
+        temporaries are small and reused by the allocator, so the cost per
+        row does not grow with the fleet. A chunk spans several times the
+        number of schedules, so per-chunk work on per-schedule arrays stays
+        a small share.
+        """
+        step = max(CHUNK_ROWS, CHUNK_ROWS_PER_SCHEDULE * len(self.scheds))
+        for lo in range(0, self.n, step):
+            yield lo, min(self.n, lo + step)
+
+    def _overlap_rows(self) -> np.ndarray | None:
+        """Rows that need order for overlap (None: none do).
+
+        A start before an earlier run of the same schedule finished is a
+        conflict. Rows chained by such starts form a cluster; only clusters
+        need order for skip and cancel_other (they never delay a start),
+        while buffering delays starts, so a buffering schedule needs order
+        from its first cluster on.
+
+        Rows come in instant order, and within a schedule eligibility (jitter
+        is capped before the next occurrence) and so pickup keep that order:
+        within a chunk a stable sort by schedule (a radix sort on 16-bit keys)
+        orders them by (schedule, start), and what a schedule's earlier
+        chunks left (until when it is busy, its last row) is carried in
+        per-schedule arrays.
+        """
+        checked = self.p_overlap != _OVERLAP["allow"]
+        if not checked.any():
+            return None
+        G = len(self.scheds)
+        fixed = self.fixed_duration
+        dur = self._per_row(self.p_dur)
+        busy = np.full(G, -_BIG, dtype=np.int64)  # fixed: last start + duration; else latest finish so far
+        last_row = np.full(G, -1, dtype=np.int64)  # the schedule's previous row (global index)
+        hits = []
+        for lo, hi in self._chunks():
+            sel = self.run[lo:hi] if checked.all() else self.run[lo:hi] & checked[self.s[lo:hi]]
+            rows = np.flatnonzero(sel)
+            if not len(rows):
+                continue
+            s_c = self.s[lo:hi][rows]
+            o = np.argsort(s_c, kind="stable")
+            idx = rows[o]
+            idx += lo
+            s_o = s_c[o]
+            del rows, s_c, o
+            st_o = self.pick[idx]
+            head = np.empty(len(idx), dtype=bool)  # first row of its schedule in the chunk
+            head[0] = True
+            np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
+            tail = np.empty(len(idx), dtype=bool)  # last row of its schedule in the chunk
+            tail[-1] = True
+            tail[:-1] = head[1:]
+            # prev: when the schedule is busy until, just before each row
+            prev = np.empty(len(idx), dtype=np.int64)
+            if fixed:
+                # One fixed occupancy per schedule: finishes grow with starts,
+                # so the schedule is busy until the previous row's finish.
+                prev[1:] = st_o[:-1]
+                prev[1:] += dur if np.ndim(dur) == 0 else self.p_dur[s_o[:-1]]
+                fin_tail = st_o[tail] + (dur if np.ndim(dur) == 0 else self.p_dur[s_o[tail]])
+            else:
+                # Lognormal or retried occupancies: the latest finish so far, this
+                # chunk's rows before it and what earlier chunks left.
+                prev[1:], fin_tail = _group_running_max(self.finish[idx], head)
+                prev[head] = -_BIG
+                np.maximum(prev, busy[s_o], out=prev)
+            if fixed:
+                prev[head] = busy[s_o[head]]
+            conflict = st_o < prev
+            del prev
+            if conflict.any():
+                # A cluster is a non-conflicting row and the conflicting rows after
+                # it: a row is in one of two or more when it conflicts or its
+                # schedule's next row does (that one may be in a later chunk).
+                in_cluster = conflict.copy()
+                in_cluster[:-1] |= conflict[1:] & ~head[1:]
+                hits.append(idx[in_cluster])
+                back = last_row[s_o[conflict & head]]
+                hits.append(back[back >= 0])
+            ts = s_o[tail]
+            busy[ts] = fin_tail if fixed else np.maximum(busy[ts], fin_tail)
+            last_row[ts] = idx[tail]
+        if not hits:
+            return None
+        out = np.zeros(self.n, dtype=bool)
+        for h in hits:
+            out[h] = True
+        buffering = (self.p_overlap == _OVERLAP["buffer_one"]) | (self.p_overlap == _OVERLAP["buffer_all"])
+        if buffering.any():
+            hit = np.flatnonzero(out & buffering[self.s])
+            if len(hit):
+                # A buffering schedule needs order from its first cluster on.
+                first = np.full(G, _BIG, dtype=np.int64)
+                np.minimum.at(first, self.s[hit], self.pick[hit])
+                for lo, hi in self._chunks():
+                    s_c = self.s[lo:hi]
+                    out[lo:hi] |= self.run[lo:hi] & buffering[s_c] & (self.pick[lo:hi] >= first[s_c])
+        return out
+
+    def _budget_rows(self) -> np.ndarray | None:
+        """Rows that need order for budgets (None: none do).
+
+        From an account's first period whose demand exceeds its limit, its
+        rows need order (a held run spills into the next period). Demand per
+        (account, period) is summed chunk by chunk.
+        """
+        budgets = self.sc.budgets
+        paying = self.p_account >= 0
+        if not budgets or not paying.any():
+            return None
+        acct_of = self.p_account.astype(np.int32)
+        cost = self.p_cost[paying]
+        # One integral cost: count * cost is exactly the sum the weights would give.
+        unit = float(cost[0]) if (cost == cost[0]).all() and float(cost[0]).is_integer() \
+            and self.n * float(cost[0]) < 2**53 else None
+        run_pay = self.run if paying.all() else self.run & paying[self.s]
+        if not run_pay.any():
+            return None
+        # The period index space: every kind's periods of the instants, with a
+        # two-day margin (a local period is never more than a day off the UTC
+        # one); periods without demand at either end change nothing below.
+        day2 = 2 * 86400 * US
+        ends = np.array([int(np.min(self.pick, where=run_pay, initial=_BIG)) - day2,
+                         int(np.max(self.pick, where=run_pay, initial=-_BIG)) + day2], dtype=np.int64)
+        bounds = [_local_period(self.budget_tables[a], b.period, ends) for a, b in enumerate(budgets)]
+        p0 = min(int(x[0]) for x in bounds)
+        span = max(int(x[1]) for x in bounds) - p0 + 1
+
+        def cells(lo: int, hi: int):
+            rows = np.flatnonzero(run_pay[lo:hi])
+            s_c = self.s[lo:hi][rows]
+            acct = acct_of[s_c]
+            cell = self._period_index(acct, self.pick[lo:hi][rows])
+            cell -= p0
+            cell += acct.astype(np.int64) * span
+            return rows, s_c, cell
+
+        demand = np.zeros(len(budgets) * span, dtype=np.float64)
+        for lo, hi in self._chunks():
+            _, s_c, cell = cells(lo, hi)
+            if unit is not None:
+                demand += np.bincount(cell, minlength=len(demand)) * unit
+            else:
+                demand += np.bincount(cell, weights=self.p_cost[s_c], minlength=len(demand))
+        demand = demand.reshape(len(budgets), span)
+        need = np.zeros_like(demand, dtype=bool)
+        for a, b in enumerate(budgets):
+            if not (demand[a] > b.limit + 1e-9).any():
+                continue
+            # A period needs order when its demand, plus what earlier
+            # periods held over (runs waiting for budget), exceeds the
+            # limit; the carry is an upper bound (catch-up can only
+            # shrink a backlog), so no period that needs order is missed.
+            carry = 0.0
+            for k, d in enumerate(demand[a].tolist()):
+                need[a, k] = carry > 0 or d > b.limit + 1e-9
+                carry = max(0.0, carry + d - b.limit)
+        if not need.any():
+            return None
+        need = need.ravel()
+        out = np.zeros(self.n, dtype=bool)
+        for lo, hi in self._chunks():
+            rows, _, cell = cells(lo, hi)
+            out[lo + rows[need[cell]]] = True
+        return out
 
     def _period_index(self, acct: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Index of each instant's local calendar period of its account's budget (day/week/month).
 
         Budgets sharing a zone and a period kind are computed in one pass.
         """
-        out = np.zeros(len(t), dtype=np.int64)
         kinds: dict[tuple[str, str], list[int]] = {}
         for a, b in enumerate(self.sc.budgets):
             kinds.setdefault((b.zone, b.period), []).append(a)
+        if len(kinds) == 1:
+            (_, period), members = next(iter(kinds.items()))
+            return _local_period(self.budget_tables[members[0]], period, t)
+        out = np.zeros(len(t), dtype=np.int64)
         for (zone, period), members in kinds.items():
             member = np.zeros(len(self.sc.budgets) + 1, dtype=bool)
             member[np.array(members) + 1] = True
             rows = np.flatnonzero(member[acct + 1])
-            if not len(rows):
-                continue
-            table = self.budget_tables[members[0]]
-            local = t[rows] + table.offset_at_utc(t[rows] // US).astype(np.int64) * US
-            day = local // (86400 * US)
-            if period == "day":
-                out[rows] = day
-            elif period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
-                out[rows] = (day + 3) // 7
-            else:
-                out[rows] = local.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
+            if len(rows):
+                out[rows] = _local_period(self.budget_tables[members[0]], period, t[rows])
         return out
 
     def _period_start(self, b, period: int) -> int:
@@ -581,6 +783,11 @@ class _Run:
 
         outages = [(o.start_us, o.end_us) for o in sc.outages]
 
+        pauses = self.pauses
+
+        def paused(s: int, t: int) -> bool:
+            return s in pauses and any(a <= t < b for a, b in pauses[s])
+
         def up(t: int) -> int:
             """The first instant at or after t at which the scheduler is up."""
             for a, b in outages:
@@ -596,7 +803,6 @@ class _Run:
             self.started[r] = True
             self.state[r] = S["done"] if ok[r] else S["failed"]
             self.reason[r] = NONE if ok[r] else R["retries_exhausted"]
-            self.cost[r] = self.p_cost[s] * self.attempts_n[r]
             running[s] = (r, t + occ[r])
             active += 1
             heapq.heappush(events, (t + occ[r], 0, seq, r))
@@ -606,6 +812,10 @@ class _Run:
             nonlocal seq
             t = up(t)  # a buffered or budget-held run waits for the scheduler to be up
             s = int(self.s[r])
+            if paused(s, t):
+                # Held (buffer, budget, capacity) into a pause: a paused schedule starts nothing.
+                self.state[r], self.reason[r] = S["skipped"], R["paused"]
+                return
             a = int(self.p_account[s])
             if capacity is not None and active >= capacity and not from_queue:
                 prio = int(self.p_priority[s])
@@ -632,7 +842,13 @@ class _Run:
 
         freed: set[int] = set()  # cancelled runs: their slot is free before their finish event
 
-        def arrive(r: int, t: int) -> None:
+        def arrive(r: int, t: int, from_queue: bool = False) -> None:
+            """Row ``r`` wants to start at ``t``: the overlap mode first, then capacity and budget.
+
+            Also called when a run leaves the capacity queue, as the run that
+            held the schedule when it queued may be over, and another run of
+            the schedule may have left the queue before it.
+            """
             nonlocal active
             s = int(self.s[r])
             mode = int(self.p_overlap[s])
@@ -657,7 +873,7 @@ class _Run:
                 running.pop(s, None)
                 freed.add(old)
                 active -= 1
-            try_start(r, t)
+            try_start(r, t, from_queue)
 
         while events:
             t, kind, _, payload = heapq.heappop(events)
@@ -678,7 +894,7 @@ class _Run:
                     best = max(range(len(cap_queue)), key=lambda i: (
                         cap_queue[i][0] + (t - cap_queue[i][2]) // AGEING_US, -cap_queue[i][1], -i))
                     _, _, _, q = cap_queue.pop(best)
-                    try_start(q, t, from_queue=True)
+                    arrive(q, t, from_queue=True)
             elif kind == 1:  # a budget period opens
                 a = payload
                 if t >= end:
@@ -723,37 +939,99 @@ class _Run:
                 self.state[r], self.reason[r] = S["skipped"], R["overlap"]
 
 
-def _running_max_by_group(finish: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """For rows sorted by (group, start): the latest finish among earlier rows of the same group.
+def _us(col: pl.Series) -> np.ndarray:
+    """Epoch microseconds of a Datetime column, nulls as 0.
 
-    Each group is lifted above the previous one (``group * span``) so that one
+    Without nulls this is a read-only view of the frame's own buffer (no copy).
+    """
+    if col.dtype.time_unit != "us":  # type: ignore[union-attr]
+        col = col.dt.cast_time_unit("us")
+    phys = col.to_physical()
+    if phys.null_count():
+        phys = phys.fill_null(0)
+    return phys.to_numpy()
+
+
+def _local_period(table, period: str, t: np.ndarray) -> np.ndarray:
+    """Index of the local calendar period (``day``/``week``/``month`` in ``table``'s zone) of each instant (µs).
+
+    Days count from 1970-01-01, ISO weeks (Monday first) from the week of
+    1970-01-01, months from 1970-01. Only the zone's transitions within
+    [min t, max t] are searched (a year has a couple), which costs about one
+    pass over ``t`` instead of a binary search of the whole table per row.
+    """
+    if not len(t):
+        return np.zeros(0, dtype=np.int64)
+    utc, offs = table.utc, table.offsets
+    # offsets[j] is in force from utc[j-1]: j = searchsorted(utc, t // US, "right"), as offset_at_utc.
+    j0 = int(np.searchsorted(utc, int(t.min()) // US, side="right"))
+    j1 = int(np.searchsorted(utc, int(t.max()) // US, side="right"))
+    off_us = offs[j0:j1 + 1].astype(np.int64) * US
+    if j1 == j0:
+        local = t + off_us[0]
+    else:
+        # utc <= t // US  <=>  utc * US <= t (integers)
+        local = off_us[np.searchsorted(utc[j0:j1].astype(np.int64) * US, t, side="right")]
+        local += t
+    day = np.floor_divide(local, 86400 * US, out=local)
+    if period == "day":
+        return day
+    if period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
+        day += 3
+        day //= 7
+        return day
+    month_of = lambda d: int(np.datetime64(int(d), "D").astype("datetime64[M]").astype(np.int64))  # noqa: E731
+    m_lo, m_hi = month_of(day.min()), month_of(day.max())
+    firsts = np.arange(m_lo, m_hi + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    month = np.searchsorted(firsts, day, side="right")
+    month += m_lo - 1
+    return month
+
+
+def _group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows grouped contiguously (``head`` marks each group's first row):
+    the running max of ``values`` up to each row but the last, within its group
+    (``-_BIG`` after a group's end: the caller overwrites heads), and each group's max.
+
+    Each group is lifted above the previous one (``gid * span``) so that one
     running maximum over the whole column never leaks across groups.
     """
-    out = np.full(len(finish), -_BIG, dtype=np.int64)
-    if len(finish) < 2:
-        return out
-    lo = int(finish.min())
-    span = int(finish.max()) - lo + 1
-    if int(group.max()) * span >= 2**62:  # an absurd horizon: no lift fits, go group by group
-        starts = np.flatnonzero(np.concatenate([[True], group[1:] != group[:-1]]))
-        for a, b in zip(starts, np.append(starts[1:], len(finish))):
-            run = np.maximum.accumulate(finish[a:b])
-            out[a + 1:b] = run[:-1]
-        return out
-    lifted = finish - lo + group.astype(np.int64) * span
-    run = np.maximum.accumulate(lifted)
-    same = group[1:] == group[:-1]
-    out[1:] = np.where(same, run[:-1] - group[1:].astype(np.int64) * span + lo, -_BIG)
-    return out
+    gid = np.cumsum(head)
+    gid -= 1
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    tail = np.empty(len(values), dtype=bool)
+    tail[-1] = True
+    tail[:-1] = head[1:]
+    if int(gid[-1]) * span >= 2**62:  # an absurd horizon: no lift fits, go group by group
+        run = values.copy()
+        starts = np.flatnonzero(head)
+        for a, b in zip(starts.tolist(), np.append(starts[1:], len(values)).tolist()):
+            np.maximum.accumulate(run[a:b], out=run[a:b])
+        return run[:-1], run[tail]
+    lift = gid * span
+    lift -= lo
+    run = values + lift
+    np.maximum.accumulate(run, out=run)
+    run -= lift
+    return run[:-1], run[tail]
 
 
 def _max_concurrency(start: np.ndarray, finish: np.ndarray) -> int:
+    """Most runs going at once; a finish at t frees its slot before a start at t.
+
+    The level just after the i-th start (in time order) is i + 1 minus the
+    finishes at or before it. Starts come nearly sorted (instant order), which
+    a stable (merge/tim) sort handles in about one pass, and two one-key sorts
+    cost less than a two-key lexsort of both columns.
+    """
     if not len(start):
         return 0
-    t = np.concatenate([start, finish])
-    d = np.concatenate([np.ones(len(start), np.int64), -np.ones(len(finish), np.int64)])
-    order = np.lexsort((d, t))  # a finish at t frees its slot before a start at t
-    return int(np.cumsum(d[order]).max())
+    st = np.sort(start, kind="stable")
+    fi = np.sort(finish, kind="stable")
+    level = np.arange(1, len(st) + 1, dtype=np.int64)
+    level -= np.searchsorted(fi, st, side="right")
+    return int(level.max())
 
 
 def _norm_ppf(u: np.ndarray) -> np.ndarray:

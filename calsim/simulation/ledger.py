@@ -57,23 +57,40 @@ def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
 
 
 def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
-    """Assemble the ledger frame from the engine's columns (internal)."""
+    """Assemble the ledger frame from the engine's columns (internal).
+
+    Numeric numpy columns become polars Series without a copy, so the frame
+    shares the engine's buffers.
+    """
     assert (run.state >= 0).all(), "an occurrence was left pending"
     has = run.has_due
-    started = run.started & (run.state != -1)
-    to_ts = lambda a, mask: pl.Series(a, dtype=pl.Int64).set(pl.Series(~mask), None).cast(UTC)  # noqa: E731
-    late = np.where(started, (run.start - run.eligible) / 1e6, np.nan)
+    started = run.started  # every row is terminal (asserted): started means it ran
+
+    def to_ts(a: np.ndarray, mask: np.ndarray) -> pl.Series:
+        s = pl.Series(a, dtype=pl.Int64)
+        if not mask.all():
+            s = s.set(pl.Series(~mask), None)
+        return s.cast(UTC)
+
+    # (start - eligible) / 1e6 in numpy, in place (polars divides by a literal
+    # through its reciprocal, which can differ in the last bit).
+    late = np.subtract(run.start, run.eligible)
+    np.divide(late, 1e6, out=late.view(np.float64))
+    late = pl.Series("lateness_s", late.view(np.float64))
+    if not started.all():
+        late = late.set(pl.Series(~started), None)
+
     frame = run.frame.with_columns(
         pl.lit(name, pl.String).alias("scenario"),
         pl.lit("scheduled", KIND).alias("kind"),
         to_ts(run.eligible, has).alias("eligible_utc"),
         to_ts(run.start, started).alias("started_utc"),
         to_ts(run.finish, started).alias("finished_utc"),
-        pl.Series("lateness_s", late).fill_nan(None),
+        late,
         _codes(run.state, STATE).alias("state"),
         _codes(run.reason, REASON).alias("reason"),
         pl.Series("attempts", run.attempts_n, dtype=pl.Int32),
-        pl.Series("cost", run.cost, dtype=pl.Float64),
+        pl.Series("cost", run.costs(), dtype=pl.Float64),
         pl.Series("budget_wait_s", run.budget_wait, dtype=pl.Float64),
     ).select(LEDGER_SCHEMA.names())
     if manual:
@@ -135,22 +152,25 @@ class Ledger:
     def summary(self) -> pl.DataFrame:
         """One row: counts by state, lateness percentiles (s), cost and budget-wait ages (s)."""
         f = self.frame
-        started = f.filter(pl.col("started_utc").is_not_null())
-        waited = f.filter(pl.col("budget_wait_s") > 0)
-        row = {"scenario": self.name, "occurrences": f.filter(pl.col("kind") == "scheduled").height,
-               "manual": f.filter(pl.col("kind") == "manual").height}
-        counts = dict(f.group_by("state").len().iter_rows())
+        # Column by column: filtering the whole frame would copy every column
+        # of every started row (as much memory again as the ledger).
+        kind = f["kind"]
+        row = {"scenario": self.name, "occurrences": int((kind == "scheduled").sum()),
+               "manual": int((kind == "manual").sum())}
+        counts = dict(f.select(pl.col("state").value_counts()).unnest("state").iter_rows())
         for s in LEDGER_STATES:
             row[s] = int(counts.get(s, 0))
-        lat = started["lateness_s"]
+        lat = f["lateness_s"].filter(f["started_utc"].is_not_null())
+        wait = f["budget_wait_s"]
+        wait = wait.filter(wait > 0)
         row.update(
             lateness_p50_s=lat.quantile(0.5) if len(lat) else None,
             lateness_p95_s=lat.quantile(0.95) if len(lat) else None,
             lateness_max_s=lat.max() if len(lat) else None,
             cost=float(f["cost"].sum()),
-            budget_waits=waited.height,
-            budget_wait_mean_s=waited["budget_wait_s"].mean() if waited.height else None,
-            budget_wait_max_s=waited["budget_wait_s"].max() if waited.height else None,
+            budget_waits=len(wait),
+            budget_wait_mean_s=wait.mean() if len(wait) else None,
+            budget_wait_max_s=wait.max() if len(wait) else None,
         )
         return pl.DataFrame([row])
 
