@@ -177,17 +177,24 @@ class Ledger:
     def gaps(self) -> pl.DataFrame:
         """Observation gaps: per schedule, spans between consecutive done runs with missed occurrences.
 
-        Occurrences that were never meant to run (DST gap, merged, calendar)
-        do not open a gap. Columns: ``schedule_id``, ``from_utc`` (start of
+        Runs are taken in the order they started and missed occurrences at
+        their due time. Occurrences that were never meant to run (DST gap,
+        merged, calendar) do not open a gap. Columns: ``schedule_id``, ``from_utc`` (start of
         the last done run before, null if none), ``to_utc`` (start of the
         next done run, null if none), ``missed`` (occurrences in between that
         did not run), ``first_missed`` (nominal time of the first of them),
         ``gap_s``.
         """
         by_design = pl.col("reason").is_in(["dst_gap", "merged", "calendar"]).fill_null(False)
+        # Rows are ordered by when things happened: a done run at its start, a
+        # missed occurrence at its due time. Ordering by due time alone would
+        # put a late catch-up run (``catchup="earliest"`` runs the oldest missed
+        # occurrence at recovery) before the occurrences it replaced, and split
+        # one outage into a long gap and a zero-length one.
         f = (
             self.frame.filter((pl.col("kind") == "scheduled") & ~by_design)
-            .sort("schedule_id", "due_utc", "nominal_local", "fold")
+            .with_columns(_at=pl.coalesce("started_utc", "due_utc"))
+            .sort("schedule_id", "_at", "due_utc", "nominal_local", "fold")
             .with_columns(done=pl.col("state") == "done")
             .with_columns(run_id=pl.col("done").cast(pl.Int32).cum_sum().over("schedule_id"))
         )

@@ -1,0 +1,23 @@
+"""Observation gaps: spans between consecutive done runs, in the order things happened."""
+
+import polars as pl
+import pytest
+
+import calsim
+
+
+@pytest.mark.parametrize("catchup", ["earliest", "latest", "all", "skip"])
+def test_an_outage_is_one_observation_gap_whatever_catch_up_runs(catchup):
+    s = calsim.Schedule("hourly", "UTC", "2026-01-01T00:00", "FREQ=HOURLY",
+                        policy=calsim.Policy(catchup=catchup, max_lateness="2h"))
+    sc = calsim.Scenario(catchup, [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T05:30Z", "2026-01-01T15:30Z")])
+    gaps = calsim.simulate(sc, progress=False).gaps()
+    assert gaps.height == 1
+    row = gaps.row(0, named=True)
+    # Last run before: 05:00. First run after: the catch-up at 15:30 (or 16:00 with skip).
+    assert row["from_utc"].hour == 5
+    assert (row["to_utc"].hour, row["to_utc"].minute) == ((16, 0) if catchup == "skip" else (15, 30))
+    # 06:00 .. 15:00 missed; `all` runs the two still within max_lateness (14:00, 15:00).
+    assert row["missed"] == {"all": 8, "earliest": 9, "latest": 9, "skip": 10}[catchup]
+    assert row["gap_s"] == (row["to_utc"] - row["from_utc"]).total_seconds()
