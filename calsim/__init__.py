@@ -106,15 +106,16 @@ __all__ = [
     "ScheduleError",
     "StoreError",
     "LedgerLockedError",
-    # charts (imported on first use: matplotlib is not needed to compute)
+    # imported on first use: charts need matplotlib, scale-out needs dask
     "plots",
+    "distributed",
 ]
 
 
 def __getattr__(name: str):
-    """``calsim.plots`` is imported on first use, so ``import calsim`` stays light (no matplotlib)."""
-    if name == "plots":
+    """``calsim.plots`` and ``calsim.distributed`` are imported on first use, so ``import calsim`` stays light."""
+    if name in ("plots", "distributed"):
         import importlib
 
-        return importlib.import_module(".plots", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'calsim' has no attribute {name!r}")

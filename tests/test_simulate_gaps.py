@@ -21,3 +21,17 @@ def test_an_outage_is_one_observation_gap_whatever_catch_up_runs(catchup):
     # 06:00 .. 15:00 missed; `all` runs the two still within max_lateness (14:00, 15:00).
     assert row["missed"] == {"all": 8, "earliest": 9, "latest": 9, "skip": 10}[catchup]
     assert row["gap_s"] == (row["to_utc"] - row["from_utc"]).total_seconds()
+
+
+def test_a_manual_run_records_the_release_in_force_at_its_trigger():
+    # The trigger comes after a TzUpgrade: its row names the new release, whatever else the fleet holds.
+    s = calsim.Schedule("a", "America/Havana", "2026-12-01T09:00", "FREQ=WEEKLY")
+    sc = calsim.Scenario("m", [s], "2026-12-01T00:00Z", "2026-12-20T00:00Z", release="2026a",
+                         events=[calsim.TzUpgrade("2026-12-05T00:00Z", to="2026f"),
+                                 calsim.Trigger("2026-12-10T12:00Z", schedule_id="a")])
+    f = calsim.simulate(sc, progress=False).frame
+    manual = f.filter(pl.col("kind") == "manual").row(0, named=True)
+    assert manual["tzdata"] == "2026f"
+    # Havana keeps -04:00 in winter under 2026f (-05:00 under 2026a): the nominal time follows 2026f.
+    assert manual["utc_offset_s"] == calsim.resolve([manual["nominal_local"]], "America/Havana", "2026f")["utc_offset_s"][0]
+    assert manual["utc_offset_s"] == -14400

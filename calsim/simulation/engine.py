@@ -78,7 +78,10 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
     scenario
         The fleet and its world (:class:`~calsim.Scenario`).
     engine
-        ``"local"`` (this process). Distributed engines arrive with their issue.
+        ``"local"`` (this process) or ``"dask"``: partitions simulated on the
+        workers of ``client`` (default: the current Dask client), written as
+        Parquet under ``output``, returned as a
+        :class:`calsim.distributed.LedgerDataset` (see :mod:`calsim.distributed`).
     progress
         Show a tqdm progress bar: None (default) shows it only when
         interactive (a terminal or a notebook); False never.
@@ -99,10 +102,16 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
         from ..errors import InputError
 
         raise InputError(f"scenario: expected a calsim.Scenario, got {type(scenario).__name__}")
+    if engine == "dask":
+        # Partitions run on Dask workers and go to Parquet under ``output``;
+        # the result is a calsim.distributed.LedgerDataset (not held in memory).
+        from ..distributed import simulate as simulate_on_dask
+
+        return simulate_on_dask(scenario, client=client, output=output)  # type: ignore[return-value]
     if engine != "local":
         from ..errors import InputError
 
-        raise InputError(f"engine: unknown engine {engine!r} (allowed: 'local')")
+        raise InputError(f"engine: unknown engine {engine!r} (allowed: 'local' or 'dask')")
     bar = _progress(progress, total=6, desc=f"simulate {scenario.name}")
     frame, scheds, s_of, tz_of, boundaries = _occurrences(scenario)
     bar.update(1)
@@ -1070,8 +1079,15 @@ def _manual_rows(scenario: Scenario, scheds: list[Schedule], run: _Run) -> list[
         for o in scenario.outages:
             if o.start_us <= t < o.end_us or o.start_us <= ev.at_us < o.end_us:
                 t = o.end_us
-        # Its identity is the trigger's local wall time (the ledger key needs a nominal time).
-        off = int(run.rel.table(s.zone).offset_at_utc(np.array([ev.at_us // US]))[0])
+        # Its identity is the trigger's local wall time (the ledger key needs a
+        # nominal time), read with the release in force at the trigger: the
+        # scenario's, or the last TzUpgrade's at or before it. Never a row's
+        # release, which would depend on what else is in the fleet.
+        rel = run.rel
+        for up in scenario.events:
+            if isinstance(up, TzUpgrade) and up.at_us <= ev.at_us:
+                rel = get_release(up.to)
+        off = int(rel.table(s.zone).offset_at_utc(np.array([ev.at_us // US]))[0])
         out.append({"i": i, "schedule": s, "at": ev.at_us, "wall": ev.at_us + off * US, "offset": off,
-                    "start": t, "finish": t + p.duration_us, "cost": float(p.cost)})
+                    "start": t, "finish": t + p.duration_us, "cost": float(p.cost), "tzdata": rel.version})
     return out

@@ -105,7 +105,7 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
             rows.append({
                 "scenario": name, "schedule_id": s.id, "revision": s.revision,
                 "nominal_local": us(m["wall"]), "fold": 0, "zone": s.zone,
-                "tzdata": frame["tzdata"][0] if frame.height else "",
+                "tzdata": m["tzdata"],
                 "due_utc": at, "utc_offset_s": m["offset"], "notes": [], "kind": "manual",
                 "eligible_utc": at, "started_utc": us(m["start"]),
                 "finished_utc": us(m["finish"]), "lateness_s": (m["start"] - m["at"]) / 1e6,

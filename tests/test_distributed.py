@@ -1,0 +1,284 @@
+"""calsim.distributed: the Dask engine writes the same ledger as the local one, as Parquet, safely.
+
+One small LocalCluster (2 worker processes, 1 thread each) serves the module.
+The scenario is a 60-schedule fleet over March 2026 (a DST month in many of
+its zones) with per-tenant daily budgets that bind, latest catch-up after an
+outage, jitter, failures with retries, overlap, a pause, a manual trigger,
+a revision that moves a schedule to another tenant's budget and a tzdata
+upgrade: everything the partitioning must route.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import calsim
+from calsim import examples
+from calsim.distributed import KEY, LedgerDataset, couplings, simulate
+from calsim.errors import CalsimError, InputError, NonexistentTimeError
+
+distributed = pytest.importorskip("distributed", reason="not applicable here: dask.distributed is not installed")
+
+TENANTS = 7
+
+
+def fleet_scenario(name: str = "fleet60", **world) -> calsim.Scenario:
+    fleet = examples.fleet(60, seed=3)
+    out = []
+    for i, s in enumerate(fleet):
+        # examples.fleet(60) has a single tenant: spread the schedules over TENANTS
+        # tenants (every tenth pays from no account, so it couples with nothing).
+        account = None if i % 10 == 9 else f"tenant-{i % TENANTS}"
+        base = s.policy if isinstance(s.policy, calsim.Policy) else calsim.Policy()
+        policy = dataclasses.replace(base, catchup="latest", overlap="skip", duration="1min", cost=1.0,
+                                     account=account, jitter="2min" if i % 3 == 0 else None)
+        out.append(dataclasses.replace(s, policy=policy))
+    ids = [s.id for s in out]
+    moved = dataclasses.replace(out[1], rule="FREQ=HOURLY;BYMINUTE=7",
+                                policy=dataclasses.replace(out[1].policy, account="tenant-5"))
+    kw = dict(
+        release="2026f", tick="1min", seed=11,
+        outages=[calsim.Outage("2026-03-10T01:01Z", "2026-03-12T01:01Z")],
+        budgets=[calsim.Budget(f"tenant-{t}", 20.0, "day", "Europe/Berlin") for t in range(TENANTS)],
+        failures=calsim.Failures(probability=0.1, max_attempts=2, backoff="1min"),
+        events=[calsim.Pause("2026-03-03T00:00Z", ids[4]), calsim.Resume("2026-03-04T12:00Z", ids[4]),
+                calsim.Trigger("2026-03-05T10:00Z", ids[7]),
+                calsim.Revise("2026-03-20T00:00Z", moved),
+                calsim.TzUpgrade("2026-03-25T00:00Z", to="2026a")],
+    )
+    kw.update(world)
+    return calsim.Scenario(name, out, "2026-03-01T00:00Z", "2026-04-01T00:00Z", **kw)
+
+
+def by_key(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort(list(KEY))
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def scenario() -> calsim.Scenario:
+    return fleet_scenario()
+
+
+@pytest.fixture(scope="module")
+def local(scenario) -> calsim.Ledger:
+    return calsim.simulate(scenario, progress=False)
+
+
+def test_scenario_exercises_budgets_catchup_and_events(local):
+    # Guards the other tests' meaning: the couplings they route are really at work.
+    counts = dict(local.frame.group_by("reason").len().iter_rows())
+    assert local.frame.filter(pl.col("budget_wait_s") > 0).height > 0
+    assert all(counts.get(r, 0) > 0 for r in ("catchup", "paused", "overlap", "budget", "retries_exhausted"))
+    assert local.frame.filter(pl.col("eligible_utc") != pl.col("due_utc")).height > 0  # jitter
+    assert local.frame.filter(pl.col("kind") == "manual").height == 1
+    assert set(local.frame["tzdata"].unique()) == {"2026f", "2026a"}
+
+
+def test_dask_engine_equals_local_engine(client, scenario, local, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path)
+    assert isinstance(ds, LedgerDataset) and ds.rows == local.frame.height
+    assert_frame_equal(by_key(ds.frame), by_key(local.frame), check_exact=True)
+
+
+def test_calsim_simulate_with_engine_dask_writes_the_same_ledger(client, scenario, local, tmp_path):
+    ds = calsim.simulate(scenario, engine="dask", client=client, output=tmp_path)
+    assert isinstance(ds, calsim.distributed.LedgerDataset)
+    assert by_key(ds.frame).equals(by_key(local.frame))
+
+
+def test_frame_comes_in_the_local_ledgers_order(client, scenario, local, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    assert ds.frame.equals(local.frame)
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_ledger_is_the_same_for_any_number_of_partitions(client, scenario, local, tmp_path, partitions):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=partitions)
+    assert ds.partitions == partitions
+    assert_frame_equal(by_key(ds.frame), by_key(local.frame), check_exact=True)
+
+
+def test_default_client_is_used_when_none_is_given(client, scenario, local, tmp_path):
+    ds = simulate(scenario, output=str(tmp_path))
+    assert ds.rows == local.frame.height
+
+
+def test_budget_coupled_schedules_land_in_one_partition(client, scenario, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=7)
+    account = {r["schedule_id"]: r["account"] for r in ds.metadata["schedules"]}
+    part_of: dict[str, set[int]] = {}
+    for k, f in enumerate(ds.files):
+        for sid in pl.read_parquet(f, columns=["schedule_id"])["schedule_id"].unique():
+            part_of.setdefault(sid, set()).add(k)
+    assert all(len(parts) == 1 for parts in part_of.values())  # a schedule is never split
+    files_of_account: dict[str, set[int]] = {}
+    for sid, parts in part_of.items():
+        if account.get(sid):
+            files_of_account.setdefault(account[sid], set()).update(parts)
+    assert files_of_account and all(len(p) == 1 for p in files_of_account.values())
+    # The revision moved schedule 1 to tenant-5, so tenants 1 and 5 share a partition.
+    assert files_of_account["tenant-1"] == files_of_account["tenant-5"]
+    assert ["tenant-000/job-00001", "tenant-000/job-00005"] <= next(g for g in couplings(scenario)
+                                                                    if "tenant-000/job-00001" in g)
+
+
+def test_capacity_makes_one_partition(client, tmp_path):
+    sc = fleet_scenario("cap", capacity=3)
+    ds = simulate(sc, client=client, output=tmp_path, partitions=5)
+    assert ds.partitions == 1 and len(ds.files) == 1
+    assert_frame_equal(by_key(ds.frame), by_key(calsim.simulate(sc, progress=False).frame), check_exact=True)
+
+
+def test_files_are_one_per_partition_and_a_rerun_replaces_them(client, scenario, local, tmp_path):
+    first = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    directory = tmp_path / "scenario=fleet60"
+    assert sorted(os.listdir(directory)) == ["_scenario.json", "part-00000.parquet", "part-00001.parquet",
+                                             "part-00002.parquet"]
+    # Leftovers of an interrupted writer, and of an earlier run with more partitions.
+    (directory / ".part-00001.parquet.0123456789abcdef0123456789abcdef.tmp").write_bytes(b"half a file")
+    (directory / "part-00004.parquet").write_bytes(b"stale")
+    again = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    assert again == first
+    assert sorted(os.listdir(directory)) == ["_scenario.json", "part-00000.parquet", "part-00001.parquet",
+                                             "part-00002.parquet"]
+    fewer = simulate(scenario, client=client, output=tmp_path, partitions=2)
+    assert sorted(os.listdir(directory)) == ["_scenario.json", "part-00000.parquet", "part-00001.parquet"]
+    # Reading the directory as a whole (as a store would) sees each row once.
+    everything = pl.read_parquet(str(directory / "*.parquet"))
+    assert everything.height == fewer.rows == local.frame.height
+    assert not everything.select(list(KEY)).is_duplicated().any()
+
+
+def test_scenario_json_describes_the_dataset(client, scenario, local, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    meta = json.loads((tmp_path / "scenario=fleet60" / "_scenario.json").read_text())
+    assert meta["name"] == "fleet60" and meta["seed"] == 11 and meta["partitions"] == 3
+    assert meta["horizon_start"] == "2026-03-01T00:00:00+00:00" and meta["horizon_end"] == "2026-04-01T00:00:00+00:00"
+    assert meta["release"] == "2026a,2026f" and meta["calsim_version"] == calsim.__version__
+    assert meta["rows"] == local.frame.height == sum(f["rows"] for f in meta["files"])
+    assert [f["path"] for f in meta["files"]] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    rows = {(r["schedule_id"], r["revision"]): r for r in meta["schedules"]}
+    # Every schedule revision, those without an occurrence in the horizon too (as the store keeps them).
+    assert set(rows) == {(s.id, s.revision) for s in scenario.schedules} | {("tenant-000/job-00001", 2)}
+    assert set(local.frame.select("schedule_id", "revision").unique().iter_rows()) <= set(rows)
+    revised = rows[("tenant-000/job-00001", 2)]
+    assert revised["rule"] == "FREQ=HOURLY;BYMINUTE=7" and revised["account"] == "tenant-5"
+    assert json.loads(revised["policy"])["catchup"] == "latest"
+    assert LedgerDataset.open(tmp_path, "fleet60") == ds
+
+
+def test_summary_and_counts_match_the_local_ledgers(client, scenario, local, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    assert_frame_equal(ds.summary(), local.summary(), check_exact=True)
+    assert_frame_equal(ds.counts(), local.counts())
+
+
+def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenario, local, tmp_path):
+    marker = tmp_path / "killed"
+
+    class KillFirstPartitionTask(distributed.WorkerPlugin):
+        """SIGKILLs its worker shortly after the first partition task starts executing (once, cluster-wide)."""
+
+        name = "calsim-test-kill-first"
+
+        def __init__(self, marker: str):
+            self.marker = marker
+
+        def transition(self, key, start, finish, **kwargs):
+            if finish != "executing" or not str(key).startswith("calsim-partition-"):
+                return
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+    before = set(client.scheduler_info()["workers"])
+    client.register_plugin(KillFirstPartitionTask(str(marker)))
+    try:
+        ds = simulate(scenario, client=client, output=tmp_path / "out", partitions=4, retries=2)
+    finally:
+        client.unregister_worker_plugin(KillFirstPartitionTask.name)
+    assert marker.exists()
+    client.wait_for_workers(2, timeout=60)
+    assert set(client.scheduler_info()["workers"]) != before  # the nanny started a new worker
+    frame = ds.frame
+    assert not frame.select(list(KEY)).is_duplicated().any()
+    assert_frame_equal(by_key(frame), by_key(local.frame), check_exact=True)
+    assert sorted(os.listdir(tmp_path / "out" / "scenario=fleet60")) == [
+        "_scenario.json", *(f"part-{k:05d}.parquet" for k in range(4))]
+
+
+def test_engine_errors_come_back_as_calsim_errors(client, tmp_path):
+    s = calsim.Schedule("strict", "America/New_York", "2026-03-01T02:30", "FREQ=DAILY", gap="reject")
+    sc = calsim.Scenario("strict", [s], "2026-03-01T00:00Z", "2026-03-10T00:00Z")
+    with pytest.raises(NonexistentTimeError):
+        simulate(sc, client=client, output=tmp_path, retries=0)
+    assert not (tmp_path / "scenario=strict" / "_scenario.json").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"output": None}, "output: required"),
+    ({"partitions": 0}, "partitions: 0"),
+    ({"partitions": True}, "partitions: True"),
+    ({"partitions": "3"}, "partitions: '3'"),
+    ({"retries": -1}, "retries: -1"),
+    ({"client": 42}, "client: expected a distributed.Client"),
+    ({"output": "nope://bucket/x"}, "output: cannot open 'nope://bucket/x'"),
+])
+def test_bad_input_names_the_field_and_value(client, scenario, tmp_path, kwargs, message):
+    args = {"client": client, "output": tmp_path, **kwargs}
+    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+        simulate(scenario, **args)
+
+
+def test_output_that_is_a_file_is_refused(client, scenario, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(InputError, match="output: .* is not a directory"):
+        simulate(scenario, client=client, output=f)
+    with pytest.raises(InputError, match="scenario: expected a calsim.Scenario"):
+        simulate("fleet", client=client, output=tmp_path)
+
+
+def test_no_client_running_says_to_start_one(tmp_path):
+    code = ("import calsim, calsim.distributed as d\n"
+            "s = calsim.Schedule('a', 'UTC', '2026-01-01T00:00', 'FREQ=DAILY')\n"
+            "sc = calsim.Scenario('x', [s], '2026-01-01T00:00Z', '2026-01-02T00:00Z')\n"
+            "try:\n    d.simulate(sc, output=%r)\n"
+            "except calsim.errors.InputError as e:\n    print(e)\n" % str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.startswith("client: no Dask client is running; start one"), out.stderr
+    assert issubclass(InputError, CalsimError)
+
+
+def test_fsspec_url_output_writes_and_reads_back(scenario, local):
+    # memory:// lives in one process, so this cluster's workers are threads of it.
+    fsspec = pytest.importorskip("fsspec", reason="not applicable here: fsspec is not installed")
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0",
+                            set_as_default=False) as threads:
+        ds = simulate(scenario, client=threads, output="memory://calsim-test/ledgers", partitions=3)
+    fs = fsspec.filesystem("memory")
+    assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls("/calsim-test/ledgers/scenario=fleet60", detail=False)) == [
+        "_scenario.json", "part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    assert ds.files[0] == "memory://calsim-test/ledgers/scenario=fleet60/part-00000.parquet"
+    assert_frame_equal(by_key(ds.frame), by_key(local.frame), check_exact=True)
+    assert LedgerDataset.open("memory://calsim-test/ledgers", "fleet60") == ds
