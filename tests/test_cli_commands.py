@@ -160,7 +160,7 @@ def test_report_renders_notebook_04_with_parameters_and_embedded_figures(tmp_pat
     html = out.read_text()
     assert html.count("data:image/png;base64,") >= 1
     assert "tzdata 2026a -&gt; 2026f" in html or "tzdata 2026a -> 2026f" in html
-    report(f"calsim report notebooks/04 (300 schedules) -> {out.stat().st_size:,} bytes HTML in "
+    report.append(f"calsim report notebooks/04 (300 schedules) -> {out.stat().st_size:,} bytes HTML in "
            f"{time.perf_counter() - t0:.1f} s")
 
 
@@ -175,7 +175,7 @@ def test_demo_writes_store_and_png_and_prints_the_comparison(tmp_path, report):
     with calsim.LedgerStore(tmp_path / "calsim-demo.duckdb", read_only=True) as store:
         assert store.scenarios()["name"].to_list() == ["demo-all", "demo-latest", "demo-skip"]
     assert elapsed < 30, f"calsim demo took {elapsed:.1f} s (target < 30 s)"
-    report(f"calsim demo: {elapsed:.1f} s")
+    report.append(f"calsim demo: {elapsed:.1f} s")
 
 
 @pytest.mark.parametrize("name", ["crontab", "cronjobs.yaml", "calendar.ics", "fleet.toml"])
