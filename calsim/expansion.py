@@ -28,6 +28,8 @@ which are resolved in the schedule's zone with its gap and fold policies
 from __future__ import annotations
 
 import datetime as dt
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,7 +38,7 @@ import pyarrow as pa
 
 from .calendars import Calendar
 from .errors import InputError
-from .tzdb import ReleaseLike, release as get_release
+from .tzdb import Release, ReleaseLike, release as get_release
 from .resolution import Resolved, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
@@ -54,6 +56,7 @@ _INVALID_NOTES = ("", "invalid_day_backward", "invalid_day_forward")
 _SEARCH_LIMIT = 400 * 365 * DAY
 _MAX_WALL = 253402300799 * US  # 9999-12-31T23:59:59
 _EPOCH_DATE = dt.date(1970, 1, 1)
+_THREAD_MIN_ROWS = 200_000  # below this, _finish's overlapped steps run one after the other
 
 OCCURRENCE_SCHEMA = pl.Schema(
     {
@@ -165,6 +168,7 @@ class _Rows:
     inv: list = field(default_factory=list)  # 0 none, 1 backward, 2 forward
 
     def add(self, sched, wall, fold, due, has_due, offset, dst, inv) -> None:
+        """One chunk; ``fold``, ``has_due``, ``dst``, ``inv`` may be None for their default (0, True, -1, 0)."""
         for name, value in zip(
             ("sched", "wall", "fold", "due", "has_due", "offset", "dst", "inv"),
             (sched, wall, fold, due, has_due, offset, dst, inv),
@@ -174,24 +178,35 @@ class _Rows:
     def columns(self) -> dict[str, np.ndarray]:
         dtypes = {"sched": np.int32, "wall": np.int64, "fold": np.int8, "due": np.int64,
                   "has_due": bool, "offset": np.int32, "dst": np.int16, "inv": np.int8}
-        return {
-            name: np.concatenate(getattr(self, name)).astype(dt_, copy=False)
-            if getattr(self, name) else np.zeros(0, dt_)
-            for name, dt_ in dtypes.items()
-        }
+        defaults = {"fold": 0, "has_due": True, "dst": -1, "inv": 0}
+        lengths = [len(w) for w in self.wall]
+        n = sum(lengths)
+        out = {}
+        for name, dt_ in dtypes.items():
+            chunks = getattr(self, name)
+            if name not in defaults:
+                out[name] = np.concatenate(chunks).astype(dt_, copy=False) if chunks else np.zeros(0, dt_)
+                continue
+            # Mostly defaults (few rows meet a gap, a fold or an invalid day):
+            # one filled column, with only the chunks that were given copied in.
+            col = np.full(n, defaults[name], dtype=dt_)
+            at = 0
+            for chunk, k in zip(chunks, lengths):
+                if chunk is not None:
+                    col[at:at + k] = chunk
+                at += k
+            out[name] = col
+        return out
 
 
 def _add_resolved(rows: _Rows, r: Resolved, sched: np.ndarray, inv: np.ndarray, vocab: dict[str, int]) -> None:
-    n = len(r.wall)
     gap_code = vocab.setdefault(r.note_vocab[0], len(vocab))
     fold_code = vocab.setdefault(r.note_vocab[1], len(vocab))
-    dst = np.where(r.kind == 1, gap_code, np.where(r.kind == 2, fold_code, -1)).astype(np.int16)
+    # kind 0 ok, 1 gap, 2 fold -> note code (-1 none); a chunk of ok rows only keeps the default.
+    dst = np.array([-1, gap_code, fold_code], np.int16)[r.kind] if r.kind.any() else None
     if r.row is not None:
         sched, inv = sched[r.row], inv[r.row]
-    rows.add(
-        sched, r.wall, np.zeros(n, np.int8) if r.fold is None else r.fold, r.due,
-        np.ones(n, bool) if r.has_due is None else r.has_due, r.offset, dst, inv,
-    )
+    rows.add(sched, r.wall, r.fold, r.due, r.has_due, r.offset, dst, inv if inv.any() else None)
 
 
 def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
@@ -204,10 +219,28 @@ def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
         start_utc = rule.anchor_us(0)
     # Runs fall on anchor + k * period (the anchor defaults to the start), never before the start.
     inst = rule.instants(max(lo, start_utc), hi, rule.anchor_us(start_utc))
-    offset = table.offset_at_utc(inst // US)
+    if len(inst):
+        table.covering(1970 + int(inst[-1] // (US * 31_556_952)) + 1)  # footer transitions through the last instant
+    inst_s = inst // US
+    after = np.searchsorted(table.utc, inst_s, side="right")  # offsets[after] is in force at each instant
+    offset = table.offsets[after]
     wall = inst + offset.astype(np.int64) * US
     # An instant in the second pass of a repeated hour has fold 1 (PEP 495).
-    fold = (resolve_wall(wall, table, gap="shift", fold="first").due != inst).astype(np.int8)
+    # Only an instant less than the longest fold of the zone (clocks going
+    # back by ``offsets[i] - offsets[i + 1]``) after the latest transition
+    # can be one: if it follows fold j's transition by less than fold j's
+    # length, it follows the latest transition (at or after j's) by less
+    # still. Those few are checked by resolving their wall time (fold 0
+    # reads it as the first pass); the others keep fold 0.
+    fold = np.zeros(len(inst), np.int8)
+    back = table.offsets[:-1].astype(np.int64) - table.offsets[1:]
+    longest = int(back.max(initial=0))
+    if longest > 0 and len(inst):
+        since = inst_s - table.utc[np.maximum(after - 1, 0)]
+        near = np.flatnonzero((after > 0) & (since < longest))
+        if len(near):
+            first = resolve_wall(wall[near], table, gap="shift", fold="first").due
+            fold[near] = first != inst[near]
     return wall, fold, inst, offset
 
 
@@ -257,7 +290,15 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
     check_revisions(scheds)
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
     hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
+    # The row columns are passed on, not kept here: _finish frees each one
+    # when done with it (the peak memory is the benchmark's too).
+    frame, sched_of_row = _finish(scheds, *_collect(scheds, rel, lo_s, hi_s), lo_s, hi_s, rel.version)
+    return frame, scheds, sched_of_row
 
+
+def _collect(scheds: list[Schedule], rel: Release, lo_s: np.ndarray,
+             hi_s: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """The rows of every schedule (nominal walls, resolved), as columns, and the note vocabulary."""
     rows, vocab = _Rows(), {}
     groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
     for i, s in enumerate(scheds):
@@ -266,9 +307,8 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
         table = rel.table(s.zone)
         if isinstance(s.parsed_rule, Every):
             wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, int(lo_s[i]), int(hi_s[i]))
-            n = len(wall)
-            rows.add(np.full(n, i, np.int32), wall, fold, inst, np.ones(n, bool), offset,
-                     np.full(n, -1, np.int16), np.zeros(n, np.int8))
+            rows.add(np.full(len(wall), i, np.int32), wall, fold if fold.any() else None, inst, None, offset,
+                     None, None)
             continue
         walls, inv = _candidates(s, table, int(lo_s[i]), int(hi_s[i]))
         if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
@@ -276,23 +316,121 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
             _add_resolved(rows, r, np.full(len(walls), i, np.int32), inv, vocab)
             continue
         groups.setdefault((s.zone, s.gap, s.fold), []).append((i, walls, inv))
-    for (zone, gap, fold), items in groups.items():
+    for zone, gap, fold in list(groups):
+        items = groups.pop((zone, gap, fold))  # its per-schedule arrays are freed once concatenated
         walls = np.concatenate([w for _, w, _ in items])
         inv = np.concatenate([v for _, _, v in items])
         sched = np.repeat(np.array([i for i, _, _ in items], np.int32), [len(w) for _, w, _ in items])
+        del items
         r = resolve_wall(walls, rel.table(zone), gap=gap, fold=fold, version=rel.version)
         _add_resolved(rows, r, sched, inv, vocab)
-    c = rows.columns()
-    frame, sched_of_row = _finish(scheds, c, vocab, lo_s, hi_s, rel.version)
-    return frame, scheds, sched_of_row
+    return rows.columns(), vocab
 
 
 def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
-            lo_s: np.ndarray, hi_s: np.ndarray, version: str) -> pl.DataFrame:
+            lo_s: np.ndarray, hi_s: np.ndarray, version: str) -> tuple[pl.DataFrame, np.ndarray]:
     sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
     place = due  # due is never changed below (only has_due): a row without an instant keeps its placement
+    # The order depends on placement and schedule only, which nothing below
+    # changes: all rows are sorted in a thread (numpy sorts without the GIL)
+    # while UNTIL, merging and calendars run here; the rows they drop are
+    # then dropped from the sorted order, which keeps it sorted.
+    with ThreadPoolExecutor(1) if len(place) >= _THREAD_MIN_ROWS else nullcontext(_Inline()) as pool:
+        ordering = pool.submit(_order, place, sched, len(scheds))
+        keep, extras = _survivors(scheds, c, vocab, lo_s, hi_s)
+        # Most rows are plain: fold 0, an instant, no note, and an offset equal
+        # to wall - instant (that is what resolving a wall time means; only a
+        # gap policy moves the instant away from the wall time, and such a row
+        # carries a dst note). Only the few other rows ("special") are looked
+        # up one by one; the output gathers just the wall time (in the thread:
+        # numpy gathers without the GIL too) and the schedule.
+        special = (c["dst"] >= 0) | (c["inv"] != 0) | (c["fold"] != 0) | ~has_due
+        for rows, _ in extras:
+            special[rows] = True
+        perm, place_out, sched_out = ordering.result()
+        kept = keep[perm]
+        del keep
+        if not kept.all():
+            perm, place_out, sched_out = perm[kept], place_out[kept], sched_out[kept]
+        idx = perm
+        del perm, kept
+        n = len(idx)
+
+        walls = pool.submit(_wall_and_offset, wall, idx, place_out)
+        pos = np.flatnonzero(special[idx])  # output positions of special rows, ascending
+        src = idx[pos]  # and their source rows
+        del special
+        # schedule_id and zone: one gather of a per-schedule table (polars
+        # gathers both columns at once, on every core).
+        per_sched = pl.DataFrame([
+            pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String),
+            pl.Series("zone", [s.zone for s in scheds], dtype=pl.String),
+        ])[pl.Series(sched_out.astype(np.uint32))]  # polars indexes with u32
+        wall_out, offset_out = walls.result()
+    del idx, wall, due, place, sched
+    for name in ("wall", "due", "sched"):  # no longer needed: only special rows are read from here on
+        del c[name]
+    offset_out[pos] = c["offset"][src]
+    fold_out = np.zeros(n, np.int8)
+    fold_out[pos] = c["fold"][src]
+    valid = np.ones(n, dtype=bool)
+    valid[pos] = has_due[src]
+    nulls = n - int(np.count_nonzero(valid))
+    # Nulls where there is no instant, as an Arrow validity bitmap over the
+    # value buffers: no copy, no scatter.
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    del valid
+    due_col = pl.Series("due_utc", pa.Array.from_buffers(
+        pa.timestamp("us", "UTC"), n, [bitmap, pa.py_buffer(place_out)], null_count=nulls))
+    offset_col = pl.Series("utc_offset_s", pa.Array.from_buffers(
+        pa.int32(), n, [bitmap, pa.py_buffer(offset_out)], null_count=nulls))
+    notes = _notes(n, pos, src, c["dst"][src], c["inv"][src], extras, vocab)
+    revisions = {s.revision for s in scheds}
+    frame = pl.DataFrame(
+        [
+            per_sched["schedule_id"],
+            pl.Series("nominal_local", wall_out).cast(pl.Datetime("us")),
+            pl.Series("fold", fold_out),
+            per_sched["zone"],
+            due_col,
+            offset_col,
+            notes,
+        ]
+    ).with_columns(
+        pl.lit(version, pl.String).alias("tzdata"),
+        # One revision everywhere (the usual case): a literal column, no gather.
+        pl.lit(revisions.pop(), pl.Int64).alias("revision") if len(revisions) == 1
+        else pl.Series("revision", np.array([s.revision for s in scheds], dtype=np.int64)[sched_out]),
+    ).select(OCCURRENCE_SCHEMA.names())
+    return frame, sched_out
+
+
+class _Inline:
+    """``submit`` runs at once: a small frame is not worth a thread."""
+
+    def submit(self, fn, *args):
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
+
+
+def _wall_and_offset(wall: np.ndarray, idx: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Output wall times, and offsets as wall - instant (right for every row but the special ones)."""
+    wall_out = wall[idx]
+    return wall_out, ((wall_out - place) // US).astype(np.int32)
+
+
+def _survivors(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
+               lo_s: np.ndarray, hi_s: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
+    """Which rows the frame keeps (UNTIL, window), after merging and calendars (which update ``has_due``).
+
+    Returns the keep mask and the extra notes, ``(source rows, note)`` in
+    the order they are written.
+    """
+    sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
+    place = due
     alive = np.ones(len(wall), dtype=bool)
-    extras: list[tuple[int, str]] = []
+    extras: list[tuple[np.ndarray, str]] = []
 
     # A UTC UNTIL is compared with the resolved instant (RFC 5545 §3.3.10).
     until = np.array([s.parsed_rule.until if isinstance(s.parsed_rule, RRule) and s.parsed_rule.until_utc
@@ -309,75 +447,44 @@ def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, i
         keep = alive & (place >= lo_s[0]) & (place < hi_s[0])
     else:
         keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
+    return keep, extras
 
-    # Order. Each schedule's rows are one contiguous block, in (nominal, fold)
-    # order; putting the blocks in schedule order is a cheap permutation, and
-    # a stable sort by placement then gives the contract's order.
-    idx = np.flatnonzero(keep)
-    s_in = sched[idx]
-    starts = np.flatnonzero(np.concatenate([[True], s_in[1:] != s_in[:-1]])) if len(idx) else np.zeros(0, np.int64)
-    lens = np.diff(np.append(starts, len(idx)))
-    by_sched = np.argsort(s_in[starts], kind="stable")
+
+def _order(place: np.ndarray, sched: np.ndarray, n_sched: int):
+    """The contract's row order: by placement, then schedule, nominal time and fold.
+
+    Returns the permutation of the rows, and ``place`` and ``sched`` in that
+    order. Each schedule's rows are one contiguous block, in (nominal, fold)
+    order, so a stable sort by (placement, schedule) gives the contract's order.
+    """
+    n = len(place)
+    sbits = max(1, int(n_sched - 1).bit_length())
+    pmin = int(place.min()) if n else 0
+    span = int(place.max()) - pmin if n else 0
+    if span.bit_length() + sbits <= 62:
+        # Both keys in one int64: (placement - min) << sbits | schedule. The
+        # sorted keys give placement and schedule back without gathering them.
+        key = place - pmin
+        key <<= sbits
+        key |= sched
+        # Timsort (numpy's stable sort) merges the already sorted runs of
+        # each schedule: faster here than a parallel sort on a busy machine.
+        perm = np.argsort(key, kind="stable")
+        key = key[perm]
+        sched_out = (key & ((1 << sbits) - 1)).astype(np.int32)
+        key >>= sbits
+        key += pmin
+        return perm, key, sched_out
+    # A window too long for one key: blocks put in schedule order (a cheap
+    # permutation), then a stable sort by placement alone.
+    starts = np.flatnonzero(np.concatenate([[True], sched[1:] != sched[:-1]])) if n else np.zeros(0, np.int64)
+    lens = np.diff(np.append(starts, n))
+    by_sched = np.argsort(sched[starts], kind="stable")
     block_len, block_start = lens[by_sched], starts[by_sched]
     shift = block_start - np.concatenate([[0], np.cumsum(block_len)[:-1]])
-    idx = idx[np.repeat(shift, block_len) + np.arange(len(idx))]
-    idx = idx[_stable_argsort(place[idx])]
-
-    # The permutation is close to random (ordered by instant across
-    # schedules); polars gathers all columns at once, on every core.
-    unsorted = pl.DataFrame(
-        {name: pl.Series(name, c[name]) for name in ("sched", "wall", "due", "offset", "fold", "has_due", "dst", "inv")}
-    )
-    out = unsorted[pl.Series(idx)]
-    del unsorted
-    dst, inv = out["dst"].to_numpy(), out["inv"].to_numpy()
-    notes = _notes(idx, dst, inv, extras, vocab)
-    ids = pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String)
-    zones = pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)
-    ps = out["sched"].cast(pl.UInt32)
-    missing = np.flatnonzero(~out["has_due"].to_numpy())
-    due = out["due"].cast(pl.Datetime("us", "UTC")).alias("due_utc")
-    offset = out["offset"].alias("utc_offset_s")
-    if len(missing):  # nulls written where there is no instant: touches only those rows
-        due = due.scatter(missing, None)
-        offset = offset.scatter(missing, None)
-    revisions = {s.revision for s in scheds}
-    frame = pl.DataFrame(
-        [
-            ids.gather(ps),
-            out["wall"].cast(pl.Datetime("us")).alias("nominal_local"),
-            out["fold"],
-            zones.gather(ps),
-            due,
-            offset,
-            notes,
-        ]
-    ).with_columns(
-        pl.lit(version, pl.String).alias("tzdata"),
-        # One revision everywhere (the usual case): a literal column, no gather.
-        pl.lit(revisions.pop(), pl.Int64).alias("revision") if len(revisions) == 1
-        else pl.Series("revision", [s.revision for s in scheds], dtype=pl.Int64).gather(ps),
-    ).select(OCCURRENCE_SCHEMA.names())
-    return frame, out["sched"].to_numpy()
-
-
-def _stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")``, on two cores for large columns.
-
-    numpy releases the GIL while sorting: the rows are split at the median
-    key (all rows below it, then the rest, each keeping its order), the two
-    halves are sorted in two threads, and concatenated.
-    """
-    if len(keys) < 2_000_000:
-        return np.argsort(keys, kind="stable")
-    from concurrent.futures import ThreadPoolExecutor
-
-    pivot = np.partition(keys[:: max(1, len(keys) // 100_001)], 50_000)[50_000]
-    low = np.flatnonzero(keys < pivot)
-    high = np.flatnonzero(keys >= pivot)
-    with ThreadPoolExecutor(2) as pool:
-        a, b = pool.map(lambda part: part[np.argsort(keys[part], kind="stable")], (low, high))
-    return np.concatenate([a, b])
+    perm = np.repeat(shift, block_len) + np.arange(n)
+    perm = perm[np.argsort(place[perm], kind="stable")]
+    return perm, place[perm], sched[perm]
 
 
 def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
@@ -414,8 +521,8 @@ def _merge(sched, wall, due, has_due, alive, moved, extras) -> None:
             keeper = int(order[k - 1])
         loser = int(order[k])
         has_due[loser] = False
-        extras.append((keeper, f"merged_with:{iso(wall[loser])}"))
-        extras.append((loser, f"merged_into:{iso(wall[keeper])}"))
+        extras.append((np.array([keeper]), f"merged_with:{iso(wall[loser])}"))
+        extras.append((np.array([loser]), f"merged_into:{iso(wall[keeper])}"))
 
 
 def _exclude(scheds, sched, wall, has_due, alive, extras) -> None:
@@ -425,49 +532,50 @@ def _exclude(scheds, sched, wall, has_due, alive, extras) -> None:
             by_calendar.setdefault(cal, []).append(i)
     if not by_calendar:
         return
-    day = wall // DAY
     for cal, members in by_calendar.items():
         member = np.zeros(len(scheds), dtype=bool)
         member[members] = True
         rows = np.flatnonzero(member[sched] & alive)
         if not len(rows):
             continue
-        d = day[rows]
+        d = wall[rows] // DAY  # days of the members' rows only (a few schedules have calendars)
         first = _EPOCH_DATE + dt.timedelta(days=int(d.min()))
         last = _EPOCH_DATE + dt.timedelta(days=int(d.max()))
         hit = rows[_member(d, cal.days(first, last).astype(np.int64))]
         has_due[hit] = False
-        extras.extend((int(r), cal.note) for r in hit)
+        extras.append((hit, cal.note))
 
 
-def _notes(idx: np.ndarray, dst: np.ndarray, inv: np.ndarray,
-           extras: list[tuple[int, str]], vocab: dict[str, int]) -> pl.Series:
+def _notes(n: int, pos: np.ndarray, src: np.ndarray, dst: np.ndarray, inv: np.ndarray,
+           extras: list[tuple[np.ndarray, str]], vocab: dict[str, int]) -> pl.Series:
     """The ``notes`` list column (dst, invalid_day, merged, excluded, in that order) via Arrow offsets.
 
-    ``dst`` and ``inv`` are already in output order; ``extras`` name source
-    rows, found in the output through ``idx`` (the output's source rows).
+    Only the output rows at ``pos`` (ascending) can carry notes; ``src`` are
+    their source rows, ``dst`` and ``inv`` their codes; ``extras`` name
+    source rows (each one is among ``src`` when it is in the output).
     """
-    n = len(idx)
     inv_codes = np.array([-1] + [vocab.setdefault(_INVALID_NOTES[k], len(vocab)) for k in (1, 2)], np.int32)
     r_dst = np.flatnonzero(dst >= 0)
     r_inv = np.flatnonzero(inv > 0)
-    ex_rows = np.array([r for r, _ in extras], dtype=np.int64)
-    ex_codes = np.array([vocab.setdefault(note, len(vocab)) for _, note in extras], dtype=np.int32)
-    if len(ex_rows):
-        marked = np.zeros(int(max(idx.max(initial=0), ex_rows.max())) + 1, dtype=bool)
-        marked[ex_rows] = True
-        out_pos = np.flatnonzero(marked[idx])  # output rows that carry an extra note
-        pos_of = dict(zip(idx[out_pos].tolist(), out_pos.tolist()))
-        found = np.array([pos_of.get(r, -1) for r in ex_rows.tolist()], dtype=np.int64)
-        ex_pos, ex_codes = found[found >= 0], ex_codes[found >= 0]
+    if extras:
+        ex_rows = np.concatenate([rows for rows, _ in extras]).astype(np.int64, copy=False)
+        ex_codes = np.repeat(np.array([vocab.setdefault(note, len(vocab)) for _, note in extras], np.int32),
+                             [len(rows) for rows, _ in extras])
+        # Where each noted source row is among src (absent: not in the output).
+        by_src = np.argsort(src, kind="stable")
+        at = np.minimum(np.searchsorted(src, ex_rows, sorter=by_src), max(len(src) - 1, 0))
+        found = by_src[at] if len(src) else np.zeros(len(ex_rows), np.int64)
+        hit = (src[found] == ex_rows) if len(src) else np.zeros(len(ex_rows), bool)
+        ex_k, ex_codes = found[hit], ex_codes[hit]
     else:
-        ex_pos = np.zeros(0, np.int64)
-    rows = np.concatenate([r_dst, r_inv, ex_pos])
+        ex_k, ex_codes = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    k = np.concatenate([r_dst, r_inv, ex_k])  # indexes into pos
     codes = np.concatenate([dst[r_dst].astype(np.int32), inv_codes[inv[r_inv]], ex_codes])
-    order = np.argsort(rows, kind="stable")
-    rows, codes = rows[order], codes[order]
+    order = np.argsort(k, kind="stable")
+    k, codes = k[order], codes[order]
+    # offsets[i + 1] - offsets[i] notes on output row i: counts at the noted rows, then a running sum
     offsets = np.zeros(n + 1, dtype=np.int64)
-    if len(rows):
-        np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
+    np.add.at(offsets, pos[k] + 1, 1)
+    np.cumsum(offsets, out=offsets)
     values = pa.array(list(vocab), pa.large_string()).take(pa.array(codes, pa.int32()))
     return pl.Series("notes", pa.LargeListArray.from_arrays(pa.array(offsets), values), dtype=pl.List(pl.String))

@@ -139,7 +139,8 @@ def resolve_wall(
     fold = check_policy("fold", fold, get_args(FoldPolicy))
     wall = np.ascontiguousarray(wall, dtype=np.int64)
     if len(wall):
-        last_year = 1970 + int(wall.max() // (US * 31_556_952)) + 1
+        w_min, w_max = int(wall.min()), int(wall.max())
+        last_year = 1970 + w_max // (US * 31_556_952) + 1
         table.covering(last_year)
     offs_s = table.offsets  # int32 seconds; gathers stay small
     offs = offs_s.astype(np.int64) * US
@@ -153,6 +154,17 @@ def resolve_wall(
     if len(upper) < 2 or bool(np.all(upper[:-1] <= lower[1:])):
         # Anomalies are disjoint and ordered (every tzdata zone): the fold-1
         # index is the fold-0 one, plus one inside the anomaly ahead.
+        if len(wall):
+            i = int(np.searchsorted(upper, w_min, side="right"))
+            if i == int(np.searchsorted(upper, w_max, side="right")) and (i == len(lower) or lower[i] > w_max):
+                # No transition reaches the walls' range (a zone without DST, or
+                # a short range): one offset for all, no gap, no fold -- what
+                # the per-row search below gives, without searching per row.
+                off = offs_s[i]
+                due = wall - np.int64(off) * US
+                vocab = (GAP_NOTES.get(gap, ""), FOLD_NOTES.get(fold, ""))
+                return Resolved(None, wall, None, np.zeros(len(wall), np.int8), due, None,
+                                np.full(len(wall), off, dtype=offs_s.dtype), vocab)
         (idx0,) = _searchsorted_right((upper,), wall)
         padded = np.append(lower, _INT64_MAX)
         idx1 = idx0 + (padded[idx0] <= wall).view(np.int8)

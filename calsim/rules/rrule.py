@@ -83,6 +83,9 @@ _EPOCH = dt.date(1970, 1, 1)
 # Wall times outside years 1..9999 are never produced (the datetime range).
 _MIN_US = (dt.date(1, 1, 1) - _EPOCH).days * DAY_US
 _MAX_US = (dt.date(9999, 12, 31) - _EPOCH).days * DAY_US + DAY_US
+# The plain-DAILY fast path keeps interval * DAY_US in int64 below this; larger
+# intervals (at most one instance in any real window) take the general path.
+_PLAIN_MAX_INTERVAL = 1_000_000
 _WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July",
                 "August", "September", "October", "November", "December")
@@ -409,7 +412,23 @@ class RRule:
         dtstart_s = int(dtstart) // US  # RFC 5545 DATE-TIME has whole seconds; dateutil truncates too
         start = max(int(lo), dtstart_s * US)
         end = min(int(hi), _MAX_US)
+        if self._plain_daily() and self.interval <= _PLAIN_MAX_INTERVAL:
+            # FREQ=DAILY with no BYxxx part (the commonest rule): DTSTART's
+            # time of day on every interval-th day from DTSTART's, that is
+            # DTSTART + k * interval days, k >= 0 -- what the general
+            # expansion computes, without its per-call planning.
+            step = self.interval * DAY_US
+            w0 = dtstart_s * US
+            k0 = -(-(start - w0) // step)  # start >= w0: k0 >= 0
+            k1 = max(k0, -(-(end - w0) // step))
+            wall = w0 + np.arange(k0, k1, dtype=np.int64) * step
+            return wall, np.zeros(len(wall), np.int8)
         return _x.expand(self._plan(dtstart_s, invalid_day), start, end)
+
+    def _plain_daily(self) -> bool:
+        return self.freq == "DAILY" and not (
+            self.bysecond or self.byminute or self.byhour or self.bymonthday or self.byyearday
+            or self.byweekno or self.bymonth or self.bysetpos or self.byday)
 
     def wall_times(self, dtstart: int, hi: int,
                    invalid_day: InvalidDay = "omit") -> tuple[np.ndarray, np.ndarray]:

@@ -113,10 +113,16 @@ class Window:
         offsets = self._start_us + np.arange(0, self._length_us, self._step_us, dtype=np.int64)
         first_day = lo // DAY - 1  # a window opened yesterday may still be open
         days = np.arange(first_day, hi // DAY + 1, dtype=np.int64)
-        weekday = (days + 3) % 7  # 1970-01-01 was a Thursday (3 with Monday = 0)
-        days = days[np.isin(weekday, self._days)]
+        if len(self._days) < 7:
+            weekday = (days + 3) % 7  # 1970-01-01 was a Thursday (3 with Monday = 0)
+            on = np.zeros(7, dtype=bool)
+            on[list(self._days)] = True
+            days = days[on[weekday]]  # a 7-entry lookup: np.isin would sort per call
         walls = (days[:, None] * DAY + offsets[None, :]).ravel()
-        return walls[(walls >= lo) & (walls < hi)]
+        # Sorted (a window is at most a day long, so day d's times end before
+        # day d + 1's begin): the times in [lo, hi) are one slice.
+        i, j = walls.searchsorted(lo), walls.searchsorted(hi)
+        return walls[i:j]
 
     def explain(self) -> str:
         d = "" if len(self._days) == 7 else " on " + ",".join(WEEKDAYS[i] for i in self._days)
