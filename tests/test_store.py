@@ -17,6 +17,7 @@ import calsim
 from calsim.simulation.ledger import LEDGER_SCHEMA
 from calsim.store import (
     MIGRATIONS,
+    SCHEMA_VERSION,
     DuplicateKeyError,
     LedgerLockedError,
     LedgerSchemaError,
@@ -88,7 +89,7 @@ class TestRoundTrip:
         assert row["horizon_start"] == dt.datetime(2026, 3, 1, tzinfo=UTC)
         assert row["horizon_end"] == dt.datetime(2026, 4, 1, tzinfo=UTC)
         assert row["release"] == "2026f"
-        assert row["calsim_version"] == calsim.__version__ and row["schema_version"] == 1
+        assert row["calsim_version"] == calsim.__version__ and row["schema_version"] == SCHEMA_VERSION
         assert "\"name\": \"all\"" in row["parameters"] and "\"schedules\": 3" in row["parameters"]
         assert "\"name\": \"skip\"" in sc.row(1, named=True)["parameters"]  # a Ledger carries its Scenario
         assert sched["schedule_id"].to_list() == ["berlin-0900", "hourly", "ny-0230"]
@@ -223,7 +224,7 @@ class TestSchemaVersion:
         LedgerStore(path).close()
         with duckdb.connect(str(path)) as con:
             con.execute("UPDATE calsim_meta SET value = '99' WHERE key = 'schema_version'")
-        with pytest.raises(SchemaVersionError, match="schema version 99, newer than 1.*upgrade calsim"):
+        with pytest.raises(SchemaVersionError, match=f"schema version 99, newer than {SCHEMA_VERSION}.*upgrade calsim"):
             LedgerStore(path)
         with duckdb.connect(str(path)) as con:  # the failed open released the file
             assert con.execute("SELECT value FROM calsim_meta").fetchall() == [("99",)]
@@ -234,8 +235,12 @@ class TestSchemaVersion:
         with duckdb.connect(str(path)) as con:
             con.execute("UPDATE calsim_meta SET value = '0' WHERE key = 'schema_version'")
         monkeypatch.setitem(MIGRATIONS, 0, lambda con: con.execute("CREATE TABLE migrated (x INTEGER)"))
+        # The file already has the current layout: stand in for the later steps
+        # (the real 1 -> 2 migration is tested in test_store_layout.py).
+        for v in range(1, SCHEMA_VERSION):
+            monkeypatch.setitem(MIGRATIONS, v, lambda con: None)
         with LedgerStore(path) as store:
-            assert store.sql("SELECT value FROM calsim_meta")["value"].to_list() == ["1"]
+            assert store.sql("SELECT value FROM calsim_meta")["value"].to_list() == [str(SCHEMA_VERSION)]
             assert count(store, "migrated") == 0
 
     def test_a_file_that_is_not_duckdb_is_a_store_error(self, tmp_path):

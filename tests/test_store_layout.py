@@ -1,0 +1,146 @@
+"""LedgerStore layout (schema version 2): one keyed table per scenario, the key enforced by DuckDB,
+and the migration of a version-1 file (one ``occurrences`` table with a PRIMARY KEY)."""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+import pytest
+
+import calsim
+from calsim.store import _DDL_V1, SCHEMA_VERSION, LedgerStore
+
+START, END = "2026-03-01T00:00Z", "2026-04-01T00:00Z"
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, calsim.Ledger]:
+    fleet = [
+        calsim.Schedule("hourly", "UTC", "2026-01-01T00:00", "FREQ=HOURLY",
+                        policy=calsim.Policy(duration="1min", cost=1.5, account="tenant-a")),
+        calsim.Schedule("ny-0230", "America/New_York", "2026-01-01T02:30", "FREQ=DAILY"),
+        calsim.Schedule("o'brien", "Europe/Berlin", "2026-01-01T09:00", "FREQ=DAILY"),
+    ]
+    outage = [calsim.Outage("2026-03-10T03:30Z", "2026-03-12T07:10Z")]
+    out = {}
+    for name in ("all", "it's latest"):
+        catchup = "all" if name == "all" else "latest"
+        sc = calsim.Scenario(name, calsim.with_policy(fleet, catchup=catchup), START, END, release="2026f",
+                             outages=outage)
+        out[name] = calsim.simulate(sc, progress=False)
+    return out
+
+
+def table_of(store: LedgerStore, name: str) -> str:
+    return store.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0]
+
+
+def user_tables(con) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+class TestKeyEnforcedByTheDatabase:
+    def test_each_scenario_has_its_own_keyed_table(self, runs):
+        with LedgerStore() as store:
+            for ledger in runs.values():
+                store.write(ledger)
+            idx = store.sql("SELECT table_name, is_unique, expressions FROM duckdb_indexes() ORDER BY table_name")
+            tables = store.sql("SELECT * FROM occurrence_tables ORDER BY scenario")
+            assert tables["scenario"].to_list() == sorted(runs)
+            assert idx.filter(pl.col("table_name").str.starts_with("occ_"))["is_unique"].to_list() == [True, True]
+            assert store.sql("SELECT count(*) AS n FROM occurrences")["n"][0] == sum(len(r) for r in runs.values())
+            # the view gives schedule_id back as text, whatever ENUM each table uses
+            assert store.sql("SELECT schedule_id FROM occurrences LIMIT 1").schema["schedule_id"] == pl.String
+
+    def test_a_duplicate_inserted_behind_the_stores_back_is_refused(self, runs):
+        with LedgerStore() as store:
+            store.write(runs["all"])
+            t = table_of(store, "all")
+            with pytest.raises(duckdb.ConstraintException, match="(?i)duplicate key"):
+                store._con.execute(f"INSERT INTO {t} SELECT * FROM {t} LIMIT 1")
+            # a row of another scenario cannot enter this scenario's table (the key's first column)
+            with pytest.raises(duckdb.ConstraintException, match="(?i)check"):
+                store._con.execute(f"INSERT INTO {t} SELECT * REPLACE ('other' AS scenario, nominal_local + INTERVAL 1 "
+                                   f"MICROSECOND AS nominal_local) FROM {t} LIMIT 1")
+            assert store.ledger("all").equals(runs["all"].frame)
+
+    def test_replace_drops_the_old_table_and_its_type(self, runs):
+        other = runs["it's latest"].frame.with_columns(pl.lit("all").alias("scenario"))
+        with LedgerStore() as store:
+            store.write(runs["all"])
+            store.write(runs["it's latest"])
+            store.write(other, name="all", replace=True)
+            t = table_of(store, "all")
+            assert {x for x in user_tables(store._con) if x.startswith("occ_")} == {t, table_of(store, "it's latest")}
+            assert store.sql(f"SELECT DISTINCT scenario FROM {t}")["scenario"].to_list() == ["all"]
+            types = store.sql("SELECT type_name FROM duckdb_types() WHERE type_name LIKE 'occ_%'")["type_name"]
+            assert sorted(types.to_list()) == sorted(table_of(store, n) + "_schedule_id" for n in runs)
+            assert store.ledger("all").equals(other)
+
+    def test_empty_ledger_round_trips(self, runs):
+        empty = runs["all"].frame.head(0)
+        with LedgerStore() as store:
+            assert store.write(empty, name="all") is True
+            assert store.ledger("all").equals(empty)
+            assert store.compare("all")["occurrences"].to_list() == [0]
+
+
+class TestMigrationFromVersion1:
+    def make_v1(self, path, runs) -> None:
+        """A version-1 file as calsim 0.1 wrote it: one occurrences table with the key as PRIMARY KEY."""
+        with LedgerStore() as new:
+            for ledger in runs.values():
+                new.write(ledger)
+            scen = new.sql("SELECT * FROM scenarios ORDER BY name").with_columns(pl.lit(1, pl.Int32).alias("schema_version"))
+            sched = new.sql("SELECT * FROM schedules")
+            occ = new.sql("SELECT * FROM occurrences")
+        with duckdb.connect(str(path)) as con:
+            con.execute("SET TimeZone = 'UTC'")
+            for stmt in _DDL_V1:
+                con.execute(stmt)
+            con.execute("INSERT INTO calsim_meta VALUES ('schema_version', '1')")
+            for table, frame in (("scenarios", scen), ("schedules", sched), ("occurrences", occ)):
+                con.register("src", frame.to_arrow())
+                cols = ", ".join(f'"{c}"' for c in frame.columns)
+                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM src")
+                con.unregister("src")
+            assert "occurrences" in user_tables(con)
+
+    def test_a_version_1_file_is_migrated(self, runs, tmp_path):
+        path = tmp_path / "v1.duckdb"
+        self.make_v1(path, runs)
+        with pytest.raises(calsim.store.SchemaVersionError, match="version 1; open it without read_only"):
+            LedgerStore(path, read_only=True)
+        with LedgerStore(path) as store:
+            assert store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list() == [
+                str(SCHEMA_VERSION)]
+            assert "occurrences" not in user_tables(store._con)  # now a view over occ_<n>
+            for name, ledger in runs.items():
+                assert store.ledger(name).equals(ledger.frame)
+                assert store.write(ledger) is False  # digests carried over: still the same ledger
+            migrated = store.compare(list(runs))
+            gaps = store.sql("SELECT * FROM observation_gaps ORDER BY ALL")
+        with LedgerStore() as fresh:
+            for ledger in runs.values():
+                fresh.write(ledger)
+            assert migrated.equals(fresh.compare(list(runs)))
+            assert gaps.equals(fresh.sql("SELECT * FROM observation_gaps ORDER BY ALL"))
+        with LedgerStore(path, read_only=True) as store:  # migrated once, for good
+            assert store.ledger("all").equals(runs["all"].frame)
+
+    def test_a_failed_migration_leaves_the_version_1_file(self, runs, tmp_path, monkeypatch):
+        path = tmp_path / "v1.duckdb"
+        self.make_v1(path, runs)
+        real = calsim.store._create_scenario_table
+
+        def boom(con, name, *a, **k):
+            if name == "it's latest":
+                raise RuntimeError("interrupted")
+            return real(con, name, *a, **k)
+
+        monkeypatch.setattr(calsim.store, "_create_scenario_table", boom)
+        with pytest.raises(RuntimeError, match="interrupted"):
+            LedgerStore(path)
+        with duckdb.connect(str(path), read_only=True) as con:
+            assert con.execute("SELECT value FROM calsim_meta").fetchall() == [("1",)]
+            assert "occurrences" in user_tables(con) and "occurrence_tables" not in user_tables(con)
