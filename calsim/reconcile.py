@@ -1,0 +1,185 @@
+"""Reconciliation: an actual run history against a stored ledger, the replay before a recovery.
+
+Read-only: :func:`reconcile` reads the ledger through :meth:`LedgerStore.sql`
+and never writes. :meth:`calsim.LedgerStore.reconcile` is the way to call it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from .errors import InputError, LedgerSchemaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import LedgerStore
+
+__all__ = ["reconcile", "RECONCILE_CLASSES"]
+
+RECONCILE_CLASSES = ("matched", "missing", "duplicate", "unexpected", "late", "wrong_instant")
+UTC = pl.Datetime("us", "UTC")
+
+
+def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.PathLike[str], *,
+              grace: object = "5min", max_shift: object = "3h") -> pl.DataFrame:
+    """Classify an actual run history against the stored ledger ``name`` (read-only).
+
+    Parameters
+    ----------
+    actual
+        A frame, or a CSV / Parquet file, with ``schedule_id``, a scheduled
+        time and ``started_utc`` (or ``started``), optionally ``status``
+        and ``fold``. The scheduled time is ``nominal_local`` (naive wall
+        time), ``scheduled_utc`` (an instant), or ``scheduled`` (naive:
+        nominal, aware: instant). Naive ``started`` values are UTC.
+    grace
+        A run that starts later than the ledger's start (its due time when
+        the ledger did not run it) plus ``grace`` is ``late``.
+    max_shift
+        With only UTC scheduled times: an unmatched run is paired with the
+        nearest unpaired occurrence of its schedule within ``max_shift``
+        (``wrong_instant``), else it is ``unexpected``.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per actual run plus one per missing occurrence: ``class``
+        (matched | missing | duplicate | unexpected | late | wrong_instant),
+        ``schedule_id``, ``revision``, ``nominal_local``, ``fold``,
+        ``due_utc`` (ledger), ``scheduled_utc`` (actual), ``started_utc``,
+        ``status``, ``lateness_s`` (actual start − ledger start),
+        ``shift_s`` (actual instant − ledger instant), ``detail``.
+
+    Notes
+    -----
+    Identity is the nominal local time when the history has one (DESIGN.md
+    §1); then ``wrong_instant`` means the history's ``scheduled_utc``
+    differs from the ledger's ``due_utc``. With only nominal times and
+    start times, a run an hour after its instant is ``late``: nothing
+    tells it apart from a slow start. Expected runs are the ledger's rows
+    that started; a run of an occurrence the ledger coalesced, skipped or
+    expired is ``unexpected`` (``detail`` names the state).
+    """
+    from .durations import duration_us
+
+    grace_s = duration_us(grace, "grace") / 1e6
+    shift_us = duration_us(max_shift, "max_shift")
+    store._known([name])
+    act = _read_actual(actual)
+    led = (store.sql("""SELECT schedule_id, revision, nominal_local, fold, due_utc, started_utc AS ledger_started,
+                              state, reason FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
+           .with_columns(pl.col("due_utc", "ledger_started").cast(UTC), pl.col("fold").cast(pl.Int8),
+                         pl.col("state").cast(pl.String)))
+    led = led.with_row_index("occ")
+    act = act.with_row_index("run")
+    if "nominal_local" in act.columns:
+        on = ["schedule_id", "nominal_local"] + (["fold"] if "fold" in act.columns else [])
+        if "fold" not in act.columns:  # without fold, a fold="both" pair takes runs in order
+            led = led.with_columns(pl.col("fold").rank("ordinal").over("schedule_id", "nominal_local")
+                                   .cast(pl.Int64).alias("_k"))
+            act = act.with_columns(pl.col("started_utc").rank("ordinal").over("schedule_id", "nominal_local")
+                                   .cast(pl.Int64).alias("_k"))
+            nk = led.group_by("schedule_id", "nominal_local").agg(pl.len().cast(pl.Int64).alias("_n"))
+            act = act.join(nk, on=["schedule_id", "nominal_local"], how="left").with_columns(
+                pl.min_horizontal("_k", pl.col("_n").fill_null(1)).alias("_k")).drop("_n")
+            on = on + ["_k"]
+        pairs = act.join(led, on=on, how="left")
+    else:
+        exact = act.join(led, left_on=["schedule_id", "scheduled_utc"], right_on=["schedule_id", "due_utc"],
+                         how="inner", maintain_order="left").select("run", "occ")
+        rest = act.filter(~pl.col("run").is_in(exact["run"].implode()))
+        free = led.filter(~pl.col("occ").is_in(exact["occ"].implode()))
+        near = (rest.sort("scheduled_utc").join_asof(
+            free.select("schedule_id", "occ", pl.col("due_utc").alias("_due")).sort("_due"),
+            left_on="scheduled_utc", right_on="_due", by="schedule_id", strategy="nearest",
+            tolerance=dt.timedelta(microseconds=shift_us), check_sortedness=False).select("run", "occ"))
+        links = pl.concat([exact, near.filter(pl.col("occ").is_not_null())])
+        pairs = act.join(links, on="run", how="left").join(led, on="occ", how="left", suffix="_l")
+        pairs = pairs.drop([c for c in pairs.columns if c.endswith("_l")])
+    if "scheduled_utc" not in pairs.columns:
+        pairs = pairs.with_columns(pl.lit(None, UTC).alias("scheduled_utc"))
+    pairs = pairs.with_columns(
+        pl.col("started_utc").rank("ordinal").over("occ").alias("_nth"),
+        ((pl.col("started_utc") - pl.coalesce("ledger_started", "due_utc")).dt.total_microseconds() / 1e6)
+        .alias("lateness_s"),
+        ((pl.col("scheduled_utc") - pl.col("due_utc")).dt.total_microseconds() // 1_000_000).alias("shift_s"),
+    )
+    cls = (pl.when(pl.col("occ").is_null()).then(pl.lit("unexpected"))
+           .when(pl.col("_nth") > 1).then(pl.lit("duplicate"))
+           .when(pl.col("ledger_started").is_null()).then(pl.lit("unexpected"))
+           .when(pl.col("shift_s").fill_null(0) != 0).then(pl.lit("wrong_instant"))
+           .when(pl.col("lateness_s") > grace_s).then(pl.lit("late"))
+           .otherwise(pl.lit("matched")))
+    detail = (pl.when(pl.col("occ").is_null()).then(pl.lit("no occurrence in the ledger"))
+              .when(pl.col("_nth") > 1).then(pl.lit("second run of one occurrence"))
+              .when(pl.col("ledger_started").is_null())
+              .then(pl.lit("ledger: ") + pl.col("state") + pl.lit("/") + pl.col("reason").cast(pl.String).fill_null(""))
+              .otherwise(pl.lit(None, pl.String)))
+    ran = pairs.with_columns(cls.alias("class"), detail.alias("detail"))
+    missing = led.filter(pl.col("ledger_started").is_not_null()
+                         & ~pl.col("occ").is_in(pairs["occ"].drop_nulls().implode())).with_columns(
+        pl.lit("missing").alias("class"), pl.lit("expected, never ran").alias("detail"))
+    cols = {"class": pl.Enum(list(RECONCILE_CLASSES)), "schedule_id": pl.String, "revision": pl.Int64,
+            "nominal_local": pl.Datetime("us"), "fold": pl.Int8, "due_utc": UTC, "scheduled_utc": UTC,
+            "started_utc": UTC, "status": pl.String, "lateness_s": pl.Float64, "shift_s": pl.Int64,
+            "detail": pl.String}
+
+    def shape(f: pl.DataFrame) -> pl.DataFrame:
+        return f.select([pl.col(c).cast(t) if c in f.columns else pl.lit(None, t).alias(c) for c, t in cols.items()])
+
+    return pl.concat([shape(ran), shape(missing)]).sort(
+        "schedule_id", "nominal_local", "started_utc", nulls_last=True, maintain_order=True)
+
+
+
+def _read_actual(actual: object) -> pl.DataFrame:
+    if isinstance(actual, (str, os.PathLike)):
+        p = Path(actual)
+        if not p.exists():
+            raise InputError(f"actual: no file {str(p)!r}")
+        if p.suffix.lower() == ".parquet":
+            frame = pl.read_parquet(p)
+        elif p.suffix.lower() == ".csv":
+            frame = pl.read_csv(p, try_parse_dates=True)
+        else:
+            raise InputError(f"actual: {str(p)!r} is neither .csv nor .parquet")
+    elif isinstance(actual, pl.DataFrame):
+        frame = actual
+    else:
+        raise InputError(f"actual: expected a polars DataFrame or a CSV/Parquet path, got {type(actual).__name__}")
+    frame = frame.rename({c: "started_utc" for c in ("started",) if c in frame.columns and "started_utc" not in frame.columns})
+    if "scheduled" in frame.columns:
+        t = frame.schema["scheduled"]
+        target = "scheduled_utc" if isinstance(t, pl.Datetime) and t.time_zone else "nominal_local"
+        if target not in frame.columns:
+            frame = frame.rename({"scheduled": target})
+    for need in ("schedule_id", "started_utc"):
+        if need not in frame.columns:
+            raise LedgerSchemaError(f"actual: missing column {need!r} (have {frame.columns})")
+    if "nominal_local" not in frame.columns and "scheduled_utc" not in frame.columns:
+        raise LedgerSchemaError(f"actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {frame.columns})")
+
+    def instant(c: str) -> pl.Expr:
+        t = frame.schema[c]
+        e = pl.col(c).str.to_datetime(time_unit="us") if t == pl.String else pl.col(c)
+        if not isinstance(t, pl.Datetime) or not t.time_zone:
+            e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+        return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
+
+    exprs = [pl.col("schedule_id").cast(pl.String), instant("started_utc")]
+    if "scheduled_utc" in frame.columns:
+        exprs.append(instant("scheduled_utc"))
+    if "nominal_local" in frame.columns:
+        t = frame.schema["nominal_local"]
+        if isinstance(t, pl.Datetime) and t.time_zone:
+            raise InputError("actual: 'nominal_local' must be naive wall time, got an aware column")
+        e = pl.col("nominal_local").str.to_datetime(time_unit="us") if t == pl.String else pl.col("nominal_local")
+        exprs.append(e.cast(pl.Datetime("us")))
+    if "fold" in frame.columns:
+        exprs.append(pl.col("fold").cast(pl.Int8))
+    exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
+    return frame.select(exprs)
