@@ -148,8 +148,9 @@ def _columns_sql(schema: pl.Schema, not_null: tuple[str, ...]) -> str:
     )
 
 
-# Mirrors Ledger.gaps(): rows never meant to run (dst_gap, merged, calendar)
-# open no gap. Speed: a window over every row of a fleet-year takes seconds,
+# Mirrors Ledger.gaps(): rows are ordered by when things ``happened`` (a
+# run's start, a missed occurrence's due time); rows never meant to run
+# (dst_gap, merged, calendar) open no gap. Speed: a window over every row of a fleet-year takes seconds,
 # so the window only covers, per schedule, the span from the last done run
 # before its first missed row to the first done run after its last one
 # (an outage touches a few days, not the year). Those bounds are looked for
@@ -158,29 +159,30 @@ def _columns_sql(schema: pl.Schema, not_null: tuple[str, ...]) -> str:
 # is only slower, never wrong.
 # ``{where}`` lets compare() filter scenarios before the joins.
 _GAPS_SQL = """WITH f AS (
-  SELECT scenario, schedule_id, revision, nominal_local, fold, due_utc, started_utc, state = 'done' AS done
+  SELECT scenario, schedule_id, revision, nominal_local, fold, due_utc, started_utc, state = 'done' AS done,
+         coalesce(started_utc, due_utc) AS happened
   FROM occurrences
   WHERE kind = 'scheduled' AND (reason IS NULL OR reason NOT IN ('dst_gap', 'merged', 'calendar')){where}
 ), span AS (
-  SELECT scenario, schedule_id, min(due_utc) AS lo, max(due_utc) AS hi FROM f WHERE NOT done GROUP BY ALL
+  SELECT scenario, schedule_id, min(happened) AS lo, max(happened) AS hi FROM f WHERE NOT done GROUP BY ALL
 ), lim AS (
   SELECT scenario, min(lo) - INTERVAL 35 DAY AS lo, max(hi) + INTERVAL 35 DAY AS hi FROM span GROUP BY scenario
 ), near AS (
-  SELECT f.scenario, f.schedule_id, f.due_utc FROM f JOIN lim ON f.scenario = lim.scenario
-  WHERE f.done AND f.due_utc BETWEEN lim.lo AND lim.hi
+  SELECT f.scenario, f.schedule_id, f.happened FROM f JOIN lim ON f.scenario = lim.scenario
+  WHERE f.done AND f.happened BETWEEN lim.lo AND lim.hi
 ), bounds AS (
   SELECT s.scenario, s.schedule_id,
-         coalesce(max(n.due_utc) FILTER (WHERE n.due_utc < s.lo), '-infinity'::TIMESTAMPTZ) AS lo,
-         coalesce(min(n.due_utc) FILTER (WHERE n.due_utc > s.hi), 'infinity'::TIMESTAMPTZ) AS hi
+         coalesce(max(n.happened) FILTER (WHERE n.happened < s.lo), '-infinity'::TIMESTAMPTZ) AS lo,
+         coalesce(min(n.happened) FILTER (WHERE n.happened > s.hi), 'infinity'::TIMESTAMPTZ) AS hi
   FROM span s LEFT JOIN near n ON n.scenario = s.scenario AND n.schedule_id = s.schedule_id
   GROUP BY ALL
 ), w AS (
   SELECT f.*, sum(CASE WHEN f.done THEN 1 ELSE 0 END) OVER (
            PARTITION BY f.scenario, f.schedule_id
-           ORDER BY f.due_utc NULLS FIRST, f.nominal_local, f.fold, f.revision
+           ORDER BY f.happened NULLS FIRST, f.due_utc NULLS FIRST, f.nominal_local, f.fold, f.revision
            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS run_id
   FROM f JOIN bounds b ON f.scenario = b.scenario AND f.schedule_id = b.schedule_id
-  WHERE f.due_utc BETWEEN b.lo AND b.hi
+  WHERE f.happened BETWEEN b.lo AND b.hi
 ), missing AS (
   SELECT scenario, schedule_id, run_id, count(*) AS missed, min(nominal_local) AS first_missed
   FROM w WHERE NOT done GROUP BY ALL

@@ -358,6 +358,15 @@ class TestViews:
             assert view.height == want.height
             assert view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
 
+    def test_observation_gaps_view_orders_a_late_catch_up_run_by_its_start(self):
+        # catchup="earliest" runs the oldest missed occurrence at recovery: one outage, one gap.
+        ledger = calsim.simulate(scenario("earliest", "earliest"), progress=False)
+        with LedgerStore() as s:
+            s.write(ledger)
+            view = s.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps ORDER BY schedule_id, first_missed")
+        want = ledger.gaps()
+        assert want.height and view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
+
     def test_daily_cost_view_equals_ledger_daily_cost(self, store, runs):
         view = store.sql("SELECT day, account, cost, runs FROM daily_cost WHERE scenario = 'all' ORDER BY day, account NULLS FIRST")
         want = runs["all"].daily_cost()
