@@ -12,7 +12,9 @@ Tables
                   and when ``scenario=`` was passed, ``rule`` text and ``policy`` JSON.
 ``occurrences``   a view: the ledger frame plus ``seq`` (row order), the
                   ``UNION ALL`` of one table per scenario (see "Layout").
-``occurrence_tables``  ``scenario`` -> ``table_name`` of that scenario's table.
+``occurrence_tables``  ``scenario`` -> ``table_name`` of that scenario's table (or,
+                  for a Parquet dataset attached with :meth:`LedgerStore.attach`,
+                  of the view that reads its files).
 ``tz_diffs``      :func:`calsim.tzdiff` frames by name (:meth:`LedgerStore.write_tzdiff`).
 
 Views: ``state_counts``, ``observation_gaps`` (as :meth:`Ledger.gaps`),
@@ -263,8 +265,11 @@ def _create_scenario_table(con: Any, name: str, source: str, where: str = "") ->
 def _drop_scenario_table(con: Any, name: str) -> None:
     row = con.execute("SELECT table_name FROM occurrence_tables WHERE scenario = ?", [name]).fetchone()
     if row:
-        con.execute(f"DROP TABLE {row[0]}")  # drops its index too
-        con.execute(f"DROP TYPE {row[0]}_schedule_id")
+        if con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [row[0]]).fetchone()[0]:
+            con.execute(f"DROP VIEW {row[0]}")  # an attached Parquet dataset: the files stay
+        else:
+            con.execute(f"DROP TABLE {row[0]}")  # drops its index too
+            con.execute(f"DROP TYPE {row[0]}_schedule_id")
         con.execute("DELETE FROM occurrence_tables WHERE scenario = ?", [name])
 
 
@@ -550,6 +555,111 @@ class LedgerStore:
                 self._con.unregister(v)
         return True
 
+    def attach(self, dataset: object, name: str | None = None, *, replace: bool = False) -> bool:
+        """Make a Parquet ledger dataset (written by the Dask engine) a scenario of this store.
+
+        ``dataset`` is a :class:`calsim.distributed.LedgerDataset`, its
+        directory (``.../scenario=<name>``), or the output directory with
+        ``name``. Nothing is copied: the scenario's rows are a view over the
+        Parquet files (DuckDB reads them directly), so :meth:`compare`, the
+        views, :meth:`ledger` and SQL work as for a written ledger, and the
+        files must stay where they are. The dataset's ``_scenario.json``
+        fills the ``scenarios`` and ``schedules`` tables.
+
+        The key is checked once here (one scan: a duplicate refuses the
+        attach with :class:`DuplicateKeyError`); a view carries no index, and
+        the files are immutable evidence, written atomically, one run per
+        directory. Attaching the same dataset again changes nothing; another
+        dataset under an existing name needs ``replace=True``. Only datasets
+        on a local or mounted filesystem can be attached.
+
+        Returns True when the scenario was added, False when it was already attached.
+        """
+        from .distributed import LedgerDataset
+
+        self._writable()
+        ds = dataset if isinstance(dataset, LedgerDataset) else LedgerDataset.open(dataset, name)
+        name = ds.name if name is None else name
+        _check_name(name)
+        if name != ds.name:
+            raise InputError(f"name: the dataset holds scenario {ds.name!r}, not {name!r}")
+        files = [str(Path(f).resolve()) for f in ds.files]
+        missing = [f for f in files if not Path(f).is_file()]
+        if missing or any("://" in f for f in ds.files):
+            raise InputError(f"dataset: {missing[0] if missing else ds.files[0]!r} is not a local file "
+                             "(attach datasets on a local or mounted filesystem)")
+        meta = ds.metadata
+        digest = "dataset:" + hashlib.blake2b(json.dumps([files, meta], sort_keys=True, default=str).encode(),
+                                              digest_size=16).hexdigest()
+        rows = self._con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
+        if rows and rows[0][0] == digest:
+            return False
+        if rows and not replace:
+            raise ScenarioExistsError(f"name: a different ledger is already stored as {name!r} in {self.path!r}; "
+                                      "pass replace=True to replace it")
+        source = "read_parquet([" + ", ".join(_literal(f) for f in files) + "])" if files else None
+        types = {c: _sql_type(c, t) for c, t in LEDGER_SCHEMA.items()}
+        if source is not None:
+            bad = self._con.execute(f"SELECT count(*) FROM {source} WHERE scenario IS DISTINCT FROM ?", [name]).fetchall()[0]
+            if bad[0]:
+                raise InputError(f"dataset: {bad[0]} rows of {ds.path!r} belong to another scenario than {name!r}")
+            keys = ", ".join(_q(c) for c in KEY[1:])
+            found = self._con.execute(f"SELECT {keys}, count(*) AS n FROM {source} GROUP BY ALL HAVING n > 1 "
+                                      "LIMIT 1").fetchall()
+            dup = found[0] if found else None
+            if dup:
+                raise DuplicateKeyError(f"dataset: rows of {name!r} share a key, e.g. "
+                                        f"({', '.join(f'{k}={v!s}' for k, v in zip(KEY[1:], dup))}); nothing attached")
+            cols = ", ".join(f"CAST({_q(c)} AS {types[c]}) AS {_q(c)}" for c in LEDGER_SCHEMA.names())
+            select = f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM {source}"
+        else:
+            select = ("SELECT CAST(NULL AS BIGINT) AS seq, "
+                      + ", ".join(f"CAST(NULL AS {types[c]}) AS {_q(c)}" for c in LEDGER_SCHEMA.names()) + " WHERE false")
+
+        def instant(text: object) -> object:
+            return None if text is None else dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+
+        from . import __version__
+
+        scen = pl.DataFrame(
+            {"name": [name], "created": [instant(meta.get("created")) or dt.datetime.now(dt.timezone.utc)],
+             "horizon_start": [instant(meta.get("horizon_start"))], "horizon_end": [instant(meta.get("horizon_end"))],
+             "release": [meta.get("release")],
+             "parameters": [json.dumps(meta.get("parameters"), sort_keys=True)],
+             "calsim_version": [meta.get("calsim_version", __version__)], "schema_version": [SCHEMA_VERSION],
+             "rows": [ds.rows], "digest": [digest]},
+            schema={"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC, "release": pl.String,
+                    "parameters": pl.String, "calsim_version": pl.String, "schema_version": pl.Int32,
+                    "rows": pl.Int64, "digest": pl.String})
+        sched = pl.DataFrame(
+            [(name, d["schedule_id"], int(d["revision"]), d.get("zone"), d.get("account"), d.get("rule"), d.get("policy"))
+             for d in meta.get("schedules", [])],
+            schema={"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
+                    "account": pl.String, "rule": pl.String, "policy": pl.String}, orient="row")
+
+        def body(con: Any) -> None:
+            if rows:
+                _drop_scenario_table(con, name)
+                for table, col in (("schedules", "scenario"), ("scenarios", "name")):
+                    con.execute(f"DELETE FROM {_q(table)} WHERE {_q(col)} = ?", [name])
+            con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
+            con.execute("INSERT INTO schedules SELECT * FROM _calsim_sched_in")
+            n = con.execute("SELECT coalesce(max(CAST(substr(table_name, 5) AS BIGINT)), 0) + 1 "
+                            "FROM occurrence_tables").fetchone()[0]
+            view = f"occ_{n}"
+            con.execute(f"CREATE VIEW {view} AS {select}")
+            con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, view])
+            _refresh_occurrences_view(con)
+
+        self._con.register("_calsim_meta_in", scen.to_arrow())
+        self._con.register("_calsim_sched_in", sched.to_arrow())
+        try:
+            self._transaction(body)
+        finally:
+            for v in ("_calsim_meta_in", "_calsim_sched_in"):
+                self._con.unregister(v)
+        return True
+
     def _scenario_row(self, name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
         from . import __version__
 
@@ -663,6 +773,12 @@ class LedgerStore:
         """The ledger frame stored as ``name``, equal to the one written (order and dtypes)."""
         self._known([name])
         table = self.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0]
+        if self.sql("SELECT count(*) AS n FROM duckdb_views() WHERE view_name = $1", [table])["n"][0]:
+            # An attached dataset: its rows in the order the local engine gives (see calsim.distributed).
+            from .distributed import _local_order
+
+            out = self.sql(f"SELECT * EXCLUDE (seq) FROM {table}")
+            return _local_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
         out = self.sql(f"SELECT * EXCLUDE (seq) FROM {table} ORDER BY seq")
         return out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
 
