@@ -25,7 +25,10 @@ Run semantics (DESIGN.md §5), in the order the engine applies them:
 6. **Overlap, budgets, capacity** need order, so rows that can meet one of
    them (a schedule whose runs overlap, an account whose demand exceeds its
    budget in some period, any capacity limit that binds) go through an event
-   loop; every other row is settled by the column operations above. A run
+   loop; every other row is settled by the column operations above. Accounts
+   of the common kind (fixed durations, one cost, overlap ``allow``/``skip``,
+   no pauses, no capacity limit) are instead settled one budget period at a
+   time in columns, with the event loop's outcome (``_budget_periods``). A run
    leaving the capacity queue meets its schedule's overlap mode again at its
    actual start (the run it queued behind may be over, or a sibling that
    left the queue first may be going).
@@ -528,6 +531,11 @@ class _Run:
         if sequential is not None:
             rows = np.flatnonzero(run & sequential)
             if len(rows):
+                # Budget-ordered accounts of the common kind are settled period by
+                # period in columns; the event loop takes what is left (exactly the
+                # same rules, one event at a time).
+                rows = self._budget_periods(rows)
+            if len(rows):
                 self._event_loop(rows, finish[rows] - pick[rows], self.success[rows])
 
     def _chunks(self):
@@ -756,6 +764,356 @@ class _Run:
             return (d.year - 1970) * 12 + d.month - 1
 
         return period
+
+    # -- 6b. budgets, period by period in columns ------------------------------
+    def _budget_periods(self, rows: np.ndarray) -> np.ndarray:
+        """Settle the ordered rows of the common budget case by columns; return the rows left to the event loop.
+
+        The event loop's rules for an account touch nothing outside it (without
+        a capacity limit, the only state shared across accounts), so accounts
+        can be settled separately. An account is settled here when every run
+        of it is one attempt of a fixed duration (no failures, no lognormal),
+        its schedules share one cost, overlap is ``allow`` or ``skip`` and none
+        of them is ever paused, and its budget's local periods never go back in
+        time (no zone transition moving local time back across a period
+        boundary). What the event loop does for such an account, period by
+        period, is then (see ``_period_step``):
+
+        * the runs held from the previous period arrive first, at the
+          period's opening (an ``opened`` event sorts before the picks at
+          its instant), after their expiry and catch-up; then the period's
+          picks, in the loop's event order (pick, schedule, nominal, row);
+        * each arrival meets its schedule's overlap mode, then the budget:
+          with one cost ``c``, the sum started in a period after ``k`` starts
+          is the same float whatever ran (``0.0 + c + c ...``), so exactly the
+          first ``K`` arrivals that pass the overlap check start, ``K``
+          being the number of those partial sums within the limit;
+        * what does not fit waits for the next period's opening (or is
+          skipped with ``on_budget="skip"``), in arrival order.
+        """
+        sc = self.sc
+        budgets = sc.budgets
+        if sc.capacity is not None or not self.fixed_duration or not budgets or not len(rows):
+            return rows
+        nb = len(budgets)
+        acct = self.p_account
+        paying = acct >= 0
+        # Per account: may it be settled here?
+        ok = np.ones(nb, dtype=bool)
+        hard = ~np.isin(self.p_overlap, [_OVERLAP["allow"], _OVERLAP["skip"]])
+        for i in self.pauses:
+            hard[i] = True
+        ok[acct[paying & hard]] = False
+        cmin = np.full(nb, np.inf)
+        cmax = np.full(nb, -np.inf)
+        np.minimum.at(cmin, acct[paying], self.p_cost[paying])
+        np.maximum.at(cmax, acct[paying], self.p_cost[paying])
+        ok &= cmin == cmax  # one cost per account (else a smaller later run may fit: the loop decides)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for a, b in enumerate(budgets):
+            if ok[a]:
+                groups.setdefault((b.zone, b.period), []).append(a)
+        # A zone moving local time back across a period boundary makes the
+        # period index go back: leave those to the loop.
+        # (Over every instant that can matter: the picks, and period openings
+        # until the horizon's end, which a backlog can be carried to.)
+        lo_t = int(self.pick[rows].min()) - 2 * 86400 * US
+        hi_t = max(int(self.pick[rows].max()), sc.end_us) + 2 * 86400 * US
+        for (zone, period), members in list(groups.items()):
+            table = self.budget_tables[members[0]]
+            tr = table.utc[(table.utc >= lo_t // US) & (table.utc <= hi_t // US)].astype(np.int64) * US
+            if len(tr):
+                pair = _local_period(table, period, np.concatenate([tr - 1, tr]))
+                if (pair[len(tr):] < pair[:len(tr)]).any():
+                    ok[members] = False
+                    del groups[(zone, period)]
+        if not groups:
+            return rows
+        s_r = self.s[rows]
+        a_r = acct[s_r]
+        fast = ok[a_r] & (a_r >= 0)
+        if not fast.any():
+            return rows
+        rest = rows[~fast]
+        fr, s_f = rows[fast], s_r[fast]
+        del s_r, a_r, fast
+        # The loop's event order of picks: (pick, schedule, nominal), ties in row order.
+        pk = self.pick[fr]
+        sbits = max(1, int(len(self.scheds) - 1).bit_length())
+        pmin = int(pk.min())
+        if (int(pk.max()) - pmin).bit_length() + sbits <= 62:
+            key = pk - pmin
+            key <<= sbits
+            key |= s_f
+            o = np.argsort(key, kind="stable")
+            key = key[o]
+            fr, s_f, pk = fr[o], s_f[o], pk[o]
+            tie = key[1:] == key[:-1]
+            if tie.any():
+                # Same pick and schedule: by nominal (stable: row order for equal nominal).
+                pos = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
+                sub = np.lexsort((self.nominal[fr[pos]], key[pos]))
+                fr[pos], s_f[pos], pk[pos] = fr[pos][sub], s_f[pos][sub], pk[pos][sub]
+            del key, tie
+        else:
+            o = np.lexsort((self.nominal[fr], s_f, pk))
+            fr, s_f, pk = fr[o], s_f[o], pk[o]
+        del o
+        a_dtype = np.int16 if nb < 2**15 else np.int32
+        a_f = acct[s_f].astype(a_dtype)
+        # The loop starts a picked run at up(pick); picks are up already, but follow it exactly.
+        u_f = self._up(pk)
+        gid = np.full(nb, -1, dtype=np.int16)
+        for k, members in enumerate(groups.values()):
+            gid[members] = k
+        g_f = gid[a_f]
+        lastS = np.full(len(self.scheds), -_BIG, dtype=np.int64)  # each schedule's last start so far
+        for k, ((zone, period), members) in enumerate(groups.items()):
+            sel = np.flatnonzero(g_f == k)
+            if not len(sel):
+                continue
+            rows_g, s_g, a_g, c_g, u_g = fr[sel], s_f[sel], a_f[sel], pk[sel], u_f[sel]
+            # The budget period is the start instant's (try_start's up(t)).
+            step = _local_period(self.budget_tables[members[0]], period, u_g)
+            # Periods do not go back (checked above) and picks come in time order.
+            assert (step[1:] >= step[:-1]).all()
+            self._periods(members, rows_g, s_g, a_g, c_g, u_g, step, lastS)
+        return rest
+
+    def _up(self, t: np.ndarray) -> np.ndarray:
+        """The loop's ``up``, vectorised: past each outage (in order) that ``t`` falls in."""
+        t = t.copy()
+        for o in self.sc.outages:
+            np.copyto(t, o.end_us, where=(t >= o.start_us) & (t < o.end_us))
+        return t
+
+    def _periods(self, members: list[int], rows: np.ndarray, s: np.ndarray, a: np.ndarray, c: np.ndarray,
+                 u: np.ndarray, step: np.ndarray, lastS: np.ndarray) -> None:
+        """Settle the rows of budget accounts ``members`` (one zone and period kind), period by period.
+
+        ``rows`` and their schedule, account, pick (``c``, when the overlap
+        check runs) and start instant (``u``) come in the loop's event order;
+        ``step`` is each row's budget period. ``lastS`` holds each
+        schedule's last start.
+        """
+        sc = self.sc
+        b0 = sc.budgets[members[0]]
+        end = sc.end_us
+        nb = len(sc.budgets)
+        # K[a]: how many runs of the account's one cost fit in a period. The
+        # loop starts a run when spent + cost <= limit + 1e-9, spent being the
+        # running float sum of the costs started: 0.0 + c, (0.0 + c) + c, ...
+        # which np.cumsum (a sequential add) reproduces bit for bit.
+        K = np.zeros(nb, dtype=np.int64)
+        n_acct = np.bincount(a.astype(np.int64), minlength=nb)
+        for m in members:
+            idx = np.flatnonzero(self.p_account == m)
+            cost = float(self.p_cost[idx[0]]) if len(idx) else 0.0
+            cap = int(n_acct[m]) + 1  # never more arrivals in a period than the account has rows
+            lim = sc.budgets[m].limit + 1e-9
+            if cost == 0.0:
+                K[m] = cap
+                continue
+            ratio = sc.budgets[m].limit / cost
+            size = cap if ratio + 3 >= cap else int(ratio) + 3
+            while True:
+                sums = np.cumsum(np.full(size, cost))
+                k = int(np.searchsorted(sums, lim, side="right"))
+                if k < size or size >= cap:
+                    break
+                size = min(cap, size * 2)
+            K[m] = k
+        period_fn = self._period_fn(members[0])
+        outages = [(o.start_us, o.end_us) for o in sc.outages]
+
+        def up(t: int) -> int:
+            for lo, hi in outages:
+                if lo <= t < hi:
+                    t = hi
+            return t
+
+        cuts = np.flatnonzero(step[1:] != step[:-1]) + 1
+        starts = np.concatenate([[0], cuts]).tolist()
+        stops = np.concatenate([cuts, [len(step)]]).tolist()
+        steps = step[starts].tolist() if len(step) else []
+        pending: dict[int, tuple] = {}  # period -> the backlog arriving in it (rows, s, a, c, u)
+        i = 0
+        while i < len(steps) or pending:
+            j_pick = steps[i] if i < len(steps) else None
+            j_pend = min(pending) if pending else None
+            j = j_pick if j_pend is None else (j_pend if j_pick is None else min(j_pick, j_pend))
+            parts = []
+            if j in pending:
+                parts.append(pending.pop(j))
+            if j_pick == j:
+                lo, hi = starts[i], stops[i]
+                parts.append((rows[lo:hi], s[lo:hi], a[lo:hi], c[lo:hi], u[lo:hi]))
+                i += 1
+            held = self._period_step(parts, K, lastS)
+            if held is None:
+                continue
+            h_rows, h_s, h_a, h_since = held
+            T = self._period_start(b0, j + 1)
+            if T >= end:
+                # The loop ignores openings at or past the horizon's end: what
+                # waits then never gets budget.
+                self.state[h_rows] = S["skipped"]
+                self.reason[h_rows] = R["budget"]
+                self.budget_wait[h_rows] += np.maximum(0, end - h_since) / US
+                continue
+            backlog = self._period_open(T, h_rows, h_s, h_a, h_since)
+            if backlog is None:
+                continue
+            b_rows, b_s, b_a = backlog
+            tu = up(T)
+            q = period_fn(tu)
+            # The backlog arrives in the period of up(T): any period between
+            # lies in an outage (no picks, so no other backlog lands there).
+            assert q not in pending and q > j
+            n = len(b_rows)
+            pending[q] = (b_rows, b_s, b_a, np.full(n, T, dtype=np.int64), np.full(n, tu, dtype=np.int64))
+
+    def _period_step(self, parts: list[tuple], K: np.ndarray, lastS: np.ndarray):
+        """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, then budget.
+
+        Returns the runs held for budget (rows, schedule, account, since) in
+        arrival order per account, or None.
+        """
+        if len(parts) == 1:
+            rows, s, a, c, u = parts[0]
+        else:
+            rows, s, a, c, u = (np.concatenate(x) for x in zip(*parts))
+        if len(parts) > 1 or a.min() != a.max():
+            # Account-major, arrival order within (a stable radix sort on a narrow key).
+            o = np.argsort(a, kind="stable")
+            rows, s, a, c, u = rows[o], s[o], a[o], c[o], u[o]
+        n = len(rows)
+        d = self.p_dur[s]
+        skipmode = self.p_overlap[s] == _OVERLAP["skip"]
+        # -- overlap: the chain each schedule would follow with budget to spare.
+        # An arrival is turned away when it comes before its schedule's last
+        # start plus the (fixed) duration. Starts (u) never decrease along a
+        # schedule's arrivals, so an arrival at least a duration after the
+        # previous arrival (started or not) is never turned away, and one less
+        # than that after a started previous arrival always is: only runs of
+        # two or more such arrivals need a look one by one.
+        chain = np.ones(n, dtype=bool)
+        if skipmode.any():
+            o = np.argsort(s, kind="stable")
+            s2, c2, u2 = s[o], c[o], u[o]
+            head = np.empty(n, dtype=bool)
+            head[0] = True
+            np.not_equal(s2[1:], s2[:-1], out=head[1:])
+            prev = np.empty(n, dtype=np.int64)
+            prev[1:] = u2[:-1]
+            prev[head] = lastS[s2[head]]
+            flag = skipmode[o] & (c2 < prev + d[o])
+            if flag.any():
+                chain2 = ~flag
+                cont = flag.copy()
+                cont[0] = False
+                cont[1:] &= flag[:-1] & ~head[1:]
+                if cont.any():
+                    L = prev  # for a flagged row: the last chained start before it
+                    d2 = d[o]
+                    for k in np.flatnonzero(cont).tolist():
+                        lk = int(u2[k - 1]) if chain2[k - 1] else int(L[k - 1])
+                        L[k] = lk
+                        chain2[k] = int(c2[k]) >= lk + int(d2[k])
+                chain[o] = chain2
+        # -- budget: the first K[a] chained arrivals of each account start.
+        cs = np.cumsum(chain)
+        cs -= chain  # chained arrivals before each row
+        ahead = np.empty(n, dtype=bool)
+        ahead[0] = True
+        np.not_equal(a[1:], a[:-1], out=ahead[1:])
+        first = np.flatnonzero(ahead)
+        cs -= np.repeat(cs[first], np.diff(np.append(first, n)))
+        after = cs >= K[a]
+        start = chain & ~after
+        # Before the K-th start the chain is what happens; after it nothing
+        # starts, so an arrival is turned away only by a start already made.
+        st = np.flatnonzero(start)
+        if len(st):
+            np.maximum.at(lastS, s[st], u[st])
+            r = rows[st]
+            self.start[r] = u[st]
+            self.finish[r] = u[st] + d[st]
+            self.started[r] = True
+            self.state[r] = S["done"]
+            self.reason[r] = NONE
+        turned = ~chain & ~after
+        turned |= after & skipmode & (c < lastS[s] + d)
+        if turned.any():
+            r = rows[turned]
+            self.state[r] = S["skipped"]
+            self.reason[r] = R["overlap"]
+        no_room = after & ~turned
+        if not no_room.any():
+            return None
+        wait = no_room & self.p_onbudget_wait[s]
+        skip = no_room & ~wait
+        if skip.any():
+            r = rows[skip]
+            self.state[r] = S["skipped"]
+            self.reason[r] = R["budget"]
+        if not wait.any():
+            return None
+        return rows[wait], s[wait], a[wait], u[wait]
+
+    def _period_open(self, T: int, rows: np.ndarray, s: np.ndarray, a: np.ndarray, since: np.ndarray):
+        """A budget period opens at ``T`` for the held runs: their wait, expiry and catch-up, as the loop.
+
+        Returns the runs that arrive (rows, schedule, account) in the loop's
+        order: schedules by their first held run, each one's by (nominal, fold).
+        """
+        self.budget_wait[rows] += (T - since) / US
+        n = len(rows)
+        pos = np.arange(n)
+        # Each schedule's first place in the held list (accounts apart, held order within).
+        o = np.argsort(s, kind="stable")
+        s_o = s[o]
+        head = np.empty(n, dtype=bool)
+        head[0] = True
+        np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
+        firstpos = np.empty(n, dtype=np.int64)
+        hpos = np.flatnonzero(head)
+        firstpos[o] = np.repeat(pos[o][hpos], np.diff(np.append(hpos, n)))
+        expired = (T - self.eligible[rows]) > self.p_maxlate[s]
+        if expired.any():
+            self.state[rows[expired]] = S["expired"]
+            self.reason[rows[expired]] = R["max_lateness"]
+            live = ~expired
+            rows, s, a, firstpos = rows[live], s[live], a[live], firstpos[live]
+            n = len(rows)
+            if not n:
+                return None
+        nom, fold = self.nominal[rows], self.fold[rows]
+        o = np.lexsort((fold, nom, firstpos))
+        rows, s, a, firstpos = rows[o], s[o], a[o], firstpos[o]
+        # firstpos is one value per schedule: its groups are the schedules.
+        head = np.empty(n, dtype=bool)
+        head[0] = True
+        np.not_equal(firstpos[1:], firstpos[:-1], out=head[1:])
+        gidx = np.cumsum(head) - 1
+        size = np.bincount(gidx)[gidx]
+        if (size > 1).any():  # a backlog again: the catch-up mode decides
+            at = np.arange(n) - np.flatnonzero(head)[gidx]
+            from_end = size - 1 - at
+            mode = self.p_catchup[s]
+            keep = (size == 1) | (mode == _CATCHUP["all"])
+            keep |= (mode == _CATCHUP["latest"]) & (from_end == 0)
+            keep |= (mode == _CATCHUP["earliest"]) & (at == 0)
+            keep |= (mode == _CATCHUP["bounded"]) & (from_end < self.p_limit[s])
+            drop = ~keep
+            if drop.any():
+                coalesce = drop & ((mode == _CATCHUP["latest"]) | (mode == _CATCHUP["earliest"]))
+                self.state[rows[drop]] = np.where(coalesce[drop], S["coalesced"], S["skipped"]).astype(np.int8)
+                self.reason[rows[drop]] = R["catchup"]
+                rows, s, a = rows[keep], s[keep], a[keep]
+                if not len(rows):
+                    return None
+        return rows, s, a
 
     def _event_loop(self, rows: np.ndarray, occupancy: np.ndarray, success: np.ndarray) -> None:
         """Order-dependent rules, one event at a time, for the rows that need them."""
