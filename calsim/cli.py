@@ -372,6 +372,9 @@ def _atomic_write(path: str, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the file is the user's output, as `>` would make it
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

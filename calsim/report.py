@@ -85,6 +85,9 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(html)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is meant to be shared
             os.replace(tmp, target)
         finally:
             if os.path.exists(tmp):
