@@ -174,7 +174,7 @@ def main(argv=None) -> dict:
         "client_peak_rss_ratio_large_over_small": (
             round(dask_big["client_peak_rss_mib"] / dask_small["client_peak_rss_mib"], 2)
             if "client_peak_rss_mib" in dask_big and "client_peak_rss_mib" in dask_small else None),
-        "note": "shared 2-core machine with other jobs running: wall times are noisy",
+        "note": "2-core machine: the workers share the cores with the client and each other; wall times are noisy",
         "python": sys.version.split()[0],
     }
     print(json.dumps(result, indent=2))
