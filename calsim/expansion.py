@@ -417,7 +417,9 @@ class _Inline:
 def _wall_and_offset(wall: np.ndarray, idx: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Output wall times, and offsets as wall - instant (right for every row but the special ones)."""
     wall_out = wall[idx]
-    return wall_out, ((wall_out - place) // US).astype(np.int32)
+    off = np.subtract(wall_out, place)
+    np.floor_divide(off, US, out=off)
+    return wall_out, off.astype(np.int32)
 
 
 def _survivors(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
@@ -471,7 +473,8 @@ def _order(place: np.ndarray, sched: np.ndarray, n_sched: int):
         # each schedule: faster here than a parallel sort on a busy machine.
         perm = np.argsort(key, kind="stable")
         key = key[perm]
-        sched_out = (key & ((1 << sbits) - 1)).astype(np.int32)
+        sched_out = np.empty(n, dtype=np.int32)
+        np.bitwise_and(key, (1 << sbits) - 1, out=sched_out, casting="unsafe")
         key >>= sbits
         key += pmin
         return perm, key, sched_out

@@ -817,8 +817,15 @@ class _Run:
         # period index go back: leave those to the loop.
         # (Over every instant that can matter: the picks, and period openings
         # until the horizon's end, which a backlog can be carried to.)
-        lo_t = int(self.pick[rows].min()) - 2 * 86400 * US
-        hi_t = max(int(self.pick[rows].max()), sc.end_us) + 2 * 86400 * US
+        # (Chunk by chunk: a gather of every ordered row's pick is a fresh
+        # full-size array, and at fleet scale fresh memory is what costs.)
+        lo_p, hi_p = _BIG, -_BIG
+        for i in range(0, len(rows), CHUNK_ROWS):
+            pc = self.pick[rows[i:i + CHUNK_ROWS]]
+            lo_p, hi_p = min(lo_p, int(pc.min())), max(hi_p, int(pc.max()))
+        del pc
+        lo_t = lo_p - 2 * 86400 * US
+        hi_t = max(hi_p, sc.end_us) + 2 * 86400 * US
         for (zone, period), members in list(groups.items()):
             table = self.budget_tables[members[0]]
             tr = table.utc[(table.utc >= lo_t // US) & (table.utc <= hi_t // US)].astype(np.int64) * US
@@ -829,55 +836,74 @@ class _Run:
                     del groups[(zone, period)]
         if not groups:
             return rows
+        # Per schedule, then gathered once (narrow tables: narrow gathers).
+        a_dtype = np.int16 if nb < 2**15 else np.int32
+        fast_s = paying & ok[np.where(paying, acct, 0)]
         s_r = self.s[rows]
-        a_r = acct[s_r]
-        fast = ok[a_r] & (a_r >= 0)
-        if not fast.any():
+        fast = fast_s[s_r]
+        if fast.all():
+            fr, s_f, rest = rows, s_r, rows[:0]
+        elif not fast.any():
             return rows
-        rest = rows[~fast]
-        fr, s_f = rows[fast], s_r[fast]
-        del s_r, a_r, fast
+        else:
+            rest = rows[~fast]
+            fr, s_f = rows[fast], s_r[fast]
+        del s_r, fast
         # The loop's event order of picks: (pick, schedule, nominal), ties in row order.
-        pk = self.pick[fr]
         sbits = max(1, int(len(self.scheds) - 1).bit_length())
-        pmin = int(pk.min())
-        if (int(pk.max()) - pmin).bit_length() + sbits <= 62:
-            key = pk - pmin
+        key = self.pick[fr]
+        pmin, pmax = int(key.min()), int(key.max())
+        if (pmax - pmin).bit_length() + sbits <= 62:
+            key -= pmin
             key <<= sbits
             key |= s_f
             o = np.argsort(key, kind="stable")
             key = key[o]
-            fr, s_f, pk = fr[o], s_f[o], pk[o]
+            fr = fr[o]
+            del o
+            # Pick and schedule come back from the sorted key (no gathers).
+            s_f = np.empty(len(key), dtype=self.s.dtype)
+            np.bitwise_and(key, (1 << sbits) - 1, out=s_f, casting="unsafe")
             tie = key[1:] == key[:-1]
+            pk = key
+            pk >>= sbits
+            pk += pmin
+            del key
             if tie.any():
                 # Same pick and schedule: by nominal (stable: row order for equal nominal).
                 pos = np.flatnonzero(np.concatenate([tie, [False]]) | np.concatenate([[False], tie]))
-                sub = np.lexsort((self.nominal[fr[pos]], key[pos]))
+                sub = np.lexsort((self.nominal[fr[pos]], s_f[pos], pk[pos]))
                 fr[pos], s_f[pos], pk[pos] = fr[pos][sub], s_f[pos][sub], pk[pos][sub]
-            del key, tie
+            del tie
         else:
+            pk = key
             o = np.lexsort((self.nominal[fr], s_f, pk))
             fr, s_f, pk = fr[o], s_f[o], pk[o]
-        del o
-        a_dtype = np.int16 if nb < 2**15 else np.int32
-        a_f = acct[s_f].astype(a_dtype)
+            del o
+        a_f = acct.astype(a_dtype)[s_f]
         # The loop starts a picked run at up(pick); picks are up already, but follow it exactly.
-        u_f = self._up(pk)
+        u_f = self._up_sorted(pk)
         gid = np.full(nb, -1, dtype=np.int16)
         for k, members in enumerate(groups.values()):
             gid[members] = k
-        g_f = gid[a_f]
+        g_s = np.where(paying, gid[np.where(paying, acct, 0)], -1).astype(np.int16)
+        one = len(groups) == 1
         lastS = np.full(len(self.scheds), -_BIG, dtype=np.int64)  # each schedule's last start so far
         for k, ((zone, period), members) in enumerate(groups.items()):
-            sel = np.flatnonzero(g_f == k)
-            if not len(sel):
-                continue
-            rows_g, s_g, a_g, c_g, u_g = fr[sel], s_f[sel], a_f[sel], pk[sel], u_f[sel]
-            # The budget period is the start instant's (try_start's up(t)).
-            step = _local_period(self.budget_tables[members[0]], period, u_g)
-            # Periods do not go back (checked above) and picks come in time order.
-            assert (step[1:] >= step[:-1]).all()
-            self._periods(members, rows_g, s_g, a_g, c_g, u_g, step, lastS)
+            if one:  # every fast row is of this group: no gathers
+                rows_g, s_g, a_g, c_g, u_g = fr, s_f, a_f, pk, u_f
+            else:
+                sel = np.flatnonzero(g_s[s_f] == k)
+                if not len(sel):
+                    continue
+                rows_g, s_g, a_g, c_g, u_g = fr[sel], s_f[sel], a_f[sel], pk[sel], u_f[sel]
+                del sel
+            # The budget period is the start instant's (try_start's up(t)); starts
+            # come in time order and periods do not go back (checked above), so
+            # each period's rows are one slice: only where they begin is needed.
+            cuts = _period_cuts(self.budget_tables[members[0]], period, u_g)
+            self._periods(members, rows_g, s_g, a_g, c_g, u_g, cuts, lastS)
+            del rows_g, s_g, a_g, c_g, u_g
         return rest
 
     def _up(self, t: np.ndarray) -> np.ndarray:
@@ -887,13 +913,29 @@ class _Run:
             np.copyto(t, o.end_us, where=(t >= o.start_us) & (t < o.end_us))
         return t
 
+    def _up_sorted(self, t: np.ndarray) -> np.ndarray:
+        """:meth:`_up` of ascending ``t`` (still ascending): ``t`` itself when no instant moves.
+
+        An outage's instants are one slice of sorted ``t``; moving them to its
+        end keeps the order, so each outage in turn is a slice again.
+        """
+        out = t
+        for o in self.sc.outages:
+            lo, hi = np.searchsorted(out, [o.start_us, o.end_us], side="left").tolist()
+            if hi > lo:
+                if out is t:
+                    out = t.copy()
+                out[lo:hi] = o.end_us
+        return out
+
     def _periods(self, members: list[int], rows: np.ndarray, s: np.ndarray, a: np.ndarray, c: np.ndarray,
-                 u: np.ndarray, step: np.ndarray, lastS: np.ndarray) -> None:
+                 u: np.ndarray, cuts: tuple[list[int], list[int], list[int]], lastS: np.ndarray) -> None:
         """Settle the rows of budget accounts ``members`` (one zone and period kind), period by period.
 
         ``rows`` and their schedule, account, pick (``c``, when the overlap
         check runs) and start instant (``u``) come in the loop's event order;
-        ``step`` is each row's budget period. ``lastS`` holds each
+        ``cuts`` gives each budget period's slice of them, ``(starts, stops,
+        periods)`` (see :func:`_period_cuts`). ``lastS`` holds each
         schedule's last start.
         """
         sc = self.sc
@@ -905,7 +947,9 @@ class _Run:
         # running float sum of the costs started: 0.0 + c, (0.0 + c) + c, ...
         # which np.cumsum (a sequential add) reproduces bit for bit.
         K = np.zeros(nb, dtype=np.int64)
-        n_acct = np.bincount(a.astype(np.int64), minlength=nb)
+        n_acct = np.zeros(nb, dtype=np.int64)
+        for i in range(0, len(a), CHUNK_ROWS):  # chunk by chunk: no full-size int64 copy of ``a``
+            n_acct += np.bincount(a[i:i + CHUNK_ROWS], minlength=nb)
         for m in members:
             idx = np.flatnonzero(self.p_account == m)
             cost = float(self.p_cost[idx[0]]) if len(idx) else 0.0
@@ -932,10 +976,7 @@ class _Run:
                     t = hi
             return t
 
-        cuts = np.flatnonzero(step[1:] != step[:-1]) + 1
-        starts = np.concatenate([[0], cuts]).tolist()
-        stops = np.concatenate([cuts, [len(step)]]).tolist()
-        steps = step[starts].tolist() if len(step) else []
+        starts, stops, steps = cuts
         pending: dict[int, tuple] = {}  # period -> the backlog arriving in it (rows, s, a, c, u)
         i = 0
         while i < len(steps) or pending:
@@ -1353,6 +1394,40 @@ def _local_period(table, period: str, t: np.ndarray) -> np.ndarray:
     month = np.searchsorted(firsts, day, side="right")
     month += m_lo - 1
     return month
+
+
+def _period_cuts(table, period: str, t: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """Slices of ascending instants ``t`` (µs) by local period (as :func:`_local_period`), whose
+    index must not go back along ``t``: ``(starts, stops, periods)``, one entry per period present.
+
+    Each period's first row is found by bisection (a few dozen steps over the
+    periods at once), not by the period of every row: no full-size array.
+    """
+    n = len(t)
+    if not n:
+        return [], [], []
+    p_first, p_last = (int(x) for x in _local_period(table, period, t[[0, n - 1]]))
+    assert p_last >= p_first
+    ps = np.arange(p_first + 1, p_last + 1, dtype=np.int64)
+    # The first row of period p or later lies in [1, n - 1] (row 0 is in p_first < p, row n-1 in p_last >= p).
+    lo = np.ones(len(ps), dtype=np.int64)
+    hi = np.full(len(ps), n - 1, dtype=np.int64)
+    while True:
+        act = lo < hi
+        if not act.any():
+            break
+        mid = (lo + hi) // 2
+        ge = _local_period(table, period, t[mid]) >= ps
+        hi = np.where(act & ge, mid, hi)
+        lo = np.where(act & ~ge, mid + 1, lo)
+    cuts = np.unique(lo)
+    starts = np.concatenate([[0], cuts]).astype(np.int64)
+    stops = np.concatenate([cuts, [n]]).astype(np.int64)
+    periods = _local_period(table, period, t[starts])
+    # Monotone periods (the caller's check): each slice's last row is in its first row's period.
+    assert (periods[1:] > periods[:-1]).all()
+    assert (_local_period(table, period, t[stops - 1]) == periods).all()
+    return starts.tolist(), stops.tolist(), periods.tolist()
 
 
 def _group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

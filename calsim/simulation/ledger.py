@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from ..expansion import OCCURRENCE_SCHEMA
 
@@ -66,19 +67,23 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
     has = run.has_due
     started = run.started  # every row is terminal (asserted): started means it ran
 
+    def nullable(a: np.ndarray, mask: np.ndarray, arrow_type) -> pl.Series:
+        """``a`` with nulls where ``mask`` is False: an Arrow validity bitmap over
+        ``a``'s own buffer (no copy of the values, no scatter)."""
+        n = len(a)
+        valid = int(np.count_nonzero(mask))
+        bitmap = None if valid == n else pa.py_buffer(np.packbits(mask, bitorder="little"))
+        return pl.Series(pa.Array.from_buffers(arrow_type, n, [bitmap, pa.py_buffer(np.ascontiguousarray(a))],
+                                               null_count=n - valid))
+
     def to_ts(a: np.ndarray, mask: np.ndarray) -> pl.Series:
-        s = pl.Series(a, dtype=pl.Int64)
-        if not mask.all():
-            s = s.set(pl.Series(~mask), None)
-        return s.cast(UTC)
+        return nullable(a.astype(np.int64, copy=False), mask, pa.timestamp("us", "UTC"))
 
     # (start - eligible) / 1e6 in numpy, in place (polars divides by a literal
     # through its reciprocal, which can differ in the last bit).
     late = np.subtract(run.start, run.eligible)
     np.divide(late, 1e6, out=late.view(np.float64))
-    late = pl.Series("lateness_s", late.view(np.float64))
-    if not started.all():
-        late = late.set(pl.Series(~started), None)
+    late = nullable(late.view(np.float64), started, pa.float64()).alias("lateness_s")
 
     frame = run.frame.with_columns(
         pl.lit(name, pl.String).alias("scenario"),
