@@ -144,3 +144,29 @@ class TestMigrationFromVersion1:
         with duckdb.connect(str(path), read_only=True) as con:
             assert con.execute("SELECT value FROM calsim_meta").fetchall() == [("1",)]
             assert "occurrences" in user_tables(con) and "occurrence_tables" not in user_tables(con)
+
+
+def test_a_write_killed_between_fill_and_publish_leaves_no_scenario_and_its_table_is_dropped(tmp_path):
+    # What a SIGKILL between the two transactions of a write leaves: a filled table nothing points to.
+    from calsim.store import _fill_scenario_table
+
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    ledger = calsim.simulate(calsim.Scenario("kept", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False)
+    other = calsim.simulate(calsim.Scenario("other", [s], "2026-01-01T00:00Z", "2026-01-03T00:00Z"), progress=False)
+    path = tmp_path / "l.duckdb"
+    with LedgerStore(path) as store:
+        store.write(ledger)
+        con = store._con
+        con.register("_src", other.frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64)).to_arrow())
+        con.execute("BEGIN TRANSACTION")
+        orphan = _fill_scenario_table(con, "other", "_src")
+        con.execute("COMMIT")
+    with LedgerStore(path) as store:
+        assert store.scenarios()["name"].to_list() == ["kept"]
+        assert store.sql("SELECT count(*) AS n FROM occurrences")["n"][0] == ledger.frame.height
+        assert orphan in store.sql("SELECT table_name FROM duckdb_tables()")["table_name"].to_list()
+        store.write(other)  # the next write drops the orphan (and may reuse its name)
+        tables = store.sql("SELECT table_name FROM duckdb_tables() WHERE regexp_full_match(table_name, 'occ_[0-9]+') ORDER BY 1")
+        published = store.sql("SELECT table_name FROM occurrence_tables ORDER BY 1")
+        assert tables["table_name"].to_list() == published["table_name"].to_list() and published.height == 2
+        assert store.ledger("other").equals(other.frame) and store.ledger("kept").equals(ledger.frame)
