@@ -3,8 +3,9 @@
 :func:`simulate` cuts a scenario into sub-scenarios that share nothing,
 simulates each one with the local engine on a ``dask.distributed`` worker, and
 has every worker write its part of the ledger straight to Parquet. The client
-only receives a few numbers per partition, so its memory stays flat however
-large the fleet; the result is a :class:`LedgerDataset` over the files.
+only receives a few numbers per partition, so it never holds the ledger (its
+memory follows the fleet it submits); the result is a :class:`LedgerDataset`
+over the files.
 
 What couples schedules, and so must stay in one partition:
 
