@@ -166,11 +166,14 @@ def _columns_sql(schema: pl.Schema, not_null: tuple[str, ...]) -> str:
 # within 35 days of the scenario's missed rows (``near``); a schedule with no
 # done run there (monthly, or down for long) falls back to +-infinity, which
 # is only slower, never wrong.
-# ``{where}`` lets compare() filter scenarios before the joins.
+# ``{source}`` is ``occurrences`` for the view; compare() runs it on each
+# scenario's own table, whose ENUM ``schedule_id`` joins as integers (the
+# view's VARCHAR ids made the joins ~0.5 s slower on two 10.8M-row scenarios).
+# ``{where}`` filters scenarios before the joins.
 _GAPS_SQL = """WITH f AS (
   SELECT scenario, schedule_id, revision, nominal_local, fold, due_utc, started_utc, state = 'done' AS done,
          coalesce(started_utc, due_utc) AS happened
-  FROM occurrences
+  FROM {source}
   WHERE kind = 'scheduled' AND (reason IS NULL OR reason NOT IN ('dst_gap', 'merged', 'calendar')){where}
 ), span AS (
   SELECT scenario, schedule_id, min(happened) AS lo, max(happened) AS hi FROM f WHERE NOT done GROUP BY ALL
@@ -223,7 +226,7 @@ _DDL_V1 = [
     """CREATE VIEW state_counts AS
 SELECT scenario, kind, state, reason, count(*) AS rows
 FROM occurrences GROUP BY ALL""",
-    "CREATE VIEW observation_gaps AS\n" + _GAPS_SQL.format(where=""),
+    "CREATE VIEW observation_gaps AS\n" + _GAPS_SQL.format(where="", source="occurrences"),
     """CREATE VIEW daily_cost AS
 SELECT o.scenario, CAST(timezone('UTC', o.started_utc) AS DATE) AS day, s.account,
        sum(o.cost) AS cost, count(*) AS runs
@@ -875,9 +878,12 @@ class LedgerStore:
                            WHERE {ins} AND started_utc IS NOT NULL""", params).row(0)
         base = base.with_columns(pl.Series("lateness_p50_s", row[0::2], pl.Float64),
                                  pl.Series("lateness_p95_s", row[1::2], pl.Float64)).drop("_n")
-        gaps = self.sql("WITH g AS (" + _GAPS_SQL.format(where=" AND " + ins) + ")\n"
-                        "SELECT scenario, max(gap_s) AS longest_gap_s, max(missed) AS most_missed FROM g "
-                        "GROUP BY scenario", names)
+        tables = dict(self._con.execute("SELECT scenario, table_name FROM occurrence_tables").fetchall())
+        gaps = pl.concat([
+            self.sql("WITH g AS (" + _GAPS_SQL.format(where="", source=tables[n]) + ")\n"
+                     "SELECT CAST(scenario AS VARCHAR) AS scenario, CAST(max(gap_s) AS DOUBLE) AS longest_gap_s, "
+                     "CAST(max(missed) AS BIGINT) AS most_missed FROM g GROUP BY scenario")
+            for n in dict.fromkeys(names)], how="vertical_relaxed")
         out = base.join(gaps, on="scenario", how="left")
         first = ["scenario", "occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS),
                  "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "longest_gap_s", "most_missed"]
