@@ -360,25 +360,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _atomic_write(path: str, write) -> None:
-    """Write to a temporary file beside ``path`` and rename: a failure leaves nothing half-written."""
-    import os
-    import tempfile
-    from pathlib import Path
+    """Write an ``--output`` file whole or not at all (see :mod:`calsim.atomic`)."""
+    from .atomic import write_atomically
 
-    target = Path(path)
-    if not target.parent.is_dir():
-        raise InputError(f"--output: directory {str(target.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the file is the user's output, as `>` would make it
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomically(path, write, "--output")
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:

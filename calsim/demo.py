@@ -106,6 +106,7 @@ def _charts(ledgers: list, budgets: tuple, path: Path) -> None:
     from matplotlib.image import imsave
 
     from . import plots
+    from .atomic import write_atomically
 
     # The budget worth charting is the one the catch-up pressed hardest: most runs held for it.
     def waited(budget) -> int:
@@ -126,6 +127,5 @@ def _charts(ledgers: list, budgets: tuple, path: Path) -> None:
         images.append(np.asarray(canvas.buffer_rgba()))
     width = max(im.shape[1] for im in images)
     padded = [np.pad(im, ((0, 0), (0, width - im.shape[1]), (0, 0)), constant_values=255) for im in images]
-    tmp = path.with_name(f".{path.name}.tmp")
-    imsave(tmp, np.vstack(padded), format="png")
-    tmp.replace(path)
+    image = np.vstack(padded)
+    write_atomically(path, lambda tmp: imsave(tmp, image, format="png"), "out")

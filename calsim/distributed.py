@@ -705,15 +705,13 @@ def _placement(frame: pl.DataFrame) -> pl.Series:
     due = frame["due_utc"]
     if not due.null_count():
         return due
-    place = due.clone()
     idx = frame.with_row_index("_i").filter(pl.col("due_utc").is_null()).select("_i", "zone", "tzdata", "nominal_local")
-    fill_i, fill_v = [], []
+    rows, values = [], []
     for (zone, tzdata), part in idx.group_by("zone", "tzdata", maintain_order=True):
         try:
-            r = resolve(part["nominal_local"], zone, release=tzdata or None, gap="shift", fold="first")
-            values = r["due_utc"]
+            v = resolve(part["nominal_local"], zone, release=tzdata or None, gap="shift", fold="first")["due_utc"]
         except CalsimError:  # a release this process cannot load: place by the wall time read as UTC
-            values = part["nominal_local"].dt.replace_time_zone("UTC")
-        fill_i.extend(part["_i"].to_list())
-        fill_v.extend(values.to_list())
-    return place.scatter(fill_i, pl.Series(fill_v, dtype=due.dtype))
+            v = part["nominal_local"].dt.replace_time_zone("UTC")
+        rows.append(part["_i"])
+        values.append(v.cast(due.dtype))
+    return due.clone().scatter(pl.concat(rows), pl.concat(values))

@@ -85,7 +85,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import CalsimError, InputError, PolicyError, ScheduleError
+from .errors import CalsimError, PolicyError, ScheduleError
 from .rules.every import Every
 from .rules.window import Window
 from .schedule import Schedule

@@ -15,11 +15,11 @@ scalars, as papermill's own ``-y`` does: ``-p n=500`` is an integer,
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from .atomic import write_atomically
 from .errors import InputError
 
 __all__ = ["report", "notebook_parameters", "parse_parameter"]
@@ -69,7 +69,7 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
         allowed = ", ".join(sorted(declared)) or "none (the notebook has no cell tagged 'parameters')"
         raise InputError(f"-p: unknown parameter {unknown[0]!r} for {Path(notebook).name} (allowed: {allowed})")
     target = Path(out)
-    if not target.parent.is_dir():
+    if not target.parent.is_dir():  # checked before the notebook runs, not only when writing
         raise InputError(f"--out: directory {str(target.parent)!r} does not exist")
     src = _existing(notebook)
     with tempfile.TemporaryDirectory(prefix="calsim-report-") as work:
@@ -81,17 +81,7 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
             raise InputError(f"notebook: {src.name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
         nb = nbformat.read(executed, as_version=4)
         html, _ = HTMLExporter(embed_images=True).from_notebook_node(nb)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(html)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is meant to be shared
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_atomically(target, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"), "--out")
     return target
 
 

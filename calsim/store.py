@@ -119,6 +119,12 @@ SCHEMA_VERSION = 2
 MAX_NAME = 200
 KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
 UTC = pl.Datetime("us", "UTC")
+# Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).
+_SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
+                           "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
+                           "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
+_SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
+                           "account": pl.String, "rule": pl.String, "policy": pl.String})
 
 
 def _q(name: str) -> str:
@@ -306,6 +312,13 @@ def _drop_scenario_table(con: Any, name: str) -> None:
             con.execute(f"DROP TABLE {row[0]}")  # drops its index too
             con.execute(f"DROP TYPE {row[0]}_schedule_id")
         con.execute("DELETE FROM occurrence_tables WHERE scenario = ?", [name])
+
+
+def _forget_scenario(con: Any, name: str) -> None:
+    """Remove a stored scenario entirely (its rows, schedules and scenario row), for ``replace=True``."""
+    _drop_scenario_table(con, name)
+    for table, col in (("schedules", "scenario"), ("scenarios", "name")):
+        con.execute(f"DELETE FROM {_q(table)} WHERE {_q(col)} = ?", [name])
 
 
 def _refresh_occurrences_view(con: Any) -> None:
@@ -561,9 +574,7 @@ class LedgerStore:
             # this statement, and the transaction with it.
             con.execute(f"CREATE UNIQUE INDEX {table}_key ON {table} ({_INDEX_COLUMNS})")
             if old is not None:
-                _drop_scenario_table(con, name)
-                for t, col in (("schedules", "scenario"), ("scenarios", "name")):
-                    con.execute(f"DELETE FROM {_q(t)} WHERE {_q(col)} = ?", [name])
+                _forget_scenario(con, name)
             con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
             con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
             # One (schedule_id, revision) per schedule revision, with the zone of
@@ -679,20 +690,15 @@ class LedgerStore:
              "parameters": [json.dumps(meta.get("parameters"), sort_keys=True)],
              "calsim_version": [meta.get("calsim_version", __version__)], "schema_version": [SCHEMA_VERSION],
              "rows": [ds.rows], "digest": [digest]},
-            schema={"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC, "release": pl.String,
-                    "parameters": pl.String, "calsim_version": pl.String, "schema_version": pl.Int32,
-                    "rows": pl.Int64, "digest": pl.String})
+            schema=_SCENARIO_ROW)
         sched = pl.DataFrame(
             [(name, d["schedule_id"], int(d["revision"]), d.get("zone"), d.get("account"), d.get("rule"), d.get("policy"))
              for d in meta.get("schedules", [])],
-            schema={"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
-                    "account": pl.String, "rule": pl.String, "policy": pl.String}, orient="row")
+            schema=_SCHEDULE_ROW, orient="row")
 
         def body(con: Any) -> None:
             if rows:
-                _drop_scenario_table(con, name)
-                for table, col in (("schedules", "scenario"), ("scenarios", "name")):
-                    con.execute(f"DELETE FROM {_q(table)} WHERE {_q(col)} = ?", [name])
+                _forget_scenario(con, name)
             con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
             con.execute("INSERT INTO schedules SELECT * FROM _calsim_sched_in")
             view = _next_table(con)
@@ -733,9 +739,7 @@ class LedgerStore:
              "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
              "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
              "digest": [digest]},
-            schema={"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
-                    "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
-                    "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String},
+            schema=_SCENARIO_ROW,
         )
 
     def _schedule_rows(self, name: str, base: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
@@ -759,8 +763,7 @@ class LedgerStore:
              "account": [accounts.get(i) for i in ids],
              "rule": [rules.get((i, r), (None, None))[0] for i, r in zip(ids, revs)],
              "policy": [rules.get((i, r), (None, None))[1] for i, r in zip(ids, revs)]},
-            schema={"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
-                    "account": pl.String, "rule": pl.String, "policy": pl.String},
+            schema=_SCHEDULE_ROW,
         )
 
     def write_tzdiff(self, name: str, diff: pl.DataFrame, *, replace: bool = False) -> bool:

@@ -23,12 +23,12 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import distributed  # a test dependency: the README's test command installs it
+
 import calsim
 from calsim import examples
 from calsim.distributed import KEY, LedgerDataset, couplings, simulate
 from calsim.errors import CalsimError, InputError, NonexistentTimeError
-
-distributed = pytest.importorskip("distributed", reason="not applicable here: dask.distributed is not installed")
 
 TENANTS = 7
 
@@ -272,7 +272,7 @@ def test_no_client_running_says_to_start_one(tmp_path):
 
 def test_fsspec_url_output_writes_and_reads_back(scenario, local):
     # memory:// lives in one process, so this cluster's workers are threads of it.
-    fsspec = pytest.importorskip("fsspec", reason="not applicable here: fsspec is not installed")
+    import fsspec  # installed with dask
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0",
                             set_as_default=False) as threads:
         ds = simulate(scenario, client=threads, output="memory://calsim-test/ledgers", partitions=3)

@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from messages import assert_clear
+
 import calsim
 from calsim.errors import CalsimError
 
@@ -91,8 +93,8 @@ class TestValidation:
 def test_no_exception_but_calsim_error_escapes_schedule_construction(rule, start):
     try:
         calsim.Schedule("fuzz", "Europe/Paris", start, rule)
-    except CalsimError:
-        pass
+    except CalsimError as exc:
+        assert_clear(exc)
 
 
 class TestPreview:

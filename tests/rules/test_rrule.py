@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from calsim.errors import InputError, PolicyError, RuleError
+from messages import assert_clear
 from calsim.rules.rrule import RRule, parse_block
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -516,11 +517,12 @@ class TestErrors:
     def test_no_other_exception_escapes_for_any_text(self, text: str) -> None:
         try:
             parse_block(text)
-        except RuleError:
-            pass
+        except RuleError as exc:
+            assert_clear(exc)
         try:
             rule = RRule.parse(text)
-        except RuleError:
+        except RuleError as exc:
+            assert_clear(exc)
             return
         rule.candidates(us(D("2026-01-01")), us(D("2026-01-01")), us(D("2026-01-03")))
 
@@ -534,8 +536,8 @@ class TestErrors:
         for parse in (RRule.parse, parse_block):
             try:
                 parse(text)
-            except RuleError:
-                pass
+            except RuleError as exc:
+                assert_clear(exc)
 
 
 class TestParse:
