@@ -8,9 +8,8 @@ manifest document, UID), ``skipped`` lists the entries that are not schedules
 ``presets`` maps each id to the scheduler :class:`~calsim.presets.Preset`
 that was applied (its ``notes`` and ``tick`` stay at hand).
 
-``calsim.Schedule`` has no provenance field yet; when it gains one named
-``source``, :func:`attach` fills it too (it looks the field up), so
-``schedule.source`` and ``Imported.sources[schedule.id]`` agree.
+Each schedule carries its own :class:`Source` in ``schedule.source``
+(:func:`attach`); ``Imported.sources`` is derived from them.
 """
 
 from __future__ import annotations
@@ -123,9 +122,13 @@ class Imported:
     """
 
     schedules: tuple[Schedule, ...]
-    sources: Mapping[str, Source] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()
     presets: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> Mapping[str, Source]:
+        """Schedule id -> where it came from (each schedule's ``source``)."""
+        return {s.id: s.source for s in self.schedules}
 
     def __iter__(self) -> Iterator[Schedule]:
         return iter(self.schedules)
@@ -139,7 +142,7 @@ class Imported:
     def source(self, schedule: Schedule | str) -> Source:
         """Where a schedule (or a schedule id) came from."""
         sid = schedule.id if isinstance(schedule, Schedule) else schedule
-        return self.sources[sid]
+        return self.by_id(sid).source
 
     def by_id(self, sid: str) -> Schedule:
         """The imported schedule with this id."""

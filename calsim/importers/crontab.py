@@ -116,7 +116,6 @@ def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None 
     daemon_zone = _check_zone(zone, f"crontab: {label}: zone")
 
     schedules: list[Schedule] = []
-    sources: dict[str, Source] = {}
     skipped: list[Skipped] = []
     presets: dict[str, Preset] = {}
     cron_tz: str | None = None
@@ -156,9 +155,8 @@ def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None 
             raise reraise(exc, f"{where}: {field} {expr!r}") from None
         assert isinstance(sched, Schedule)
         schedules.append(attach(sched, src))
-        sources[sid] = src
         presets[sid] = preset
-    return Imported(tuple(schedules), sources, tuple(skipped), presets)
+    return Imported(tuple(schedules), tuple(skipped), presets)
 
 
 def _is_system_path(path: Path | None) -> bool:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..fleetfile import load as load_fleet
 from ..schedule import Schedule
-from ._result import Imported, Source, read_input
+from ._result import Imported, read_input
 from .crontab import from_crontab
 from .ical import from_ical
 from .kubernetes import from_kubernetes
@@ -74,8 +74,7 @@ def import_any(path: str | Path, *, zone: str = "UTC") -> Imported:
     if fmt == "crontab":
         return from_crontab(p, zone=zone)
     schedules = load_fleet(p)
-    sources = {s.id: s.source or Source("fleet", str(path), item=i) for i, s in enumerate(schedules, 1)}
-    return Imported(tuple(schedules), sources)
+    return Imported(tuple(schedules))  # calsim.fleetfile.load sets each schedule's source
 
 
 def load_any(path: str | Path, *, zone: str = "UTC") -> list[Schedule]:

@@ -161,7 +161,6 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
         master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence")
 
     schedules: list[Schedule] = []
-    sources: dict[str, Source] = {}
     for uid, ev in built.items():
         src = Source("ical", file, line=ev["line"], uid=uid, text=ev["rule"], notes=tuple(ev["notes"]))
         try:
@@ -171,10 +170,9 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
             field = "RRULE" if isinstance(exc, RuleError) else "VEVENT"
             raise reraise(exc, f"{ev['where']}: {field}") from None
         schedules.append(attach(sched, src))
-        sources[uid] = src
     if not schedules:
         raise InputError(f"ical: {label}: no VEVENT to import (all cancelled or overrides)")
-    return Imported(tuple(schedules), sources, tuple(skipped), {})
+    return Imported(tuple(schedules), tuple(skipped), {})
 
 
 def _begin_lines(text: str) -> dict[str, list[int]]:

@@ -129,7 +129,6 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
     default_zone = _check_zone(zone, f"kubernetes: {label}: zone")
 
     schedules: list[Schedule] = []
-    sources: dict[str, Source] = {}
     skipped: list[Skipped] = []
     presets: dict[str, Preset] = {}
     seen: dict[str, str] = {}
@@ -167,13 +166,12 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
                                     f"(first at {seen[sched.id]})")
             seen[sched.id] = src.where
             schedules.append(attach(sched, src))
-            sources[sched.id] = src
             presets[sched.id] = preset
     if not schedules:
         found = ", ".join(sorted(set(kinds))) if kinds else "no objects"
         raise InputError(f"kubernetes: {label}: no CronJob (apiVersion batch/v1, kind CronJob) in the manifest "
                          f"(found: {found})")
-    return Imported(tuple(schedules), sources, tuple(skipped), presets)
+    return Imported(tuple(schedules), tuple(skipped), presets)
 
 
 def _documents(text: str, label: str):
