@@ -37,7 +37,7 @@ from .importers import from_crontab, from_ical, from_kubernetes, load_any as loa
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
-from .simulation.engine import simulate
+from .simulation.dispatch import simulate
 from .store import LedgerStore
 from . import examples, presets
 

@@ -296,7 +296,7 @@ def _sniff(path: str) -> str | None:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulation.engine import simulate
+    from .simulation.dispatch import simulate
 
     _check_db(args.db)
     scenarios = _scenario(args)

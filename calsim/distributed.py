@@ -314,10 +314,10 @@ def scenario_directory(output: str, name: str) -> str:
 
 def _run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None) -> dict:
     """Simulate one sub-scenario, write its ledger as ``part-<k>.parquet``; return a few numbers."""
-    from .simulation.engine import simulate as local_simulate
+    from .simulation.engine import run_local
 
     t0 = time.perf_counter()
-    frame = local_simulate(sub, progress=False).frame
+    frame = run_local(sub, progress=False).frame
     t1 = time.perf_counter()
     name = f"part-{k:05d}.parquet"
     size = _write_atomic(lambda fh: frame.write_parquet(fh, compression="zstd", statistics=True),

@@ -1,7 +1,7 @@
-"""Budget periods settled by columns (``_Run._budget_periods``) give the event loop's ledger exactly.
+"""Budget periods settled by columns (:mod:`calsim.simulation.budget_periods`) give the event loop's ledger exactly.
 
-The reference is the same simulation with every ordered row sent through the
-event loop (``_budget_periods`` replaced by the identity).
+The reference is the same simulation with every row that runs sent through
+the event loop (``simulate(..., settle="events")``).
 """
 
 from __future__ import annotations
@@ -13,31 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
-from calsim.simulation import engine
 
 UTC = dt.timezone.utc
 
 
 def by_event_loop(sc):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine._Run, "_budget_periods", lambda self, rows: rows)
-        return calsim.simulate(sc, progress=False).frame
+    return calsim.simulate(sc, progress=False, settle="events").frame
 
 
 def settled_by_columns(sc):
-    """The ledger, and how many rows ``_budget_periods`` settled itself."""
-    seen = []
-    original = engine._Run._budget_periods
-
-    def spy(self, rows):
-        rest = original(self, rows)
-        seen.append(len(rows) - len(rest))
-        return rest
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine._Run, "_budget_periods", spy)
-        frame = calsim.simulate(sc, progress=False).frame
-    return frame, sum(seen)
+    """The ledger, and how many runs the budget-period columns settled themselves."""
+    ledger = calsim.simulate(sc, progress=False)
+    return ledger.frame, ledger.settled["budget_periods"]
 
 
 RULES = ["FREQ=HOURLY", "FREQ=MINUTELY;INTERVAL=20", "FREQ=DAILY;BYHOUR=0,2,23;BYMINUTE=0,30", "*/15 * * * *",

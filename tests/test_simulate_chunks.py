@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import calsim
-from calsim.simulation import engine
+from calsim.simulation import state
 
 
 def fleet_scenario(durations, failures=None):
@@ -30,8 +30,8 @@ def fleet_scenario(durations, failures=None):
 ], ids=["fixed", "lognormal-retries"])
 def test_tiny_chunks_give_the_same_ledger_as_one_chunk(scenario, monkeypatch):
     whole = calsim.simulate(scenario).frame
-    monkeypatch.setattr(engine, "CHUNK_ROWS", 7)
-    monkeypatch.setattr(engine, "CHUNK_ROWS_PER_SCHEDULE", 0)
+    monkeypatch.setattr(state, "CHUNK_ROWS", 7)
+    monkeypatch.setattr(state, "CHUNK_ROWS_PER_SCHEDULE", 0)
     chunked = calsim.simulate(scenario).frame
     assert chunked.equals(whole)
     # the scenario exercises what the chunks must carry across their boundaries

@@ -8,7 +8,8 @@ Columns (DESIGN.md §4): the occurrence frame's, plus ``scenario``, ``kind``
 States: ``done``, ``coalesced``, ``skipped``, ``expired``, ``cancelled``,
 ``failed``. Reasons: ``dst_gap``, ``merged``, ``calendar``, ``catchup``,
 ``max_lateness``, ``overlap``, ``budget``, ``paused``, ``revision``,
-``superseded``, ``retries_exhausted``.
+``superseded``, ``retries_exhausted``, ``stuck`` (a schedule left stuck by too many
+missed times: Kubernetes' ">100 missed" rule, ``Policy(max_missed=...)``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ __all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "ledger
 
 LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
 LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
-                  "revision", "superseded", "retries_exhausted")
+                  "revision", "superseded", "retries_exhausted", "stuck")
 STATE = pl.Enum(list(LEDGER_STATES))
 REASON = pl.Enum(list(LEDGER_REASONS))
 KIND = pl.Enum(["scheduled", "manual"])
@@ -143,6 +144,8 @@ class Ledger:
         self.frame = frame
         self.accounts = accounts or {}
         self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
+        # Rows to run settled by each path of the engine ("columns", "budget_periods", "event_loop"): diagnostics.
+        self.settled: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Ledger({self.name!r}, {self.frame.height} rows)"

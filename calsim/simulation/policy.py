@@ -16,8 +16,17 @@
 ``cost``, ``account``     what a run costs and which budget pays
 ``on_budget``             ``"wait"`` for a period with room, or ``"skip"``
 ``priority``              order in the capacity queue (higher first, with ageing)
-``max_missed``            a backlog of more missed runs than this is not caught up at all (all
-                          ``skipped``/``catchup``): the Kubernetes docs' ">100 missed" rule
+``max_missed``            a backlog of more missed runs than this leaves the schedule *stuck*: that
+                          backlog and every later occurrence of the revision are ``skipped``/``stuck``
+                          (the Kubernetes docs' and v1 controller's ">100 missed" rule)
+``limit_edge``            what a lateness exactly equal to ``misfire_grace`` or ``max_lateness`` is:
+                          ``"on_time"`` (within the limit: APScheduler ``difference > grace_time``,
+                          Temporal) or ``"late"`` (past it: Kubernetes ``startingDeadlineSeconds``,
+                          Quartz ``misfireThreshold``)
+``backlog``               how a wake-up's caught-up backlog runs: ``"at_once"`` (each member meets
+                          ``overlap`` at the wake-up) or ``"in_turn"`` (one instance works through it
+                          in due order, each member expiring if later than ``max_lateness`` when its
+                          turn comes: APScheduler ``coalesce=False``, ``max_instances=1``)
 ========================  ==========================================================================
 
 >>> from calsim.simulation.policy import Policy
@@ -39,6 +48,8 @@ __all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", 
 Catchup = Literal["all", "latest", "earliest", "skip", "bounded"]
 Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other"]
 OnBudget = Literal["wait", "skip"]
+LimitEdge = Literal["on_time", "late"]
+Backlog = Literal["at_once", "in_turn"]
 
 
 def _check(field_name: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -113,6 +124,8 @@ class Policy:
     on_budget: OnBudget = "wait"
     priority: int = 0
     max_missed: int | None = None
+    limit_edge: LimitEdge = "on_time"
+    backlog: Backlog = "at_once"
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
     misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
     jitter_us: int = field(init=False, repr=False, compare=False)
@@ -122,6 +135,8 @@ class Policy:
         _check("catchup", self.catchup, get_args(Catchup))
         _check("overlap", self.overlap, get_args(Overlap))
         _check("on_budget", self.on_budget, get_args(OnBudget))
+        _check("limit_edge", self.limit_edge, get_args(LimitEdge))
+        _check("backlog", self.backlog, get_args(Backlog))
         if self.catchup == "bounded":
             if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
                 raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {self.limit!r}")

@@ -1,0 +1,503 @@
+"""Column steps: each run rule applied to every occurrence at once (DESIGN.md §5, steps 1-5).
+
+1. **Eligibility.** ``eligible = due + jitter``; jitter is drawn per
+   ``(schedule_id, nominal_local, fold)`` with a stable hash, in ``[0, jitter)``
+   and never past the schedule's next occurrence (Temporal's rule).
+2. **Pickup.** :func:`.rules.wake`: the first up-tick at or after
+   ``eligible``, or the instant the scheduler comes back up.
+3. **Pauses and revisions.** An occurrence eligible or picked while its
+   schedule is paused is ``skipped``/``paused`` (Temporal drops the paused
+   span; no catch-up); one of a replaced revision picked after the boundary is
+   ``cancelled``/``revision``.
+4. **Missed runs.** :func:`catch_up`.
+5. **Attempts and durations.** :func:`attempts`.
+
+Then :func:`needs_order` finds the rows that overlap, budgets or capacity make
+order-dependent; the rest start at their pickup (:func:`settle_in_place`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .randomness import DURATION, FAILURE, JITTER, uniform
+from .rules import BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, period_index, wake
+from .state import R, S, RunState
+
+__all__ = ["eligibility", "pickup", "catch_up", "attempts", "needs_order", "settle_in_place"]
+
+
+def eligibility(run: RunState) -> None:
+    """Step 1: jitter, deterministic per occurrence and capped before the schedule's next occurrence."""
+    if not (run.p_jitter > 0).any():
+        return
+    idx = np.flatnonzero(run.has_due & (run.p_jitter[run.s] > 0))
+    if not len(idx):
+        return
+    run.eligible = run.due.copy()
+    jit = run.p_jitter[run.s[idx]]
+    u = uniform(run.key[run.s[idx]], run.nominal[idx], run.fold[idx], run.sc.seed, JITTER)
+    draw = np.floor(u * jit).astype(np.int64)
+    # Never past the schedule's next occurrence (Temporal caps jitter there).
+    # Rows with an instant are in due order in the frame, so a stable sort
+    # by schedule orders them by (schedule, due).
+    runs = np.flatnonzero(run.has_due)
+    order = runs[np.argsort(run.s[runs], kind="stable")]
+    nxt = np.full(run.n, BIG, dtype=np.int64)
+    same = run.s[order][1:] == run.s[order][:-1]
+    nxt[order[:-1][same]] = run.due[order[1:][same]]
+    cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)
+    run.eligible[idx] = run.due[idx] + np.minimum(draw, cap)
+
+
+def pickup(run: RunState) -> None:
+    """Steps 2-3: each occurrence's wake-up, then pauses and revision boundaries."""
+    pick = wake(run.eligible, run.sc.tick_us, run.outages)  # a row without an instant: eligible 0, pick 0
+    run.pick = run.start = pick
+    _pauses(run)
+    _revisions(run)
+
+
+def _revisions(run: RunState) -> None:
+    """Occurrences of a replaced revision not yet started at its boundary: ``cancelled``/``revision``."""
+    for at, sid, rev in run.boundaries:
+        member = np.array([s.id == sid and s.revision == rev for s in run.scheds], dtype=bool)
+        rows = np.flatnonzero(run.has_due & (run.state < 0) & member[run.s] & (run.pick >= at))
+        run.state[rows] = S["cancelled"]
+        run.reason[rows] = R["revision"]
+
+
+def _pauses(run: RunState) -> None:
+    if not run.pauses:
+        return
+    by_spans: dict[tuple, list[int]] = {}
+    for i, items in run.pauses.items():
+        by_spans.setdefault(tuple(items), []).append(i)
+    for items, members in by_spans.items():
+        member = np.zeros(len(run.scheds), bool)
+        member[members] = True
+        rows = np.flatnonzero(run.has_due & (run.state < 0) & member[run.s])
+        for a, b in items:
+            hit = rows[((run.eligible[rows] >= a) & (run.eligible[rows] < b))
+                       | ((run.pick[rows] >= a) & (run.pick[rows] < b))]
+            run.state[hit] = S["skipped"]
+            run.reason[hit] = R["paused"]
+
+
+def catch_up(run: RunState) -> None:
+    """Step 4: missed occurrences, their expiry, and each wake-up's backlog under its catch-up mode.
+
+    An occurrence is *missed* when its lateness is past ``misfire_grace``
+    (:func:`.rules.beyond`, with the scheduler's edge). Missed ones past
+    ``max_lateness`` are ``expired``. The rest of a wake-up's missed rows form
+    its backlog, ordered by due instant; for every mode but ``"all"`` (and for
+    a backlog run ``in_turn``) the on-time rows the same wake-up picks belong
+    to it too: a scheduler that finds a misfire coalesces or drops everything
+    due so far (APScheduler ``_get_run_times`` then ``run_times[-1:]``,
+    Kubernetes ``mostRecentScheduleTime``, Quartz ``updateAfterMisfire``
+    computing the next fire time after *now*). A backlog larger than
+    ``max_missed`` leaves the schedule stuck (:func:`_stuck`); otherwise
+    :func:`.rules.backlog_outcome` decides.
+    """
+    live = run.has_due & (run.state < 0)
+    late = run.pick - run.eligible
+    missed = beyond(late, run.per_row(run.p_grace), run.per_row(run.p_edge))
+    missed &= live
+    m = np.flatnonzero(missed)
+    del missed
+    if not len(m):
+        return
+    s_m = run.s[m]
+    expired = beyond(late[m], run.p_maxlate[s_m], run.p_edge[s_m])
+    del late
+    run.state[m[expired]] = S["expired"]
+    run.reason[m[expired]] = R["max_lateness"]
+    # The wake-ups that found a misfire, and the on-time rows they pick too.
+    joins = (run.p_catchup != CATCHUP["all"]) | run.p_in_turn
+    members = m[~expired]
+    if joins.any():
+        picks = np.unique(run.pick[m])
+        cand = np.flatnonzero(live & (run.pick >= picks[0]) & (run.pick <= picks[-1]))
+        cand = cand[np.isin(run.pick[cand], picks) & (run.state[cand] < 0) & joins[run.s[cand]]]
+        # (schedule, wake-up) keys of the misfired wake-ups: only those are joined.
+        key = lambda rows: np.searchsorted(picks, run.pick[rows]) * len(run.scheds) + run.s[rows]  # noqa: E731
+        cand = cand[np.isin(key(cand), np.unique(key(m)))]
+        members = np.union1d(members, cand)
+    if not len(members):
+        return
+    s_b = run.s[members]
+    order, pos, size = backlog_groups(s_b, run.pick[members], run.due[members])
+    rows, s_o = members[order], s_b[order]
+    stuck = size > run.p_maxmissed[s_o]
+    if stuck.any():
+        _stuck(run, rows[stuck])
+    runs, coalesced = backlog_outcome(run.p_catchup[s_o], run.p_limit[s_o], pos, size)
+    ok = run.state[rows] < 0  # not stuck
+    run.state[rows[~runs & coalesced & ok]] = S["coalesced"]
+    run.state[rows[~runs & ~coalesced & ok]] = S["skipped"]
+    run.reason[rows[~runs & ok]] = R["catchup"]
+    # A backlog worked through in turn by one instance needs the event loop
+    # (each member starts when the previous one ends); mark its runners.
+    in_turn = runs & ok & run.p_in_turn[s_o] & (size > 1)
+    if in_turn.any():
+        run.in_turn = np.zeros(run.n, dtype=bool) if run.in_turn is None else run.in_turn
+        run.in_turn[rows[in_turn]] = True
+
+
+def _stuck(run: RunState, rows: np.ndarray) -> None:
+    """Too many missed times: the backlog and everything later of the schedule revision are ``skipped``/``stuck``.
+
+    The v1 Kubernetes controller (and the docs) return an error when more than
+    100 schedule times were missed: no Job is created and ``LastScheduleTime``
+    is not advanced, so every later sync counts at least as many missed times
+    and fails again, until the CronJob changes (a :class:`~calsim.Revise`
+    starts a new revision, which is not stuck).
+    """
+    first = np.full(len(run.scheds), BIG, dtype=np.int64)
+    np.minimum.at(first, run.s[rows], run.pick[rows])
+    later = np.flatnonzero(run.has_due & (run.state < 0) & (run.pick >= first[run.s]))
+    hit = np.union1d(rows, later)
+    run.state[hit] = S["skipped"]
+    run.reason[hit] = R["stuck"]
+
+
+def attempts(run: RunState) -> None:
+    """Step 5: attempts, success and occupancy (start to last attempt's end) of every row that runs.
+
+    The occupancy is written into ``finish``; :func:`needs_order` adds the start.
+    """
+    todo = run.has_due & (run.state < 0)
+    run.run = todo
+    f = run.sc.failures
+    max_att = 1 if f is None else f.max_attempts
+    p_fail = 0.0 if f is None else f.probability
+    if p_fail == 0 and not (run.p_sigma > 0).any():
+        # Every run is one attempt of its schedule's fixed duration, and it succeeds.
+        np.copyto(run.finish, run.per_row(run.p_dur), where=todo)
+        np.copyto(run.attempts_n, 1, where=todo)
+        run.success = todo
+        run.fixed_duration = True
+        return
+    run.fixed_duration = False
+    idx = np.flatnonzero(todo)
+    s = run.s[idx]
+    occupancy = np.zeros(len(idx), dtype=np.int64)
+    attempts_ = np.zeros(len(idx), dtype=np.int32)
+    succeeded = np.zeros(len(idx), dtype=bool)
+    alive = np.ones(len(idx), dtype=bool)
+    for k in range(max_att):
+        a = np.flatnonzero(alive)
+        if not len(a):
+            break
+        dur = run.p_dur[s[a]].astype(np.float64)
+        sig = run.p_sigma[s[a]]
+        if (sig > 0).any():
+            u = uniform(run.key[s[a]], run.nominal[idx[a]], run.fold[idx[a]], run.sc.seed, DURATION, k)
+            z = _norm_ppf(np.clip(u, 1e-12, 1 - 1e-12))
+            dur = np.where(sig > 0, dur * np.exp(sig * z), dur)
+        occupancy[a] += dur.astype(np.int64)
+        attempts_[a] += 1
+        if p_fail > 0:
+            u = uniform(run.key[s[a]], run.nominal[idx[a]], run.fold[idx[a]], run.sc.seed, FAILURE, k)
+            ok = u >= p_fail
+        else:
+            ok = np.ones(len(a), dtype=bool)
+        succeeded[a[ok]] = True
+        alive[a[ok]] = False
+        if k + 1 < max_att and f is not None:
+            retry = a[~ok]
+            occupancy[retry] += f.backoff_us * (2 ** k)
+    run.finish[idx] = occupancy
+    run.attempts_n[idx] = attempts_
+    run.success = np.zeros(run.n, dtype=bool)
+    run.success[idx] = succeeded
+
+
+def needs_order(run: RunState, everything: bool = False) -> np.ndarray | None:
+    """The rows that overlap, budgets or capacity make order-dependent (None: none do).
+
+    ``finish`` becomes start + occupancy for every row that runs. With
+    ``everything``, every row that runs is returned (the event loop then
+    settles them all: the reference the column paths are tested against).
+    """
+    todo, pick, finish = run.run, run.pick, run.finish
+    np.add(finish, pick, out=finish, where=todo)  # occupancy -> finish
+    if everything:
+        return todo.copy()
+    sequential = _overlap_rows(run)
+    by_budget = _budget_rows(run)
+    if by_budget is not None:
+        sequential = by_budget if sequential is None else (sequential | by_budget)
+        del by_budget
+    if run.in_turn is not None:
+        sequential = _from_first(run, run.in_turn, np.ones(len(run.scheds), dtype=bool), sequential)
+    if run.sc.capacity is not None and _max_concurrency(pick[todo], finish[todo]) > run.sc.capacity:
+        sequential = todo
+    return sequential
+
+
+def settle_in_place(run: RunState, rows: np.ndarray) -> None:
+    """Rows that need no order start at their pickup (``start`` is ``pick``): done, or failed."""
+    np.copyto(run.started, rows)
+    np.copyto(run.state, S["done"], where=rows & run.success)
+    failed = rows & ~run.success
+    if failed.any():
+        np.copyto(run.state, S["failed"], where=failed)
+        np.copyto(run.reason, R["retries_exhausted"], where=failed)
+    run.settled["columns"] += int(np.count_nonzero(rows))
+
+
+def _from_first(run: RunState, hit: np.ndarray, which: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """``out`` plus every running row of a schedule in ``which`` from its first ``hit`` row on."""
+    rows = np.flatnonzero(hit & which[run.s])
+    out = np.zeros(run.n, dtype=bool) if out is None else out
+    if not len(rows):
+        return out
+    first = np.full(len(run.scheds), BIG, dtype=np.int64)
+    np.minimum.at(first, run.s[rows], run.pick[rows])
+    for lo, hi in run.chunks():
+        s_c = run.s[lo:hi]
+        out[lo:hi] |= run.run[lo:hi] & which[s_c] & (run.pick[lo:hi] >= first[s_c])
+    return out
+
+
+def _overlap_rows(run: RunState) -> np.ndarray | None:
+    """Rows that need order for overlap (None: none do).
+
+    A start before an earlier run of the same schedule finished is a
+    conflict. Rows chained by such starts form a cluster; only clusters
+    need order for skip and cancel_other (they never delay a start),
+    while buffering delays starts, so a buffering schedule needs order
+    from its first cluster on.
+
+    Rows come in instant order, and within a schedule eligibility (jitter
+    is capped before the next occurrence) and so pickup keep that order:
+    within a chunk a stable sort by schedule (a radix sort on 16-bit keys)
+    orders them by (schedule, start), and what a schedule's earlier
+    chunks left (until when it is busy, its last row) is carried in
+    per-schedule arrays.
+    """
+    checked = run.p_overlap != OVERLAP["allow"]
+    if not checked.any():
+        return None
+    G = len(run.scheds)
+    fixed = run.fixed_duration
+    dur = run.per_row(run.p_dur)
+    busy = np.full(G, -BIG, dtype=np.int64)  # fixed: last start + duration; else latest finish so far
+    last_row = np.full(G, -1, dtype=np.int64)  # the schedule's previous row (global index)
+    hits = []
+    for lo, hi in run.chunks():
+        sel = run.run[lo:hi] if checked.all() else run.run[lo:hi] & checked[run.s[lo:hi]]
+        rows = np.flatnonzero(sel)
+        if not len(rows):
+            continue
+        s_c = run.s[lo:hi][rows]
+        o = np.argsort(s_c, kind="stable")
+        idx = rows[o]
+        idx += lo
+        s_o = s_c[o]
+        del rows, s_c, o
+        st_o = run.pick[idx]
+        head = np.empty(len(idx), dtype=bool)  # first row of its schedule in the chunk
+        head[0] = True
+        np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
+        tail = np.empty(len(idx), dtype=bool)  # last row of its schedule in the chunk
+        tail[-1] = True
+        tail[:-1] = head[1:]
+        # prev: when the schedule is busy until, just before each row
+        prev = np.empty(len(idx), dtype=np.int64)
+        if fixed:
+            # One fixed occupancy per schedule: finishes grow with starts,
+            # so the schedule is busy until the previous row's finish.
+            prev[1:] = st_o[:-1]
+            prev[1:] += dur if np.ndim(dur) == 0 else run.p_dur[s_o[:-1]]
+            fin_tail = st_o[tail] + (dur if np.ndim(dur) == 0 else run.p_dur[s_o[tail]])
+        else:
+            # Lognormal or retried occupancies: the latest finish so far, this
+            # chunk's rows before it and what earlier chunks left.
+            prev[1:], fin_tail = _group_running_max(run.finish[idx], head)
+            prev[head] = -BIG
+            np.maximum(prev, busy[s_o], out=prev)
+        if fixed:
+            prev[head] = busy[s_o[head]]
+        conflict = st_o < prev
+        del prev
+        if conflict.any():
+            # A cluster is a non-conflicting row and the conflicting rows after
+            # it: a row is in one of two or more when it conflicts or its
+            # schedule's next row does (that one may be in a later chunk).
+            in_cluster = conflict.copy()
+            in_cluster[:-1] |= conflict[1:] & ~head[1:]
+            hits.append(idx[in_cluster])
+            back = last_row[s_o[conflict & head]]
+            hits.append(back[back >= 0])
+        ts = s_o[tail]
+        busy[ts] = fin_tail if fixed else np.maximum(busy[ts], fin_tail)
+        last_row[ts] = idx[tail]
+    if not hits:
+        return None
+    out = np.zeros(run.n, dtype=bool)
+    for h in hits:
+        out[h] = True
+    buffering = (run.p_overlap == OVERLAP["buffer_one"]) | (run.p_overlap == OVERLAP["buffer_all"])
+    if buffering.any():
+        # A buffering schedule needs order from its first cluster on.
+        out = _from_first(run, out, buffering, out)
+    return out
+
+
+def _budget_rows(run: RunState) -> np.ndarray | None:
+    """Rows that need order for budgets (None: none do).
+
+    From an account's first period whose demand exceeds its limit, its rows
+    need order (a held run spills into the next period). Demand per (account,
+    period) is what the runs would be charged (:func:`.rules.charge`: cost
+    times attempts), summed chunk by chunk.
+    """
+    budgets = run.sc.budgets
+    paying = run.p_account >= 0
+    if not budgets or not paying.any():
+        return None
+    acct_of = run.p_account.astype(np.int32)
+    cost = run.p_cost[paying]
+    # One integral cost and one attempt each: count * cost is exactly the sum the weights would give.
+    unit = float(cost[0]) if (cost == cost[0]).all() and float(cost[0]).is_integer() \
+        and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None
+    run_pay = run.run if paying.all() else run.run & paying[run.s]
+    if not run_pay.any():
+        return None
+    # The period index space: every kind's periods of the instants, with a
+    # two-day margin (a local period is never more than a day off the UTC
+    # one); periods without demand at either end change nothing below.
+    day2 = 2 * 86400 * 1_000_000
+    ends = np.array([int(np.min(run.pick, where=run_pay, initial=BIG)) - day2,
+                     int(np.max(run.pick, where=run_pay, initial=-BIG)) + day2], dtype=np.int64)
+    bounds = [period_index(run.budget_tables[a], b.period, ends) for a, b in enumerate(budgets)]
+    p0 = min(int(x[0]) for x in bounds)
+    span = max(int(x[1]) for x in bounds) - p0 + 1
+
+    def cells(lo: int, hi: int):
+        rows = np.flatnonzero(run_pay[lo:hi])
+        s_c = run.s[lo:hi][rows]
+        acct = acct_of[s_c]
+        cell = period_of_rows(run, acct, run.pick[lo:hi][rows])
+        cell -= p0
+        cell += acct.astype(np.int64) * span
+        return rows, s_c, cell
+
+    demand = np.zeros(len(budgets) * span, dtype=np.float64)
+    for lo, hi in run.chunks():
+        rows, s_c, cell = cells(lo, hi)
+        if unit is not None:
+            demand += np.bincount(cell, minlength=len(demand)) * unit
+        else:
+            charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]
+            demand += np.bincount(cell, weights=charged, minlength=len(demand))
+    demand = demand.reshape(len(budgets), span)
+    need = np.zeros_like(demand, dtype=bool)
+    for a, b in enumerate(budgets):
+        if not (demand[a] > b.limit + 1e-9).any():
+            continue
+        # A period needs order when its demand, plus what earlier periods
+        # held over (runs waiting for budget), exceeds the limit; the carry
+        # is an upper bound (catch-up can only shrink a backlog), so no
+        # period that needs order is missed.
+        carry = 0.0
+        for k, d in enumerate(demand[a].tolist()):
+            need[a, k] = carry > 0 or d > b.limit + 1e-9
+            carry = max(0.0, carry + d - b.limit)
+    if not need.any():
+        return None
+    need = need.ravel()
+    out = np.zeros(run.n, dtype=bool)
+    for lo, hi in run.chunks():
+        rows, _, cell = cells(lo, hi)
+        out[lo + rows[need[cell]]] = True
+    return out
+
+
+def period_of_rows(run: RunState, acct: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Index of each instant's local calendar period of its account's budget (:func:`.rules.period_index`).
+
+    Budgets sharing a zone and a period kind are computed in one pass.
+    """
+    kinds: dict[tuple[str, str], list[int]] = {}
+    for a, b in enumerate(run.sc.budgets):
+        kinds.setdefault((b.zone, b.period), []).append(a)
+    if len(kinds) == 1:
+        (_, period), members = next(iter(kinds.items()))
+        return period_index(run.budget_tables[members[0]], period, t)
+    out = np.zeros(len(t), dtype=np.int64)
+    for (zone, period), members in kinds.items():
+        member = np.zeros(len(run.sc.budgets) + 1, dtype=bool)
+        member[np.array(members) + 1] = True
+        rows = np.flatnonzero(member[acct + 1])
+        if len(rows):
+            out[rows] = period_index(run.budget_tables[members[0]], period, t[rows])
+    return out
+
+
+def _group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows grouped contiguously (``head`` marks each group's first row):
+    the running max of ``values`` up to each row but the last, within its group
+    (``-BIG`` after a group's end: the caller overwrites heads), and each group's max.
+
+    Each group is lifted above the previous one (``gid * span``) so that one
+    running maximum over the whole column never leaks across groups.
+    """
+    gid = np.cumsum(head)
+    gid -= 1
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    tail = np.empty(len(values), dtype=bool)
+    tail[-1] = True
+    tail[:-1] = head[1:]
+    if int(gid[-1]) * span >= 2**62:  # an absurd horizon: no lift fits, go group by group
+        acc = values.copy()
+        starts = np.flatnonzero(head)
+        for a, b in zip(starts.tolist(), np.append(starts[1:], len(values)).tolist()):
+            np.maximum.accumulate(acc[a:b], out=acc[a:b])
+        return acc[:-1], acc[tail]
+    lift = gid * span
+    lift -= lo
+    acc = values + lift
+    np.maximum.accumulate(acc, out=acc)
+    acc -= lift
+    return acc[:-1], acc[tail]
+
+
+def _max_concurrency(start: np.ndarray, finish: np.ndarray) -> int:
+    """Most runs going at once; a finish at t frees its slot before a start at t.
+
+    The level just after the i-th start (in time order) is i + 1 minus the
+    finishes at or before it. Starts come nearly sorted (instant order), which
+    a stable (merge/tim) sort handles in about one pass, and two one-key sorts
+    cost less than a two-key lexsort of both columns.
+    """
+    if not len(start):
+        return 0
+    st = np.sort(start, kind="stable")
+    fi = np.sort(finish, kind="stable")
+    level = np.arange(1, len(st) + 1, dtype=np.int64)
+    level -= np.searchsorted(fi, st, side="right")
+    return int(level.max())
+
+
+def _norm_ppf(u: np.ndarray) -> np.ndarray:
+    """Inverse standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9), vectorised."""
+    a = [-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+         -3.066479806614716e01, 2.506628277459239e00]
+    b = [-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+         -1.328068155288572e01]
+    c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
+         4.374664141464968e00, 2.938163982698783e00]
+    d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00]
+    lo, hi = 0.02425, 1 - 0.02425
+    q = np.where(u < lo, np.sqrt(-2 * np.log(np.maximum(u, 1e-300))), np.sqrt(-2 * np.log(np.maximum(1 - u, 1e-300))))
+    tail = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    r = (u - 0.5) ** 2
+    mid = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * (u - 0.5) / \
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    return np.where(u < lo, tail, np.where(u > hi, -tail, mid))
+

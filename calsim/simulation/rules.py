@@ -1,0 +1,256 @@
+"""Each run rule of the simulation, defined once (DESIGN.md §5).
+
+The column steps, the budget-period settling and the ordered event loop all
+decide through these small pure functions, so a rule fixed here is fixed on
+every path. Each takes numpy arrays (or plain ints where the event loop asks
+about one run) and returns what the rule says:
+
+========================  ====================================================================
+rule                      function
+========================  ====================================================================
+scheduler up              :func:`up` (first up instant at or after ``t``), :func:`wake`
+                          (the wake-up that picks an occurrence), :func:`paused`
+misfire / deadline        :func:`beyond` (lateness past a limit, with the scheduler's edge)
+catch-up                  :func:`backlog_groups` (a wake-up's backlog, in due order) and
+                          :func:`backlog_outcome` (which members run, which are coalesced)
+budget period             :func:`period_index`, :func:`period_of`, :func:`period_start`
+                          (local calendar periods from the scenario's release)
+budget charge             :func:`charge`, :func:`fits`
+========================  ====================================================================
+
+>>> import numpy as np
+>>> from calsim.simulation import rules
+>>> rules.backlog_outcome(np.array([1, 1, 1]), np.zeros(3, int), np.arange(3), np.full(3, 3))[0].tolist()
+[False, False, True]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..times import US
+
+__all__ = ["BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
+           "backlog_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
+
+BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
+CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
+OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4}
+# What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
+EDGE = {"on_time": 0, "late": 1}
+DAY_US = 86400 * US
+
+
+# -- when the scheduler is up ---------------------------------------------------------------------
+
+
+def up(t, outages: tuple[tuple[int, int], ...]):
+    """The first instant at or after ``t`` at which the scheduler is up (outages are half-open ``[start, end)``).
+
+    ``outages`` are sorted and disjoint; adjacent ones (one ends where the next
+    starts) chain. ``t`` is an int (one run, in the event loop) or an array.
+
+    >>> up(5, ((0, 10), (10, 20))), up(25, ((0, 10),))
+    (20, 25)
+    """
+    if isinstance(t, (int, np.integer)):
+        t = int(t)
+        for start, end in outages:
+            if start <= t < end:
+                t = end
+        return t
+    t = np.array(t, dtype=np.int64, copy=True)
+    for start, end in outages:
+        np.copyto(t, end, where=(t >= start) & (t < end))
+    return t
+
+
+def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...]) -> np.ndarray:
+    """The wake-up that picks each occurrence: the first at or after ``eligible``.
+
+    The scheduler wakes on multiples of ``tick`` from the Unix epoch while up,
+    and once at each instant it comes back up (DESIGN §5). So an occurrence is
+    picked at the first up-tick at or after it, unless the scheduler comes back
+    up before that tick (or is down at it): then at that come-back instant.
+
+    >>> MIN = 60 * 10**6
+    >>> wake(np.array([30 * 10**6]), MIN, ((0, 90 * 10**6),)).tolist()  # down when due: back at 90 s
+    [90000000]
+    >>> wake(np.array([30 * 10**6]), MIN, ()).tolist()  # up: the next tick
+    [60000000]
+    """
+    pick = np.negative(eligible)
+    np.floor_divide(pick, tick, out=pick)
+    np.multiply(pick, -tick, out=pick)
+    if not outages:
+        return pick
+    starts = np.array([s for s, _ in outages], dtype=np.int64)
+    ends = np.array([e for _, e in outages], dtype=np.int64)
+    # Only rows whose [eligible, tick] span meets the outages' hull can move.
+    idx = np.flatnonzero((pick >= starts[0]) & (eligible <= ends[-1]))
+    if not len(idx):
+        return pick
+    e, c = eligible[idx], pick[idx]
+    j = np.searchsorted(ends, e, side="left")  # the first outage ending at or after eligible
+    has = j < len(ends)
+    back = np.where(has, ends[np.minimum(j, len(ends) - 1)], BIG)
+    back = np.where(has, up(back, outages), BIG)  # a come-back inside the next outage is no wake-up
+    c_down = up(c, outages) != c
+    pick[idx] = np.minimum(np.where(c_down, BIG, c), back)
+    return pick
+
+
+def paused(spans: list[tuple[int, int]] | None, t: int) -> bool:
+    """Whether an instant falls in one of a schedule's half-open paused spans ``[Pause, Resume)``."""
+    return bool(spans) and any(a <= t < b for a, b in spans)  # type: ignore[union-attr]
+
+
+# -- misfire and deadline -------------------------------------------------------------------------
+
+
+def beyond(lateness, limit, edge):
+    """Whether ``lateness`` is past ``limit`` (misfire grace or max lateness), per the scheduler's edge.
+
+    A lateness equal to the limit is within it for ``edge`` 0 (``"on_time"``:
+    APScheduler ``difference > grace_time``, Temporal ``> catchupWindow``) and
+    past it for ``edge`` 1 (``"late"``: Kubernetes considers only schedule
+    times strictly after ``now - startingDeadlineSeconds``; Quartz misfires
+    when ``nextFireTime <= now - misfireThreshold``). A run picked with no
+    lateness at all is never past a limit.
+
+    >>> beyond(np.array([5, 5, 0]), 5, np.array([0, 1, 1])).tolist()
+    [False, True, False]
+    """
+    out = lateness > limit
+    if np.ndim(edge) == 0 and edge == 0:
+        return out
+    return out | ((np.asarray(edge) == 1) & (lateness == limit) & (lateness > 0))
+
+
+# -- catch-up -------------------------------------------------------------------------------------
+
+
+def backlog_groups(sched: np.ndarray, wake_at: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Order rows into backlogs: the rows one schedule picks at one wake-up, by due instant.
+
+    A backlog is ordered by the instant each occurrence was due, never by wall
+    time: across a fall-back 01:30 EST comes after 01:45 EDT. Returns
+    ``(order, pos, size)``: the row order and, along it, each row's 0-based
+    place in its backlog and the backlog's size.
+    """
+    order = np.lexsort((due, wake_at, sched))
+    s_o, w_o = sched[order], wake_at[order]
+    new = np.empty(len(order), dtype=bool)
+    if len(order):
+        new[0] = True
+        new[1:] = (s_o[1:] != s_o[:-1]) | (w_o[1:] != w_o[:-1])
+    gid = np.cumsum(new) - 1
+    first = np.flatnonzero(new)
+    pos = np.arange(len(order)) - first[gid]
+    size = np.bincount(gid)[gid] if len(order) else np.zeros(0, dtype=np.int64)
+    return order, pos, size
+
+
+def backlog_outcome(mode: np.ndarray, limit: np.ndarray, pos: np.ndarray, size: np.ndarray):
+    """Which members of a backlog run: ``(runs, coalesced)``; the others are ``skipped``/``catchup``.
+
+    ``mode`` is the :data:`CATCHUP` code, ``pos`` each member's 0-based place in
+    due order and ``size`` its backlog's size. ``"all"`` runs every member,
+    ``"latest"`` the newest and ``"earliest"`` the oldest (the rest
+    ``coalesced``), ``"skip"`` none, ``"bounded"`` the newest ``limit``.
+    """
+    from_end = size - 1 - pos
+    runs = mode == CATCHUP["all"]
+    runs |= (mode == CATCHUP["latest"]) & (from_end == 0)
+    runs |= (mode == CATCHUP["earliest"]) & (pos == 0)
+    runs |= (mode == CATCHUP["bounded"]) & (from_end < limit)
+    coalesced = ~runs & ((mode == CATCHUP["latest"]) | (mode == CATCHUP["earliest"]))
+    return runs, coalesced
+
+
+# -- budget periods -------------------------------------------------------------------------------
+
+
+def _period_of_day(day, period: str):
+    """Period index of local day numbers (days from 1970-01-01): the day, its ISO week, its month."""
+    if period == "day":
+        return day
+    if period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
+        return (day + 3) // 7
+    return np.asarray(day).astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+
+
+def period_index(table, period: str, t: np.ndarray) -> np.ndarray:
+    """Index of the local calendar period (``day``/``week``/``month`` in ``table``'s zone) of each instant (µs).
+
+    Days count from 1970-01-01, ISO weeks (Monday first) from the week of
+    1970-01-01, months from 1970-01. The offset in force is read from the
+    scenario's release (``table``), never from polars' or the system's zone
+    data. Only the zone's transitions within [min t, max t] are searched (a
+    year has a couple): about one pass over ``t``.
+    """
+    if not len(t):
+        return np.zeros(0, dtype=np.int64)
+    utc, offs = table.utc, table.offsets
+    # offsets[j] is in force from utc[j-1]: j = searchsorted(utc, t // US, "right"), as offset_at_utc.
+    j0 = int(np.searchsorted(utc, int(t.min()) // US, side="right"))
+    j1 = int(np.searchsorted(utc, int(t.max()) // US, side="right"))
+    off_us = offs[j0:j1 + 1].astype(np.int64) * US
+    if j1 == j0:
+        local = t + off_us[0]
+    else:
+        # utc <= t // US  <=>  utc * US <= t (integers)
+        local = off_us[np.searchsorted(utc[j0:j1].astype(np.int64) * US, t, side="right")]
+        local += t
+    day = np.floor_divide(local, DAY_US, out=local)
+    if period == "month":
+        # Months of the few distinct days' range: one searchsorted over month starts.
+        lo, hi = (int(x) for x in _period_of_day(np.array([day.min(), day.max()]), "month"))
+        firsts = np.arange(lo, hi + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+        month = np.searchsorted(firsts, day, side="right")
+        month += lo - 1
+        return month
+    return _period_of_day(day, period)
+
+
+def period_of(table, period: str):
+    """A scalar ``t -> period index`` with :func:`period_index`'s rule, for the event loop (one run at a time)."""
+    import bisect
+
+    utc, offs = table.utc.tolist(), table.offsets.tolist()
+
+    def of(t: int) -> int:
+        local = t + offs[bisect.bisect_right(utc, t // US)] * US
+        return int(_period_of_day(local // DAY_US, period))
+
+    return of
+
+
+def period_start(table, period: str, index: int) -> int:
+    """UTC instant (µs) at which local period ``index`` begins (its first local midnight).
+
+    A midnight that does not exist (a DST jump at 00:00) opens at the jump.
+    """
+    from ..resolution import resolve_wall
+
+    if period == "day":
+        wall = index * DAY_US
+    elif period == "week":
+        wall = (index * 7 - 3) * DAY_US
+    else:
+        wall = int(np.datetime64(int(index), "M").astype("datetime64[us]").astype(np.int64))
+    r = resolve_wall(np.array([wall], dtype=np.int64), table, gap="next_valid", fold="first")
+    return int(r.due[0])
+
+
+def charge(cost, attempts):
+    """What a started run costs its account: its cost for every attempt (a sent call is not refunded)."""
+    return cost * attempts
+
+
+def fits(spent: float, amount: float, limit: float) -> bool:
+    """Whether ``amount`` more may start in a period that has ``spent``: the sum never exceeds ``limit``.
+
+    (A tolerance of 1e-9 absorbs float sums of fractional costs.)
+    """
+    return spent + amount <= limit + 1e-9
