@@ -58,10 +58,12 @@ __all__ = ["Preset", "Wildcard", "kubernetes", "temporal", "apscheduler", "quart
 US = 1_000_000
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
-SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "jitter", "max_missed")
+SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "jitter", "max_missed",
+                    "limit_edge", "backlog", "recovery_wake", "suspend_catchup", "suspend_limit")
 
 K8S_DOC = "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
 K8S_CODE = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go"
+K8S_CTRL = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/cronjob_controllerv2.go"
 ROBFIG = "https://github.com/robfig/cron/blob/master/spec_test.go"
 TEMPORAL_DOC = "https://docs.temporal.io/schedule"
 TEMPORAL_CODE = "https://github.com/temporalio/temporal/blob/main/service/worker/scheduler/workflow.go"
@@ -71,12 +73,15 @@ APS_BASE = "https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/schedu
 APS_GUIDE = "https://apscheduler.readthedocs.io/en/3.x/userguide.html"
 APS_CRON = "https://apscheduler.readthedocs.io/en/3.x/modules/triggers/cron.html"
 APS_HISTORY = "https://github.com/agronholm/apscheduler/blob/3.x/docs/versionhistory.rst"
+APS_EXEC = "https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/executors/base.py"
 QUARTZ_CRON = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/impl/triggers/CronTriggerImpl.java"
 QUARTZ_STORE = "https://quartz-scheduler.org/documentation/quartz-2.3.0/configuration/ConfigRAMJobStore.html"
+QUARTZ_RAM = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/simpl/RAMJobStore.java"
 QUARTZ_DST = "https://documentation.softwareag.com/onlinehelp/Rohan/quartz_223/webhelp/quartz-scheduler-webhelp/co-bp_daylight_savings_time_tips.html"
 QUARTZ_JOBS = "https://www.quartz-scheduler.org/documentation/quartz-2.3.0/tutorials/tutorial-lesson-03.html"
 SYSTEMD = "https://www.freedesktop.org/software/systemd/man/latest/systemd.timer.html"
 CRONIE = "https://github.com/cronie-crond/cronie/blob/master/man/cron.8"
+CRONIE_SRC = "https://github.com/cronie-crond/cronie/blob/master/src/cron.c"
 DEBIAN = "https://manpages.debian.org/bookworm/cron/cron.8.en.html"
 CRONSIM = "https://pypi.org/project/cronsim/"
 EB_DST = "https://repost.aws/knowledge-center/eventbridge-scheduler-adjust-dst"
@@ -94,12 +99,15 @@ class Wildcard:
     ``test`` names which cron rules these are: ``"minute_or_hour_starred"``
     (cron's ``MIN_STAR``/``HR_STAR``: the minute or hour field starts with
     ``*``, as cronsim decides) or ``"every_hour"`` (the rule matches all 24
-    hours, so APScheduler 3.x never *sets* the hour into a gap).
+    hours, so APScheduler 3.x never *sets* the hour into a gap). ``policy``
+    holds the scheduler's policy fields that differ for these rules (cron
+    catches wildcard jobs up only after a clock jump of at most 5 minutes).
     """
 
     test: WildcardTest
     gap: GapPolicy
     fold: FoldPolicy
+    policy: tuple[tuple[str, object], ...] = ()  # scheduler fields that differ for these rules
 
     def matches(self, schedule: Schedule) -> bool:
         """Whether ``schedule`` is such a rule (only cron rules ever are)."""
@@ -169,7 +177,9 @@ class Preset:
         A schedule's own workload fields (``duration``, ``cost``, ``account``,
         ``on_budget``, ``priority``) are kept; the scheduler's fields
         (``catchup``, ``limit``, ``max_lateness``, ``misfire_grace``,
-        ``overlap``, ``jitter``, ``max_missed``) come from the preset.
+        ``overlap``, ``jitter``, ``max_missed``, ``limit_edge``, ``backlog``,
+        ``recovery_wake``, ``suspend_catchup``, ``suspend_limit``) come from
+        the preset.
         A single Schedule gives a Schedule, anything else a list.
         """
         if isinstance(schedules, Schedule):
@@ -180,6 +190,8 @@ class Preset:
         policy = self.policy
         if isinstance(s.policy, Policy):
             policy = dataclasses.replace(s.policy, **{k: getattr(self.policy, k) for k in SCHEDULER_FIELDS})
+        if self.wildcard is not None and self.wildcard.policy and self.wildcard.matches(s):
+            policy = dataclasses.replace(policy, **dict(self.wildcard.policy))
         gap, fold = self.dst_for(s)
         return dataclasses.replace(s, gap=gap, fold=fold, policy=policy, zone=self.zone or s.zone)
 
@@ -244,12 +256,18 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
     ==============================  ===========================================  ==============
     (after an outage)               ``catchup="latest"``: one Job, the most      K8S_CODE
                                     recent missed time
-    ``startingDeadlineSeconds``     ``max_lateness`` (None: no deadline)         K8S_DOC
-    ``concurrencyPolicy``           ``Allow``/``Forbid``/``Replace`` ->          K8S_DOC
-                                    ``allow``/``skip``/``cancel_other``
+    ``startingDeadlineSeconds``     ``max_lateness`` (None: no deadline); a      K8S_DOC,
+                                    time exactly that late is not started        K8S_CODE
+                                    (``limit_edge="late"``)
+    ``concurrencyPolicy``           ``Allow``/``Forbid``/``Replace`` ->          K8S_DOC,
+                                    ``allow``/``buffer_latest``/``cancel_other`` K8S_CTRL
+                                    (Forbid: the most recent unmet time starts
+                                    when the running Job ends, if still within
+                                    the deadline)
     ``timeZone``                    :meth:`Preset.apply` sets the zone           K8S_DOC
     ">100 missed"                   ``"code"``: no ``max_missed`` (only a        K8S_CODE,
-                                    warning event); ``"docs"``: 100              K8S_DOC
+                                    warning event); ``"docs"``: 100, and the     K8S_DOC
+                                    CronJob is stuck (``skipped``/``stuck``)
     DST                             ``gap="skip"``, ``fold="both"``              ROBFIG, #121594
     sync loop                       ``tick="10s"``                               K8S_DOC
     ==============================  ===========================================  ==============
@@ -262,11 +280,11 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
     >>> from calsim import presets
     >>> p = presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=200)
     >>> p.gap, p.fold, p.tick, p.policy.catchup, p.policy.overlap, p.policy.max_lateness_us // 10**6
-    ('skip', 'both', '10s', 'latest', 'skip', 200)
+    ('skip', 'both', '10s', 'latest', 'buffer_latest', 200)
     >>> presets.kubernetes(too_many_missed="docs").policy.max_missed
     100
     """
-    overlap = {"Allow": "allow", "Forbid": "skip", "Replace": "cancel_other"}
+    overlap = {"Allow": "allow", "Forbid": "buffer_latest", "Replace": "cancel_other"}
     _enum("concurrency_policy", concurrency_policy, tuple(overlap))
     deadline = _int("starting_deadline_seconds", starting_deadline_seconds, 0, none=True)
     _bool("suspend", suspend)
@@ -290,12 +308,22 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
                      "no start at all: too_many_missed='docs')")
     else:
         notes.append("too_many_missed='docs': > 100 missed times (counted within startingDeadlineSeconds when set) "
-                     "start no Job, as the docs and the old v1 controller say; the current controller still starts one")
-    if concurrency_policy == "Forbid":
-        notes.append("Forbid -> overlap 'skip': Kubernetes leaves the time unmet and, once the running Job ends, may "
-                     "start the most recent unmet time if still within startingDeadlineSeconds; calsim drops it")
-    if deadline is not None and deadline < 10:
-        notes.append(f"starting_deadline_seconds={deadline} < 10: may never fire (the controller syncs every 10 s)")
+                     "start no Job and LastScheduleTime stays put, so the CronJob is stuck until it is changed "
+                     "(skipped/stuck, a calsim.Revise unsticks it), as the docs and the v1 controller say; the current "
+                     "controller still starts one")
+    notes.append("the v2 controller estimates the most recent missed time from two schedule times (utils.go "
+                 "mostRecentScheduleTime, PR #118724); for a schedule with uneven gaps (two times a day, a DST gap) the "
+                 "estimate can find none and that sync starts nothing: calsim starts the most recent time")
+    if too_many_missed == "docs" and concurrency_policy == "Forbid":
+        notes.append("too_many_missed='docs' with Forbid: times blocked by a long-running Job count as missed in the v1 "
+                     "controller and can leave the CronJob stuck without any outage; calsim counts only a wake-up's "
+                     "backlog of missed times")
+    if deadline == 0:
+        notes.append("starting_deadline_seconds=0: Kubernetes never starts a Job (it syncs about 100 ms after each "
+                     "time); calsim starts the runs it picks exactly on time")
+    elif deadline is not None and deadline < 10:
+        notes.append(f"starting_deadline_seconds={deadline} < 10: the v1 controller synced every 10 s and could miss "
+                     "every time; the v2 controller requeues itself for each time + 100 ms, as calsim's tick models")
     if time_zone is None:
         notes.append("time_zone=None: Kubernetes uses kube-controller-manager's local zone; calsim keeps each "
                      "schedule's own zone")
@@ -305,9 +333,9 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
     return Preset(
         name="kubernetes",
         policy=Policy(catchup="latest", max_lateness=deadline, overlap=overlap[concurrency_policy],  # type: ignore[arg-type]
-                      max_missed=100 if too_many_missed == "docs" else None),
+                      max_missed=100 if too_many_missed == "docs" else None, limit_edge="late"),
         gap="skip", fold="both", tick="10s", notes=tuple(notes),
-        sources=(K8S_DOC, K8S_CODE, ROBFIG, "https://github.com/kubernetes/kubernetes/issues/121594"),
+        sources=(K8S_DOC, K8S_CODE, K8S_CTRL, ROBFIG, "https://github.com/kubernetes/kubernetes/issues/121594"),
         settings=_settings(concurrency_policy=concurrency_policy, starting_deadline_seconds=starting_deadline_seconds,
                            time_zone=time_zone, suspend=suspend, too_many_missed=too_many_missed),
         zone=time_zone, suspended=suspend,
@@ -393,7 +421,7 @@ def temporal(overlap: str = "SKIP", catchup_window: object = "365d", jitter: obj
 
 
 def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max_instances: int = 1,
-                jitter: float | None = None, dst_gap: str = "code") -> Preset:
+                jitter: float | None = None, dst_gap: str = "code", jobstore: str = "memory") -> Preset:
     """APScheduler 3.x with a ``CronTrigger`` (job defaults of ``BaseScheduler``).
 
     ========================  ===================================================  ===========
@@ -401,7 +429,15 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     ========================  ===================================================  ===========
     ``misfire_grace_time``    ``max_lateness`` (a run later than this is           APS_BASE,
     (1 s; None = any)         dropped as missed: ``expired``)                      APS_GUIDE
-    ``coalesce`` (True)       ``catchup="latest"`` (False: ``"all"``)              APS_GUIDE
+    ``coalesce`` (True)       ``catchup="latest"`` (False: ``"all"``, the one      APS_GUIDE,
+                              instance working through the backlog in turn:        APS_EXEC
+                              ``backlog="in_turn"``)
+    ``jobstore``              ``"memory"`` (default): a restarted process adds     APS_BASE
+                              its jobs again and misses nothing
+                              (``catchup="skip"`` after ``Outage(kind="down")``;
+                              a suspend keeps the store: ``suspend_catchup``);
+                              ``"persistent"`` (SQLAlchemy, ...): a restart
+                              is like a suspend
     ``max_instances`` (1)     1: ``overlap="skip"`` (skipped, not queued);         APS_GUIDE
                               more: ``"allow"``
     ``jitter`` (s)            ``jitter``                                           APS_HISTORY
@@ -424,8 +460,8 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
 
     >>> from calsim import presets
     >>> p = presets.apscheduler()
-    >>> p.policy.catchup, p.policy.max_lateness_us, p.policy.overlap, p.gap, p.wildcard.gap
-    ('latest', 1000000, 'skip', 'shift', 'skip')
+    >>> p.policy.suspend_catchup, p.policy.catchup, p.policy.max_lateness_us, p.policy.overlap, p.gap, p.wildcard.gap
+    ('latest', 'skip', 1000000, 'skip', 'shift', 'skip')
     """
     if misfire_grace_time is not None and (isinstance(misfire_grace_time, bool)
                                            or not isinstance(misfire_grace_time, (int, float))
@@ -436,7 +472,12 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     if jitter is not None and (isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or jitter < 0):
         raise _bad("jitter", jitter, "a number of seconds >= 0 or None")
     _enum("dst_gap", dst_gap, ("code", "docs"))
+    _enum("jobstore", jobstore, ("memory", "persistent"))
     notes = [
+        "a run going when the machine suspends is frozen with it in APScheduler (it ends that much later); calsim "
+        "runs keep their wall-clock duration",
+        "after a suspend, BlockingScheduler/BackgroundScheduler wake late: their wait runs on CLOCK_MONOTONIC, which "
+        "stops while the machine sleeps (agronholm/apscheduler#794); calsim wakes at the resume instant",
         "misfire: with the defaults (1 s grace) a run delayed by downtime is dropped, even the coalesced one; "
         "calsim marks them all 'expired', APScheduler reports the newest as missed and coalesces the rest",
         "jitter: APScheduler draws it at random and does not cap it at the next run time; calsim's is "
@@ -453,14 +494,24 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
                      "zoneinfo runs it shifted (dst_gap='code')")
     if max_instances > 1:
         notes.append(f"max_instances={max_instances}: calsim has no instance count, 'allow' is unbounded")
+        if not coalesce:
+            notes.append("coalesce=False with max_instances > 1: one submission is one instance, so APScheduler "
+                         "still works a backlog in turn on one instance; calsim starts it at once")
+    if jobstore == "memory":
+        notes.append("jobstore='memory': a restart (Outage kind 'down') re-adds the job from its next fire time at or "
+                     "after the restart; a fire less than one tick before the restart still runs in calsim")
+    after_suspend = "latest" if coalesce else "all"
+    after_down = after_suspend if jobstore == "persistent" else "skip"
     return Preset(
         name="apscheduler",
-        policy=Policy(catchup="latest" if coalesce else "all", max_lateness=misfire_grace_time,
-                      overlap="skip" if max_instances == 1 else "allow", jitter=jitter or None),
+        policy=Policy(catchup=after_down, max_lateness=misfire_grace_time,  # type: ignore[arg-type]
+                      overlap="skip" if max_instances == 1 else "allow", jitter=jitter or None,
+                      backlog="in_turn" if not coalesce and max_instances == 1 else "at_once",
+                      suspend_catchup=after_suspend),  # type: ignore[arg-type]
         gap="shift" if dst_gap == "code" else "skip", fold="both", tick="1s", notes=tuple(notes),
         sources=(APS_BASE, APS_GUIDE, APS_CRON, APS_HISTORY, "https://github.com/agronholm/apscheduler/issues/296"),
         settings=_settings(misfire_grace_time=misfire_grace_time, coalesce=coalesce, max_instances=max_instances,
-                           jitter=jitter, dst_gap=dst_gap),
+                           jitter=jitter, dst_gap=dst_gap, jobstore=jobstore),
         wildcard=Wildcard("every_hour", "skip", "both") if dst_gap == "code" else None,
     )
 
@@ -476,7 +527,8 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     ===========================  ===================================================  ============
     Quartz setting               calsim                                               source
     ===========================  ===================================================  ============
-    ``misfireThreshold`` (60 s)  ``misfire_grace`` (later than this: misfired)        QUARTZ_STORE
+    ``misfireThreshold`` (60 s)  ``misfire_grace``; this late or later: misfired      QUARTZ_STORE,
+                                 (``limit_edge="late"``)                              QUARTZ_RAM
     ``SMART_POLICY`` =           ``catchup="latest"`` (one run now, then the          QUARTZ_CRON
     ``FIRE_ONCE_NOW``            normal schedule)
     ``DO_NOTHING``               ``catchup="skip"`` (next time after now)             QUARTZ_CRON
@@ -511,7 +563,7 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     return Preset(
         name="quartz",
         policy=Policy(catchup=_QUARTZ_MISFIRE[misfire_instruction], misfire_grace=threshold / 1000,  # type: ignore[arg-type]
-                      overlap="buffer_one" if disallow_concurrent else "allow"),
+                      overlap="buffer_one" if disallow_concurrent else "allow", limit_edge="late"),
         gap="skip", fold="both", tick="1s", notes=tuple(notes),
         sources=(QUARTZ_CRON, QUARTZ_STORE, QUARTZ_DST, QUARTZ_JOBS, "https://github.com/quartz-scheduler/quartz/issues/51"),
         settings=_settings(misfire_instruction=misfire_instruction, misfire_threshold_ms=misfire_threshold_ms,
@@ -528,6 +580,8 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
     ==========================  ====================================================  =======
     ``Persistent=`` (false)     ``catchup="skip"``; true: ``"latest"`` (fires once    SYSTEMD
                                 immediately if an elapse was missed)
+    (suspend)                   ``suspend_catchup="latest"``: an elapse missed        SYSTEMD
+                                while suspended fires once on resume
     ``AccuracySec=`` (1 min)    ``tick`` (elapse at a host-stable point in the        SYSTEMD
                                 window)
     ``RandomizedDelaySec=``     ``jitter``                                            SYSTEMD
@@ -567,7 +621,7 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
     return Preset(
         name="systemd",
         policy=Policy(catchup="latest" if persistent else "skip", overlap="skip" if defer_reactivation else "buffer_one",
-                      jitter=dt.timedelta(microseconds=delay) if delay else None),
+                      jitter=dt.timedelta(microseconds=delay) if delay else None, suspend_catchup="latest"),
         gap="skip", fold="first", tick=_tick_text(accuracy) if accuracy else "1s", notes=tuple(notes),
         sources=(SYSTEMD,),
         settings=_settings(persistent=persistent, accuracy_sec=accuracy_sec, randomized_delay_sec=randomized_delay_sec,
@@ -585,8 +639,16 @@ def cronie(job_kind: str = "auto") -> Preset:
     first in minute or hour)      change), ``fold="first"`` (not run twice)
     wildcard job (minute or       ``gap="skip"``, ``fold="both"`` (follows the new    DEBIAN, CRONSIM
     hour starts with ``*``)       time: runs in both passes of a repeated hour)
-    downtime                      ``catchup="skip"`` (no catch-up; anacron is the     ANCHORS §6
-                                  add-on), ``overlap="allow"``
+    restart                       ``catchup="skip"`` (no catch-up; anacron is the     CRONIE_SRC
+                                  add-on), ``misfire_grace=0``,
+                                  ``recovery_wake=False``: the minute crond starts
+                                  in is skipped (``cron.c`` ``set_time``, then
+                                  ``cron_sleep(timeRunning + 1)``)
+    suspend (clock jump of J      fixed-time: every missed minute runs if             CRONIE_SRC
+    wall minutes on resume)       J <= 180 (``suspend_limit="180min"``); wildcard:
+                                  if J <= 5 (``"5min"``), else only the current
+                                  minute (``suspend_catchup="all"``)
+    overlap                       ``overlap="allow"``
     wakes each minute             ``tick="1min"``
     ============================  ==================================================  ==============
 
@@ -608,23 +670,33 @@ def cronie(job_kind: str = "auto") -> Preset:
     fixed, wild = ("next_valid", "first"), ("skip", "both")
     gap, fold = wild if job_kind == "wildcard" else fixed
     notes = [
+        "a suspend's clock jump J is counted in wall minutes between crond's last minute and its resume minute "
+        "(cron.c timeDiff): a suspend starting on a minute boundary gives J = its length + 1 minute, and one across "
+        "a DST change adds or removes the change; calsim compares the suspend's real length with the limit",
+        "a restart inside the second pass of a repeated hour runs a fixed-time job again at its wall time (crond "
+        "forgot the first pass); calsim expands fixed-time jobs with fold='first' and runs the first pass only",
+        "catch-up runs after a suspend are paced 10 s apart per minute caught up (cron.c sleep(10)); calsim starts "
+        "them at the resume wake-up",
         "clock changes of 3 h or more are treated by cron as corrections (nothing run for the skipped interval); "
         "calsim and cronsim still run fixed-time jobs right after such a jump (Pacific/Apia 2011-12-30)",
-        "several fixed-time jobs in one gap all run at the change in cron; calsim keeps one instant and marks "
-        "the others merged_into (cronsim yields one)",
+        "several gap times of one fixed-time job (0,30 2 * * *) all run at the change in crond, 10 s apart; calsim "
+        "keeps one instant and marks the others merged_into (cronsim yields one)",
         "cronie's 'granularity > 1 h' wording would make '0 */2 * * *' fixed-time; the code flags and cronsim "
         "treat it as wildcard, as calsim does",
-        "no catch-up of runs missed while crond is down is documented; assumed none",
         "cronsim 2.8 misses a few wildcard times next to Lord Howe's 30-minute changes (its searches jump in "
         "real time); calsim runs them, as cron's minute-by-minute matching does (pinned in the tests)",
     ]
+    fixed_policy = dict(catchup="skip", overlap="allow", misfire_grace=0, recovery_wake=False,
+                        suspend_catchup="all", suspend_limit="180min")
+    wild_policy = (("suspend_limit", "5min"),)
+    policy = Policy(**{**fixed_policy, **(dict(wild_policy) if job_kind == "wildcard" else {})})  # type: ignore[arg-type]
     return Preset(
         name="cronie",
-        policy=Policy(catchup="skip", overlap="allow"),
+        policy=policy,
         gap=gap, fold=fold, tick="1min", notes=tuple(notes),  # type: ignore[arg-type]
-        sources=(CRONIE, DEBIAN, CRONSIM),
+        sources=(CRONIE, CRONIE_SRC, DEBIAN, CRONSIM),
         settings=_settings(job_kind=job_kind),
-        wildcard=Wildcard("minute_or_hour_starred", "skip", "both") if job_kind == "auto" else None,
+        wildcard=Wildcard("minute_or_hour_starred", "skip", "both", wild_policy) if job_kind == "auto" else None,
     )
 
 

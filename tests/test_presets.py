@@ -47,10 +47,10 @@ class TestKubernetes:
             "latest", "allow", None, None)
         assert p.policy.jitter_us == 0 and p.zone is None and p.suspended is False
 
-    def test_forbid_with_deadline_skips_overlaps_and_expires_after_200s(self):
+    def test_forbid_with_deadline_buffers_the_latest_and_expires_from_200s(self):
         p = presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=200)
-        assert (p.policy.overlap, p.policy.max_lateness_us, p.policy.catchup) == ("skip", 200 * US, "latest")
-        assert any(n.startswith("Forbid -> overlap 'skip'") for n in p.notes)
+        assert (p.policy.overlap, p.policy.max_lateness_us, p.policy.catchup) == ("buffer_latest", 200 * US, "latest")
+        assert p.policy.limit_edge == "late"  # times strictly after now - deadline
 
     def test_replace_cancels_the_running_job(self):
         assert presets.kubernetes(concurrency_policy="Replace").policy.overlap == "cancel_other"
@@ -65,9 +65,10 @@ class TestKubernetes:
         assert p.policy.max_missed == 100
         assert any(n.startswith("too_many_missed='docs'") for n in p.notes)
 
-    def test_deadline_below_the_10s_sync_loop_is_noted(self):
-        assert any("may never fire" in n for n in presets.kubernetes(starting_deadline_seconds=5).notes)
-        assert not any("may never fire" in n for n in presets.kubernetes(starting_deadline_seconds=10).notes)
+    def test_deadline_below_the_10s_sync_loop_and_zero_are_noted(self):
+        assert any("synced every 10 s" in n for n in presets.kubernetes(starting_deadline_seconds=5).notes)
+        assert not any("synced every 10 s" in n for n in presets.kubernetes(starting_deadline_seconds=10).notes)
+        assert any("never starts a Job" in n for n in presets.kubernetes(starting_deadline_seconds=0).notes)
 
     def test_time_zone_is_set_on_applied_schedules(self):
         s = calsim.Schedule("b", "UTC", "2026-01-01T00:00", "0 3 * * *")
@@ -133,7 +134,8 @@ class TestApscheduler:
     def test_defaults_one_second_grace_coalesce_one_instance(self):
         p = presets.apscheduler()
         assert p.policy.max_lateness_us == 1 * US  # misfire_grace_time=1
-        assert p.policy.catchup == "latest"  # coalesce=True
+        assert p.policy.suspend_catchup == "latest"  # coalesce=True
+        assert p.policy.catchup == "skip"  # the default memory job store forgets on a restart
         assert p.policy.overlap == "skip"  # max_instances=1
         assert p.policy.misfire_grace is None and p.policy.jitter_us == 0
         assert (p.gap, p.fold, p.wildcard) == ("shift", "both", presets.Wildcard("every_hour", "skip", "both"))
@@ -142,8 +144,8 @@ class TestApscheduler:
         assert presets.apscheduler(misfire_grace_time=None).policy.max_lateness is None
 
     def test_no_coalesce_runs_every_missed_time_within_grace(self):
-        p = presets.apscheduler(misfire_grace_time=3600, coalesce=False)
-        assert (p.policy.catchup, p.policy.max_lateness_us) == ("all", 3600 * US)
+        p = presets.apscheduler(misfire_grace_time=3600, coalesce=False, jobstore="persistent")
+        assert (p.policy.catchup, p.policy.max_lateness_us, p.policy.backlog) == ("all", 3600 * US, "in_turn")
 
     def test_more_instances_allow_overlap_and_say_it_is_unbounded(self):
         p = presets.apscheduler(max_instances=3)
@@ -268,7 +270,7 @@ class TestPreset:
         one = p.apply(a)
         assert isinstance(one, calsim.Schedule) and one.policy == p.policy and (one.gap, one.fold) == ("skip", "both")
         many = p.apply((a, b))
-        assert [s.id for s in many] == ["a", "b"] and all(s.policy.overlap == "skip" for s in many)
+        assert [s.id for s in many] == ["a", "b"] and all(s.policy.overlap == "buffer_latest" for s in many)
 
     def test_apply_keeps_the_workload_fields_of_an_existing_policy(self):
         own = Policy(catchup="all", overlap="allow", duration=LogNormal("10min", "30min"), cost=2.5,

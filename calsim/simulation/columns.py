@@ -52,7 +52,8 @@ def eligibility(run: RunState) -> None:
 
 def pickup(run: RunState) -> None:
     """Steps 2-3: each occurrence's wake-up, then pauses and revision boundaries."""
-    pick = wake(run.eligible, run.sc.tick_us, run.outages)  # a row without an instant: eligible 0, pick 0
+    recovery = run.per_row(run.p_recovery)
+    pick = wake(run.eligible, run.sc.tick_us, run.outages, recovery, run.suspends)  # a row without an instant: eligible 0, pick 0
     run.pick = run.start = pick
     _pauses(run)
     _revisions(run)
@@ -88,20 +89,32 @@ def catch_up(run: RunState) -> None:
     """Step 4: missed occurrences, their expiry, and each wake-up's backlog under its catch-up mode.
 
     An occurrence is *missed* when its lateness is past ``misfire_grace``
-    (:func:`.rules.beyond`, with the scheduler's edge). Missed ones past
-    ``max_lateness`` are ``expired``. The rest of a wake-up's missed rows form
-    its backlog, ordered by due instant; for every mode but ``"all"`` (and for
-    a backlog run ``in_turn``) the on-time rows the same wake-up picks belong
-    to it too: a scheduler that finds a misfire coalesces or drops everything
-    due so far (APScheduler ``_get_run_times`` then ``run_times[-1:]``,
-    Kubernetes ``mostRecentScheduleTime``, Quartz ``updateAfterMisfire``
-    computing the next fire time after *now*). A backlog larger than
+    (:func:`.rules.beyond`, with the scheduler's edge). Any occurrence past
+    ``max_lateness`` is ``expired`` (so a limit tighter than the grace holds
+    too). The rest of a wake-up's missed rows form
+    its backlog, ordered by due instant. For the coalescing modes
+    (``latest``, ``earliest``, ``bounded``) and a backlog run ``in_turn``, the
+    on-time rows the same wake-up picks belong to it too: such a scheduler
+    takes everything due so far as one list (APScheduler ``_get_run_times``
+    then ``run_times[-1:]``, Kubernetes ``mostRecentScheduleTime``, Temporal's
+    buffer of the whole time range); ``skip`` drops only what was missed (cron
+    runs the current minute's jobs). A backlog larger than
     ``max_missed`` leaves the schedule stuck (:func:`_stuck`); otherwise
     :func:`.rules.backlog_outcome` decides.
     """
     live = run.has_due & (run.state < 0)
     late = run.pick - run.eligible
-    missed = beyond(late, run.per_row(run.p_grace), run.per_row(run.p_edge))
+    edge = run.per_row(run.p_edge)
+    if (run.p_maxlate < run.p_grace).any():
+        # A limit tighter than the grace: a run later than max_lateness is never
+        # started, missed or not (Kubernetes' deadline, APScheduler's grace).
+        gone = beyond(late, run.per_row(run.p_maxlate), edge)
+        gone &= live
+        run.state[gone] = S["expired"]
+        run.reason[gone] = R["max_lateness"]
+        live &= ~gone
+        del gone
+    missed = beyond(late, run.per_row(run.p_grace), edge)
     missed &= live
     m = np.flatnonzero(missed)
     del missed
@@ -113,7 +126,8 @@ def catch_up(run: RunState) -> None:
     run.state[m[expired]] = S["expired"]
     run.reason[m[expired]] = R["max_lateness"]
     # The wake-ups that found a misfire, and the on-time rows they pick too.
-    joins = (run.p_catchup != CATCHUP["all"]) | run.p_in_turn
+    coalescing = np.array([CATCHUP["latest"], CATCHUP["earliest"], CATCHUP["bounded"]])
+    joins = np.isin(run.p_catchup, coalescing) | np.isin(run.p_suspend_catchup, coalescing) | run.p_in_turn
     members = m[~expired]
     if joins.any():
         picks = np.unique(run.pick[m])
@@ -131,7 +145,8 @@ def catch_up(run: RunState) -> None:
     stuck = size > run.p_maxmissed[s_o]
     if stuck.any():
         _stuck(run, rows[stuck])
-    runs, coalesced = backlog_outcome(run.p_catchup[s_o], run.p_limit[s_o], pos, size)
+    mode = _mode(run, rows, s_o)
+    runs, coalesced = backlog_outcome(mode, run.p_limit[s_o], pos, size)
     ok = run.state[rows] < 0  # not stuck
     run.state[rows[~runs & coalesced & ok]] = S["coalesced"]
     run.state[rows[~runs & ~coalesced & ok]] = S["skipped"]
@@ -142,6 +157,24 @@ def catch_up(run: RunState) -> None:
     if in_turn.any():
         run.in_turn = np.zeros(run.n, dtype=bool) if run.in_turn is None else run.in_turn
         run.in_turn[rows[in_turn]] = True
+
+
+def _mode(run: RunState, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Each backlog member's catch-up mode: ``suspend_catchup`` after a short enough suspend, else ``catchup``.
+
+    A member was left by a suspend when the last outage that ended at or
+    before its wake-up, and after it was due, was an ``Outage(kind="suspend")``.
+    """
+    mode = run.p_catchup[s]
+    if not run.suspends.any():
+        return mode
+    ends = np.array([e for _, e in run.outages], dtype=np.int64)
+    starts = np.array([a for a, _ in run.outages], dtype=np.int64)
+    j = np.searchsorted(ends, run.pick[rows], side="right") - 1
+    jj = np.maximum(j, 0)
+    left = (j >= 0) & (run.eligible[rows] < ends[jj]) & run.suspends[jj]
+    left &= ends[jj] - starts[jj] <= run.p_suspend_limit[s]
+    return np.where(left, run.p_suspend_catchup[s], mode)
 
 
 def _stuck(run: RunState, rows: np.ndarray) -> None:
@@ -339,7 +372,7 @@ def _overlap_rows(run: RunState) -> np.ndarray | None:
     out = np.zeros(run.n, dtype=bool)
     for h in hits:
         out[h] = True
-    buffering = (run.p_overlap == OVERLAP["buffer_one"]) | (run.p_overlap == OVERLAP["buffer_all"])
+    buffering = np.isin(run.p_overlap, [OVERLAP["buffer_one"], OVERLAP["buffer_all"], OVERLAP["buffer_latest"]])
     if buffering.any():
         # A buffering schedule needs order from its first cluster on.
         out = _from_first(run, out, buffering, out)

@@ -142,6 +142,11 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
             if mode == OVERLAP["buffer_all"]:
                 buffers.setdefault(s, []).append(r)
                 return
+            if mode == OVERLAP["buffer_latest"]:
+                for old in buffers.pop(s, []):  # the newer one takes the older one's place
+                    run.state[old], run.reason[old] = S["skipped"], R["overlap"]
+                buffers[s] = [r]
+                return
             # cancel_other: the running one stops now, keeping its cost (a sent call is not refunded).
             old = cur[0]
             run.state[old], run.reason[old] = S["cancelled"], R["superseded"]
@@ -156,7 +161,7 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
         items = turns.get(s)
         while items:
             r = items.pop(0)
-            if beyond(t - int(run.eligible[r]), int(run.p_maxlate[s]), int(run.p_edge[s])):
+            if beyond(up(t, outages) - int(run.eligible[r]), int(run.p_maxlate[s]), int(run.p_edge[s])):
                 # APScheduler checks each run time's misfire grace when its turn comes (executors/base.py run_job).
                 run.state[r], run.reason[r] = S["expired"], R["max_lateness"]
                 continue
@@ -178,9 +183,14 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                 running.pop(s, None)
             if turns.get(s) and s not in running:
                 next_turn(s, t)
-            if buffers.get(s) and s not in running:
+            while buffers.get(s) and s not in running:
                 nxt = buffers[s].pop(0)
+                if beyond(up(t, outages) - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):
+                    # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends).
+                    run.state[nxt], run.reason[nxt] = S["expired"], R["max_lateness"]
+                    continue
                 try_start(nxt, t)
+                break
             while capacity is not None and cap_queue and active < capacity:
                 # Highest priority first, ageing one level per AGEING_US waited so that
                 # low priority never starves; ties by eligibility (oldest first).

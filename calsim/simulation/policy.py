@@ -10,7 +10,11 @@
 ``misfire_grace``         lateness beyond this makes a run *missed* (default: one tick;
                           APScheduler ``misfire_grace_time``, Quartz ``misfireThreshold``)
 ``overlap``               a run of the same schedule still going: ``"allow"``, ``"skip"``,
-                          ``"buffer_one"``, ``"buffer_all"``, ``"cancel_other"`` (Temporal's names)
+                          ``"buffer_one"``, ``"buffer_all"``, ``"cancel_other"`` (Temporal's names),
+                          ``"buffer_latest"`` (one waits; a newer one takes its place, the older is
+                          ``skipped``/``overlap``: Kubernetes ``Forbid`` starts the most recent unmet
+                          time when the running Job ends). A buffered run later than
+                          ``max_lateness`` when it could start is ``expired``
 ``jitter``                a deterministic delay in ``[0, jitter)``, never past the next occurrence
 ``duration``              a duration, or :class:`LogNormal` (seeded per occurrence)
 ``cost``, ``account``     what a run costs and which budget pays
@@ -27,6 +31,12 @@
                           ``overlap`` at the wake-up) or ``"in_turn"`` (one instance works through it
                           in due order, each member expiring if later than ``max_lateness`` when its
                           turn comes: APScheduler ``coalesce=False``, ``max_instances=1``)
+``recovery_wake``         whether the scheduler looks at once when it comes back up (True: most
+                          schedulers) or only from its next tick after that instant (False: cron
+                          starts its clock at the current minute and first runs the next one)
+``suspend_catchup``       the catch-up mode for a backlog left by an ``Outage(kind="suspend")`` no
+``suspend_limit``         longer than ``suspend_limit`` (None: any); otherwise ``catchup`` applies
+                          (cron: fixed-time jobs run after a clock jump of less than 3 h)
 ========================  ==========================================================================
 
 >>> from calsim.simulation.policy import Policy
@@ -46,7 +56,7 @@ from ..errors import CalsimError, PolicyError, choices
 __all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "with_policy"]
 
 Catchup = Literal["all", "latest", "earliest", "skip", "bounded"]
-Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other"]
+Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"]
 OnBudget = Literal["wait", "skip"]
 LimitEdge = Literal["on_time", "late"]
 Backlog = Literal["at_once", "in_turn"]
@@ -126,10 +136,14 @@ class Policy:
     max_missed: int | None = None
     limit_edge: LimitEdge = "on_time"
     backlog: Backlog = "at_once"
+    recovery_wake: bool = True
+    suspend_catchup: Catchup | None = None
+    suspend_limit: object = None
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
     misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
     jitter_us: int = field(init=False, repr=False, compare=False)
     duration_us: int = field(init=False, repr=False, compare=False)
+    suspend_limit_us: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check("catchup", self.catchup, get_args(Catchup))
@@ -137,7 +151,11 @@ class Policy:
         _check("on_budget", self.on_budget, get_args(OnBudget))
         _check("limit_edge", self.limit_edge, get_args(LimitEdge))
         _check("backlog", self.backlog, get_args(Backlog))
-        if self.catchup == "bounded":
+        if self.suspend_catchup is not None:
+            _check("suspend_catchup", self.suspend_catchup, get_args(Catchup))
+        if not isinstance(self.recovery_wake, bool):
+            raise PolicyError(f"recovery_wake: expected True or False, got {self.recovery_wake!r}")
+        if "bounded" in (self.catchup, self.suspend_catchup):
             if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
                 raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {self.limit!r}")
         elif self.limit is not None:
@@ -146,6 +164,7 @@ class Policy:
         set_(self, "max_lateness_us", _dur(self.max_lateness, "max_lateness"))
         set_(self, "misfire_grace_us", _dur(self.misfire_grace, "misfire_grace"))
         set_(self, "jitter_us", _dur(self.jitter, "jitter") or 0)
+        set_(self, "suspend_limit_us", _dur(self.suspend_limit, "suspend_limit"))
         if isinstance(self.duration, LogNormal):
             set_(self, "duration_us", self.duration.median_us)
         else:

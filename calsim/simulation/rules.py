@@ -35,7 +35,7 @@ __all__ = ["BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond"
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
 CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
-OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4}
+OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4, "buffer_latest": 5}
 # What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
 EDGE = {"on_time": 0, "late": 1}
 DAY_US = 86400 * US
@@ -65,7 +65,8 @@ def up(t, outages: tuple[tuple[int, int], ...]):
     return t
 
 
-def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...]) -> np.ndarray:
+def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], recovery=True,
+         suspends: np.ndarray | None = None) -> np.ndarray:
     """The wake-up that picks each occurrence: the first at or after ``eligible``.
 
     The scheduler wakes on multiples of ``tick`` from the Unix epoch while up,
@@ -73,9 +74,18 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...]) 
     picked at the first up-tick at or after it, unless the scheduler comes back
     up before that tick (or is down at it): then at that come-back instant.
 
+    ``recovery`` (per row, or one for all) False is a scheduler that does not
+    look when it comes back: it resumes at its first tick strictly after that
+    instant (cron starts its clock at the current minute and first runs the
+    next one: cronie ``cron.c``, ``set_time`` then ``cron_sleep(timeRunning + 1)``).
+    That is a restart; after an outage that ``suspends`` marks (the process
+    slept with the machine) every scheduler wakes at the resume instant.
+
     >>> MIN = 60 * 10**6
     >>> wake(np.array([30 * 10**6]), MIN, ((0, 90 * 10**6),)).tolist()  # down when due: back at 90 s
     [90000000]
+    >>> wake(np.array([30 * 10**6]), MIN, ((0, 90 * 10**6),), recovery=False).tolist()  # cron: the next minute
+    [120000000]
     >>> wake(np.array([30 * 10**6]), MIN, ()).tolist()  # up: the next tick
     [60000000]
     """
@@ -95,8 +105,26 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...]) 
     has = j < len(ends)
     back = np.where(has, ends[np.minimum(j, len(ends) - 1)], BIG)
     back = np.where(has, up(back, outages), BIG)  # a come-back inside the next outage is no wake-up
-    c_down = up(c, outages) != c
-    pick[idx] = np.minimum(np.where(c_down, BIG, c), back)
+    c_up = up(c, outages)
+    looks = np.minimum(np.where(c_up != c, BIG, c), back)
+    if np.ndim(recovery) == 0 and recovery:
+        pick[idx] = looks
+        return pick
+    # Without a look at recovery: the first tick after a come-back, never the come-back itself...
+    ticks = c
+    for _ in range(len(outages) + 1):
+        t_up = up(ticks, outages)
+        moved = (t_up != ticks) | np.isin(ticks, ends)
+        if not moved.any():
+            break
+        ticks = np.where(moved, (t_up // tick + 1) * tick, ticks)
+    if suspends is not None and suspends.any():
+        # ... but a process that slept through a suspend wakes when it resumes.
+        s_ends = ends[suspends]
+        k = np.searchsorted(s_ends, e, side="left")
+        s_back = np.where(k < len(s_ends), up(s_ends[np.minimum(k, len(s_ends) - 1)], outages), BIG)
+        ticks = np.minimum(ticks, s_back)
+    pick[idx] = np.where(np.asarray(recovery)[idx] if np.ndim(recovery) else False, looks, ticks)
     return pick
 
 

@@ -26,6 +26,7 @@ from .policy import Failures
 __all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Revise", "TzUpgrade", "Period"]
 
 Period = Literal["day", "week", "month"]
+OutageKind = Literal["down", "suspend"]
 
 
 def _instant(value: object, field_name: str) -> int:
@@ -34,15 +35,30 @@ def _instant(value: object, field_name: str) -> int:
 
 @dataclass(frozen=True)
 class Outage:
-    """The scheduler is down over ``[start, end)``."""
+    """The scheduler is down over ``[start, end)``.
+
+    ``kind`` says how: ``"down"`` (default; the scheduler process is not
+    running: a crash, a restart, the machine off; on return it knows only what
+    it persisted) or ``"suspend"`` (the machine sleeps; the process keeps its
+    memory and, on resume, sees the wall clock jump). Schedulers treat the two
+    differently (cron catches fixed-time jobs up after a jump of less than three
+    hours, systemd fires a missed elapse once after a suspend whatever
+    ``Persistent=`` says): see ``Policy(suspend_catchup=..., suspend_limit=...)``.
+
+    >>> Outage("2026-01-01T00:00Z", "2026-01-01T01:00Z", kind="suspend").kind
+    'suspend'
+    """
 
     start: object
     end: object
+    kind: OutageKind = "down"
     start_us: int = field(init=False, repr=False, compare=False)
     end_us: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         s, e = _instant(self.start, "outage.start"), _instant(self.end, "outage.end")
+        if self.kind not in get_args(OutageKind):
+            raise InputError(f"outage.kind: {self.kind!r} (allowed: {choices(get_args(OutageKind))})")
         if e <= s:
             raise InputError(f"outage.end: {self.end!r} is not after outage.start {self.start!r}")
         object.__setattr__(self, "start_us", s)

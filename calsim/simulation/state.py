@@ -90,6 +90,9 @@ class RunState:
         self.p_limit = arr(lambda p: p.limit or 0)
         self.p_maxmissed = arr(lambda p: BIG if p.max_missed is None else p.max_missed)
         self.p_in_turn = arr(lambda p: p.backlog == "in_turn", bool)
+        self.p_recovery = arr(lambda p: p.recovery_wake, bool)
+        self.p_suspend_catchup = arr(lambda p: CATCHUP[p.suspend_catchup or p.catchup], np.int8)
+        self.p_suspend_limit = arr(lambda p: BIG if p.suspend_limit_us is None else p.suspend_limit_us)
         self.p_overlap = arr(lambda p: OVERLAP[p.overlap], np.int8)
         self.p_cost = arr(lambda p: float(p.cost), np.float64)
         self.p_dur = arr(lambda p: p.duration_us)
@@ -102,6 +105,7 @@ class RunState:
         self.rel = get_release(scenario.release)
         self.budget_tables = [self.rel.table(b.zone) for b in scenario.budgets]
         self.outages = tuple((o.start_us, o.end_us) for o in scenario.outages)
+        self.suspends = np.array([o.kind == "suspend" for o in scenario.outages], dtype=bool)
         self.pauses = self._pause_spans()
 
         # Rows without an instant are settled now, with the reason their notes give.
