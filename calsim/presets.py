@@ -59,7 +59,7 @@ US = 1_000_000
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
 SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "jitter", "max_missed",
-                    "limit_edge", "backlog", "recovery_wake", "suspend_catchup", "suspend_limit")
+                    "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup", "suspend_limit")
 
 K8S_DOC = "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
 K8S_CODE = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go"
@@ -77,9 +77,11 @@ APS_EXEC = "https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/execut
 QUARTZ_CRON = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/impl/triggers/CronTriggerImpl.java"
 QUARTZ_STORE = "https://quartz-scheduler.org/documentation/quartz-2.3.0/configuration/ConfigRAMJobStore.html"
 QUARTZ_RAM = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/simpl/RAMJobStore.java"
+QUARTZ_JDBC = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/impl/jdbcjobstore/StdJDBCConstants.java"
 QUARTZ_DST = "https://documentation.softwareag.com/onlinehelp/Rohan/quartz_223/webhelp/quartz-scheduler-webhelp/co-bp_daylight_savings_time_tips.html"
 QUARTZ_JOBS = "https://www.quartz-scheduler.org/documentation/quartz-2.3.0/tutorials/tutorial-lesson-03.html"
 SYSTEMD = "https://www.freedesktop.org/software/systemd/man/latest/systemd.timer.html"
+TIMER_C = "https://github.com/systemd/systemd/blob/v252/src/core/timer.c"
 CRONIE = "https://github.com/cronie-crond/cronie/blob/master/man/cron.8"
 CRONIE_SRC = "https://github.com/cronie-crond/cronie/blob/master/src/cron.c"
 DEBIAN = "https://manpages.debian.org/bookworm/cron/cron.8.en.html"
@@ -178,7 +180,8 @@ class Preset:
         ``on_budget``, ``priority``) are kept; the scheduler's fields
         (``catchup``, ``limit``, ``max_lateness``, ``misfire_grace``,
         ``overlap``, ``jitter``, ``max_missed``, ``limit_edge``, ``backlog``,
-        ``recovery_wake``, ``suspend_catchup``, ``suspend_limit``) come from
+        ``recovery_wake``, ``down_is_missed``, ``suspend_catchup``,
+        ``suspend_limit``) come from
         the preset.
         A single Schedule gives a Schedule, anything else a list.
         """
@@ -521,20 +524,28 @@ _QUARTZ_MISFIRE = {"SMART_POLICY": "latest", "FIRE_ONCE_NOW": "latest", "DO_NOTH
 
 
 def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int = 60000,
-           disallow_concurrent: bool = False) -> Preset:
+           disallow_concurrent: bool = False, job_store: str = "ram") -> Preset:
     """Quartz 2.x ``CronTrigger`` (``MISFIRE_INSTRUCTION_*`` without the prefix).
 
     ===========================  ===================================================  ============
     Quartz setting               calsim                                               source
     ===========================  ===================================================  ============
-    ``misfireThreshold`` (60 s)  ``misfire_grace``; this late or later: misfired      QUARTZ_STORE,
-                                 (``limit_edge="late"``)                              QUARTZ_RAM
+    ``misfireThreshold`` (60 s)  ``misfire_grace``; RAMJobStore: this late or later   QUARTZ_STORE,
+                                 is misfired (``limit_edge="late"``); JDBC: later     QUARTZ_RAM,
+                                 than this                                            QUARTZ_JDBC
+    ``job_store``                ``"ram"`` (default): a restarted scheduler           QUARTZ_CRON
+                                 re-schedules its triggers and misses nothing
+                                 (``catchup="skip"``, ``down_is_missed``); a
+                                 paused JVM (``Outage(kind="suspend")``) applies
+                                 the instruction; ``"jdbc"``: both apply it
     ``SMART_POLICY`` =           ``catchup="latest"`` (one run now, then the          QUARTZ_CRON
     ``FIRE_ONCE_NOW``            normal schedule)
     ``DO_NOTHING``               ``catchup="skip"`` (next time after now)             QUARTZ_CRON
     ``IGNORE_MISFIRE_POLICY``    ``catchup="all"`` (every missed time, asap)          QUARTZ_CRON
-    ``@DisallowConcurrent...``   ``overlap="buffer_one"`` (blocked trigger waits);    QUARTZ_JOBS
-                                 without it ``"allow"``
+    ``@DisallowConcurrent...``   ``overlap="buffer_one"`` (blocked trigger waits;     QUARTZ_JOBS
+                                 with ``IGNORE_MISFIRE_POLICY`` every blocked time
+                                 runs in turn: ``"buffer_all"``); without it
+                                 ``"allow"``
     DST                          ``gap="skip"``, ``fold="both"``                      QUARTZ_DST
     ===========================  ===================================================  ============
 
@@ -544,15 +555,20 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     (QUARTZ_DST), https://www.quartz-scheduler.org/documentation/quartz-2.3.0/tutorials/tutorial-lesson-03.html (QUARTZ_JOBS).
 
     >>> from calsim import presets
-    >>> p = presets.quartz(misfire_instruction="DO_NOTHING")
-    >>> p.policy.catchup, p.policy.misfire_grace_us, p.policy.overlap
-    ('skip', 60000000, 'allow')
+    >>> p = presets.quartz(misfire_instruction="DO_NOTHING", job_store="jdbc")
+    >>> p.policy.catchup, p.policy.misfire_grace_us, p.policy.overlap, p.policy.limit_edge
+    ('skip', 60000000, 'allow', 'on_time')
     """
     _enum("misfire_instruction", misfire_instruction, tuple(_QUARTZ_MISFIRE))
     threshold = _int("misfire_threshold_ms", misfire_threshold_ms, 0)
     _bool("disallow_concurrent", disallow_concurrent)
+    _enum("job_store", job_store, ("ram", "jdbc"))
     assert threshold is not None
     notes = [
+        "DO_NOTHING moves a misfired trigger to its first fire time strictly after now, so a fire time met at the "
+        "same wake-up as misfired ones (on time, or less late than the threshold) is skipped too; calsim runs it",
+        "the scheduler thread acquires triggers up to 30 s ahead (idleWaitTime): a pause starting less than 30 s "
+        "before a fire time fires it anyway; calsim picks each fire time at its tick",
         "DST: the docs say a 2:05 time 'may never occur' on the spring day and a 1:05 time 'may occur twice'",
         "FIRE_ONCE_NOW runs once at recovery; calsim attributes that run to the newest missed time",
         "only CronTrigger instructions; a SimpleTrigger (fixed ms) is calsim.Every with its own instructions",
@@ -560,14 +576,21 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     if disallow_concurrent:
         notes.append("disallow_concurrent -> 'buffer_one': a blocked trigger waits for the running job; if it is "
                      "then later than misfireThreshold, Quartz applies the misfire instruction, calsim runs it")
+    on_misfire = _QUARTZ_MISFIRE[misfire_instruction]
+    overlap = "allow"
+    if disallow_concurrent:
+        overlap = "buffer_all" if misfire_instruction == "IGNORE_MISFIRE_POLICY" else "buffer_one"
+    if job_store == "ram" and threshold < 1:
+        notes.append("misfire_threshold_ms < 1: RAMJobStore refuses it (setMisfireThreshold); calsim takes it as 0")
     return Preset(
         name="quartz",
-        policy=Policy(catchup=_QUARTZ_MISFIRE[misfire_instruction], misfire_grace=threshold / 1000,  # type: ignore[arg-type]
-                      overlap="buffer_one" if disallow_concurrent else "allow", limit_edge="late"),
+        policy=Policy(catchup=on_misfire if job_store == "jdbc" else "skip", misfire_grace=threshold / 1000,  # type: ignore[arg-type]
+                      overlap=overlap, limit_edge="late" if job_store == "ram" else "on_time",  # type: ignore[arg-type]
+                      suspend_catchup=on_misfire, down_is_missed=job_store == "ram"),  # type: ignore[arg-type]
         gap="skip", fold="both", tick="1s", notes=tuple(notes),
         sources=(QUARTZ_CRON, QUARTZ_STORE, QUARTZ_DST, QUARTZ_JOBS, "https://github.com/quartz-scheduler/quartz/issues/51"),
         settings=_settings(misfire_instruction=misfire_instruction, misfire_threshold_ms=misfire_threshold_ms,
-                           disallow_concurrent=disallow_concurrent),
+                           disallow_concurrent=disallow_concurrent, job_store=job_store),
     )
 
 
@@ -582,6 +605,10 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
                                 immediately if an elapse was missed)
     (suspend)                   ``suspend_catchup="latest"``: an elapse missed        SYSTEMD
                                 while suspended fires once on resume
+    (boot)                      ``down_is_missed``, ``recovery_wake=False``: the      TIMER_C
+                                next elapse is strictly after boot, and the
+                                Persistent catch-up lands at the first
+                                AccuracySec point after boot
     ``AccuracySec=`` (1 min)    ``tick`` (elapse at a host-stable point in the        SYSTEMD
                                 window)
     ``RandomizedDelaySec=``     ``jitter``                                            SYSTEMD
@@ -606,8 +633,14 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
     _bool("defer_reactivation", defer_reactivation)
     assert accuracy is not None and delay is not None
     notes = [
-        "DST: systemd.timer/systemd.time do not document what OnCalendar= does with a wall time that does not "
-        "exist or happens twice; gap='skip', fold='first' are calsim's defaults assumed here, not measured",
+        "DST (measured with systemd-analyze 252): a wall time that does not exist is skipped and a repeated one "
+        "fires in its first pass only, for a timer running throughout; a timer that boots, resumes or triggers "
+        "inside the repeated hour fires the second-pass times after that instant too (timer.c: the next elapse "
+        "follows its base), which fold='first' does not give",
+        "the Persistent= catch-up at boot is still delayed by RandomizedDelaySec= in systemd; calsim starts it at "
+        "the first wake-up",
+        "RandomizedDelaySec= longer than the period swallows the elapses inside the delay in systemd; calsim caps "
+        "each delay before the next elapse and runs them all",
         "an outage is modelled as the timer being inactive (machine off); elapses during a suspend collapse into "
         "one activation on resume, which persistent=True gives",
         "AccuracySec= places the elapse at a host-specific stable point in the window; tick=AccuracySec aligns "
@@ -621,9 +654,10 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
     return Preset(
         name="systemd",
         policy=Policy(catchup="latest" if persistent else "skip", overlap="skip" if defer_reactivation else "buffer_one",
-                      jitter=dt.timedelta(microseconds=delay) if delay else None, suspend_catchup="latest"),
+                      jitter=dt.timedelta(microseconds=delay) if delay else None, suspend_catchup="latest",
+                      down_is_missed=True, recovery_wake=False),
         gap="skip", fold="first", tick=_tick_text(accuracy) if accuracy else "1s", notes=tuple(notes),
-        sources=(SYSTEMD,),
+        sources=(SYSTEMD, TIMER_C),
         settings=_settings(persistent=persistent, accuracy_sec=accuracy_sec, randomized_delay_sec=randomized_delay_sec,
                            fixed_random_delay=fixed_random_delay, defer_reactivation=defer_reactivation),
     )
@@ -675,6 +709,9 @@ def cronie(job_kind: str = "auto") -> Preset:
         "a DST change adds or removes the change; calsim compares the suspend's real length with the limit",
         "a restart inside the second pass of a repeated hour runs a fixed-time job again at its wall time (crond "
         "forgot the first pass); calsim expands fixed-time jobs with fold='first' and runs the first pass only",
+        "a suspend across a fall-back can make the jump J zero or negative: crond runs nothing missed (fixed-time "
+        "jobs wait until the wall clock passes the last minute done, so their second pass may run); calsim catches "
+        "the suspend up by its real length",
         "catch-up runs after a suspend are paced 10 s apart per minute caught up (cron.c sleep(10)); calsim starts "
         "them at the resume wake-up",
         "clock changes of 3 h or more are treated by cron as corrections (nothing run for the skipped interval); "

@@ -167,7 +167,14 @@ class TestQuartz:
          ("IGNORE_MISFIRE_POLICY", "all")],
     )
     def test_misfire_instruction_maps_to_catchup(self, instruction, catchup):
-        assert presets.quartz(misfire_instruction=instruction).policy.catchup == catchup
+        ram = presets.quartz(misfire_instruction=instruction)
+        assert (ram.policy.suspend_catchup, ram.policy.catchup, ram.policy.down_is_missed) == (catchup, "skip", True)
+        jdbc = presets.quartz(misfire_instruction=instruction, job_store="jdbc")
+        assert (jdbc.policy.catchup, jdbc.policy.suspend_catchup, jdbc.policy.limit_edge) == (catchup, catchup, "on_time")
+
+    def test_disallow_concurrent_with_ignore_misfire_runs_every_blocked_time(self):
+        p = presets.quartz(misfire_instruction="IGNORE_MISFIRE_POLICY", disallow_concurrent=True)
+        assert p.policy.overlap == "buffer_all"
 
     def test_defaults_threshold_60s_and_concurrent_runs(self):
         p = presets.quartz()
@@ -179,11 +186,12 @@ class TestQuartz:
 
 
 class TestSystemd:
-    def test_defaults_no_catch_up_tick_is_accuracy_and_dst_is_an_assumption(self):
+    def test_defaults_no_catch_up_tick_is_accuracy_and_dst_is_measured(self):
         p = presets.systemd()
         assert (p.policy.catchup, p.policy.overlap, p.policy.jitter_us, p.tick) == ("skip", "buffer_one", 0, "1min")
+        assert (p.policy.down_is_missed, p.policy.recovery_wake, p.policy.suspend_catchup) == (True, False, "latest")
         assert (p.gap, p.fold) == ("skip", "first")
-        assert any(n.startswith("DST: systemd.timer/systemd.time do not document") for n in p.notes)
+        assert any(n.startswith("DST (measured with systemd-analyze 252)") for n in p.notes)
 
     def test_persistent_fires_once_for_missed_elapses(self):
         assert presets.systemd(persistent=True).policy.catchup == "latest"

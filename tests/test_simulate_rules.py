@@ -81,13 +81,14 @@ def test_bounded_keeps_the_newest_in_utc_across_a_fall_back():
 @pytest.mark.parametrize("preset, runs", [
     (presets.kubernetes(), ["06:30", "06:45"]),             # most recent in UTC
     (presets.temporal(), ["05:30", "06:45"]),               # earliest in UTC (SKIP)
-    (presets.quartz(), ["06:30", "06:45"]),                 # SMART_POLICY: one run now
+    (presets.quartz(job_store="jdbc"), ["06:30", "06:45"]),  # SMART_POLICY: one run now
+    (presets.quartz(), ["06:45"]),                          # RAMJobStore: a restart re-schedules, nothing missed
     (presets.systemd(persistent=True), ["06:30", "06:45"]),
     (presets.cronie(), ["06:45"]),                          # no catch-up
     (presets.eventbridge(), ["05:30", "05:45", "06:30", "06:45"]),
     (presets.apscheduler(misfire_grace_time=None, jobstore="persistent"), ["06:30", "06:45"]),
     (presets.apscheduler(misfire_grace_time=None), ["06:45"]),  # a restart with a memory store misses nothing
-], ids=["kubernetes", "temporal", "quartz", "systemd", "cronie", "eventbridge", "apscheduler", "apscheduler-memory"])
+], ids=["kubernetes", "temporal", "quartz-jdbc", "quartz-ram", "systemd", "cronie", "eventbridge", "apscheduler", "apscheduler-memory"])
 def test_each_preset_across_a_fall_back(preset, runs):
     assert runs_of(simulate(fall_back(preset=preset))) == runs
 
@@ -146,10 +147,10 @@ def test_apscheduler_grace_runs_a_time_exactly_that_late(late_by, state):
 @pytest.mark.parametrize("late_by, state", [(59_999_999, "done"), (60_000_000, "skipped")])
 def test_quartz_do_nothing_misfires_a_time_exactly_threshold_late(late_by, state):
     end = dt.datetime(2026, 1, 1, 10, 1, tzinfo=UTC) + dt.timedelta(microseconds=late_by)
-    p = presets.quartz(misfire_instruction="DO_NOTHING")
+    p = presets.quartz(misfire_instruction="DO_NOTHING")  # RAMJobStore, the JVM paused (suspended)
     s = p.apply(calsim.Schedule("q", "UTC", "2026-01-01T00:00", "1 10 * * *"))
     sc = calsim.Scenario("q", [s], "2026-01-01T10:00Z", "2026-01-01T11:00Z", release="2026f", tick="1s",
-                         outages=[calsim.Outage("2026-01-01T10:00:30Z", end)])
+                         outages=[calsim.Outage("2026-01-01T10:00:30Z", end, kind="suspend")])
     assert simulate(sc)["state"].to_list() == [state]
 
 

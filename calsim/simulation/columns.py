@@ -115,6 +115,8 @@ def catch_up(run: RunState) -> None:
         live &= ~gone
         del gone
     missed = beyond(late, run.per_row(run.p_grace), edge)
+    if run.outages and run.p_down_missed.any():
+        missed |= _due_while_down(run) & run.p_down_missed[run.s]
     missed &= live
     m = np.flatnonzero(missed)
     del missed
@@ -157,6 +159,18 @@ def catch_up(run: RunState) -> None:
     if in_turn.any():
         run.in_turn = np.zeros(run.n, dtype=bool) if run.in_turn is None else run.in_turn
         run.in_turn[rows[in_turn]] = True
+
+
+def _due_while_down(run: RunState) -> np.ndarray:
+    """Rows that became due while the scheduler was down (an ``Outage(kind="down")``) and were picked after it.
+
+    (A suspended process keeps its state: what it missed is decided by its grace.)
+    """
+    starts = np.array([a for a, _ in run.outages], dtype=np.int64)
+    ends = np.array([e for _, e in run.outages], dtype=np.int64)
+    j = np.searchsorted(ends, run.pick, side="right") - 1  # the last outage over by the pick
+    jj = np.maximum(j, 0)
+    return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible < ends[jj]) & ~run.suspends[jj] & run.has_due
 
 
 def _mode(run: RunState, rows: np.ndarray, s: np.ndarray) -> np.ndarray:

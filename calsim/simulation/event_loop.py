@@ -185,8 +185,10 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                 next_turn(s, t)
             while buffers.get(s) and s not in running:
                 nxt = buffers[s].pop(0)
-                if beyond(up(t, outages) - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):
-                    # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends).
+                if run.p_overlap[s] == OVERLAP["buffer_latest"] and beyond(
+                        up(t, outages) - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):
+                    # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends;
+                    # Temporal checks its window only when a time is buffered, so other modes start it).
                     run.state[nxt], run.reason[nxt] = S["expired"], R["max_lateness"]
                     continue
                 try_start(nxt, t)

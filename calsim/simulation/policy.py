@@ -13,8 +13,8 @@
                           ``"buffer_one"``, ``"buffer_all"``, ``"cancel_other"`` (Temporal's names),
                           ``"buffer_latest"`` (one waits; a newer one takes its place, the older is
                           ``skipped``/``overlap``: Kubernetes ``Forbid`` starts the most recent unmet
-                          time when the running Job ends). A buffered run later than
-                          ``max_lateness`` when it could start is ``expired``
+                          time when the running Job ends, unless it is past ``max_lateness`` by
+                          then: ``expired``)
 ``jitter``                a deterministic delay in ``[0, jitter)``, never past the next occurrence
 ``duration``              a duration, or :class:`LogNormal` (seeded per occurrence)
 ``cost``, ``account``     what a run costs and which budget pays
@@ -34,6 +34,10 @@
 ``recovery_wake``         whether the scheduler looks at once when it comes back up (True: most
                           schedulers) or only from its next tick after that instant (False: cron
                           starts its clock at the current minute and first runs the next one)
+``down_is_missed``        an occurrence due while the scheduler was down (``Outage(kind="down")``)
+                          is missed however little
+                          late (True: systemd and Quartz's RAM store look only after the boot or
+                          restart instant; False: only ``misfire_grace`` decides)
 ``suspend_catchup``       the catch-up mode for a backlog left by an ``Outage(kind="suspend")`` no
 ``suspend_limit``         longer than ``suspend_limit`` (None: any); otherwise ``catchup`` applies
                           (cron: fixed-time jobs run after a clock jump of less than 3 h)
@@ -137,6 +141,7 @@ class Policy:
     limit_edge: LimitEdge = "on_time"
     backlog: Backlog = "at_once"
     recovery_wake: bool = True
+    down_is_missed: bool = False
     suspend_catchup: Catchup | None = None
     suspend_limit: object = None
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
@@ -153,8 +158,9 @@ class Policy:
         _check("backlog", self.backlog, get_args(Backlog))
         if self.suspend_catchup is not None:
             _check("suspend_catchup", self.suspend_catchup, get_args(Catchup))
-        if not isinstance(self.recovery_wake, bool):
-            raise PolicyError(f"recovery_wake: expected True or False, got {self.recovery_wake!r}")
+        for name in ("recovery_wake", "down_is_missed"):
+            if not isinstance(getattr(self, name), bool):
+                raise PolicyError(f"{name}: expected True or False, got {getattr(self, name)!r}")
         if "bounded" in (self.catchup, self.suspend_catchup):
             if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
                 raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {self.limit!r}")
