@@ -117,7 +117,7 @@ from .tzchanges import TZDIFF_SCHEMA
 # The store's errors live in calsim.errors (one hierarchy) and are re-exported here.
 __all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_NAME = 200
 KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
 UTC = pl.Datetime("us", "UTC")
@@ -350,9 +350,48 @@ def _migrate_1_to_2(con: Any) -> None:
     _refresh_occurrences_view(con)
 
 
+def _migrate_2_to_3(con: Any) -> None:
+    """Version 3 knows every reason of LEDGER_REASONS (``stuck`` was added).
+
+    DuckDB cannot add a value to an ENUM type, nor alter a column that an
+    index or a view depends on: the views and indexes are dropped, the reason
+    columns go through VARCHAR while the type is made again, then the indexes
+    and views come back as they were. A store created with every reason
+    already (a new one) is left as it is.
+    """
+    have = [r[0] for r in con.execute("SELECT unnest(enum_range(NULL::calsim_reason))").fetchall()]
+    if have == list(LEDGER_REASONS):
+        return
+    if have != list(LEDGER_REASONS[:len(have)]):
+        raise SchemaVersionError(f"calsim_reason: unexpected values {have} (expected a prefix of {list(LEDGER_REASONS)})")
+    views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY view_oid").fetchall()
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    occ = [r[0] for r in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall()
+           if r[0] in tables]
+    indexes = con.execute("SELECT index_name, sql FROM duckdb_indexes() WHERE sql IS NOT NULL").fetchall()
+    for name, _ in views:
+        con.execute(f"DROP VIEW {_q(name)}")
+    for name, _ in indexes:
+        con.execute(f"DROP INDEX {_q(name)}")
+    for table in occ:
+        con.execute(f"ALTER TABLE {_q(table)} ALTER reason TYPE VARCHAR")
+    con.execute("DROP TYPE calsim_reason")
+    con.execute("CREATE TYPE calsim_reason AS " + _enum_sql(LEDGER_REASONS))
+    for table in occ:
+        con.execute(f"ALTER TABLE {_q(table)} ALTER reason TYPE calsim_reason")
+    for _, sql in indexes:
+        con.execute(sql)
+    # Views are bound when made: attached scenarios' views first, then the
+    # occurrences view over every scenario, then the views over it.
+    attached = {r[0] for r in con.execute("SELECT table_name FROM occurrence_tables").fetchall()}
+    rank = lambda name: 0 if name in attached else (1 if name == "occurrences" else 2)  # noqa: E731
+    for _, sql in sorted(views, key=lambda v: rank(v[0])):
+        con.execute(sql)
+
+
 # Migration hook: MIGRATIONS[v] upgrades a version-v store to v + 1 inside
 # one transaction. A new store is created at version 1 and migrated too.
-MIGRATIONS: dict[int, Callable[[Any], None]] = {1: _migrate_1_to_2}
+MIGRATIONS: dict[int, Callable[[Any], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def _jsonable(value: object) -> object:

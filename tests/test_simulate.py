@@ -260,7 +260,7 @@ def scenarios(draw):
         pol = calsim.Policy(
             catchup=catchup, limit=draw(st.integers(1, 3)) if catchup == "bounded" else None,
             max_lateness=draw(st.sampled_from([None, "2h", "1d"])),
-            overlap=draw(st.sampled_from(["allow", "skip", "buffer_one", "buffer_all", "cancel_other"])),
+            overlap=draw(st.sampled_from(["allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"])),
             duration=draw(st.sampled_from([None, "5min", "50min", calsim.LogNormal("10min", "2h")])),
             jitter=draw(st.sampled_from([None, "3min"])),
             cost=draw(st.sampled_from([1.0, 1.0, 0.5, 2.5])), account=draw(st.sampled_from([None, "a", "b"])),
@@ -268,6 +268,10 @@ def scenarios(draw):
             misfire_grace=draw(st.sampled_from([None, None, "5min"])),
             limit_edge=draw(st.sampled_from(["on_time", "late"])),
             backlog=draw(st.sampled_from(["at_once", "at_once", "in_turn"])),
+            recovery_wake=draw(st.booleans()), down_is_missed=draw(st.booleans()),
+            suspend_catchup=draw(st.sampled_from([None, "all", "latest", "skip"])),
+            suspend_limit=draw(st.sampled_from([None, "2h"])),
+            max_missed=draw(st.sampled_from([None, None, 3])),
         )
         scheds.append(calsim.Schedule(f"s{i}", draw(st.sampled_from(ZONES)), "2026-03-06T00:00",
                                       draw(st.sampled_from(RULES)), policy=pol))
@@ -278,7 +282,7 @@ def scenarios(draw):
     for _ in range(draw(st.integers(0, 2))):
         a = t + dt.timedelta(seconds=draw(st.integers(600, day)))
         b = a + dt.timedelta(seconds=draw(st.integers(60, day)))
-        outages.append(calsim.Outage(a, b))
+        outages.append(calsim.Outage(a, b, kind=draw(st.sampled_from(["down", "suspend"]))))
         t = b
     budgets = [calsim.Budget(acct, draw(st.integers(2, 30)), "day", draw(st.sampled_from(ZONES))) for acct in ("a", "b")]
     # Pauses: of one schedule or of all (None), some never resumed; spans may overlap.
