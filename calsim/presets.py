@@ -712,6 +712,12 @@ def cronie(job_kind: str = "auto") -> Preset:
         "a suspend across a fall-back can make the jump J zero or negative: crond runs nothing missed (fixed-time "
         "jobs wait until the wall clock passes the last minute done, so their second pass may run); calsim catches "
         "the suspend up by its real length",
+        "a suspend ending inside the second pass of a repeated hour: crond catches fixed-time jobs up only to its "
+        "resume wall minute and runs the later first-pass times in the second pass (fold 1); calsim catches the "
+        "first pass up at the resume, or nothing after a long suspend, and never runs the second pass",
+        "a suspend ending exactly at a spring-forward change: gap times moved to the change (next_valid) are due "
+        "at the resume instant, so calsim runs them as on time; crond counts the change in its jump and, past "
+        "180 minutes, runs only the resume minute's jobs",
         "catch-up runs after a suspend are paced 10 s apart per minute caught up (cron.c sleep(10)); calsim starts "
         "them at the resume wake-up",
         "clock changes of 3 h or more are treated by cron as corrections (nothing run for the skipped interval); "
