@@ -416,3 +416,58 @@ def test_budget_periods_come_from_the_scenarios_release_and_agree_scalar_and_vec
         for p in set(vec):
             start = rules.period_start(table, period, p)
             assert rules.period_of(table, period)(start) == p and rules.period_of(table, period)(start - 1) == p - 1
+
+
+def test_a_come_back_inside_an_adjacent_outage_is_no_wake_up():
+    spans = ((100, 110), (110, 130))
+    assert rules.wake(np.array([105]), 60, spans).tolist() == [130]
+
+
+def test_a_scheduler_without_a_look_at_recovery_still_wakes_when_a_suspend_ends():
+    spans = ((100, 130),)
+    got = rules.wake(np.array([105]), 60, spans, recovery=False, suspends=np.array([True]))
+    assert got.tolist() == [130]
+    assert rules.wake(np.array([105]), 60, spans, recovery=False, suspends=np.array([False])).tolist() == [180]
+
+
+def test_earliest_coalesces_the_on_time_fire_met_with_a_backlog():
+    f = simulate(recovery(calsim.Policy(catchup="earliest"), "2026-01-01T10:05:00.600000Z"))
+    at = f.filter((pl.col("due_utc") >= utc("2026-01-01T10:01")) & (pl.col("due_utc") <= utc("2026-01-01T10:05")))
+    assert outcome(at) == [("done", None)] + [("coalesced", "catchup")] * 4
+
+
+def test_only_the_schedule_that_misfired_coalesces_its_on_time_rows():
+    every_min = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "* * * * *", policy=calsim.Policy(catchup="latest"))
+    late_start = calsim.Schedule("b", "UTC", "2026-01-01T10:04:30", "FREQ=SECONDLY;INTERVAL=30",
+                                 policy=calsim.Policy(catchup="latest"))
+    sc = calsim.Scenario("r", [every_min, late_start], "2026-01-01T09:55Z", "2026-01-01T10:06Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T10:00:30Z", "2026-01-01T10:05:00.600000Z")])
+    f = simulate(sc)
+    # b: 10:04:30 (30.6 s late, within the one-minute grace) and 10:05:00 are both on time: both run
+    assert f.filter(pl.col("schedule_id") == "b")["state"].to_list()[:2] == ["done", "done"]
+    assert outcome(f.filter((pl.col("schedule_id") == "a") & (pl.col("due_utc") == utc("2026-01-01T10:04")))) == \
+        [("coalesced", "catchup")]
+
+
+@pytest.mark.parametrize("zone", ["America/Santiago", "America/New_York", "Australia/Lord_Howe", "Europe/Berlin",
+                                  "America/Havana", "Asia/Gaza"])
+def test_budget_periods_at_each_transition_instant_agree_with_zoneinfo(zone):
+    # Santiago falls back at local midnight: at the transition instant the old offset reads the next day, the
+    # new one the day before; the period is the new offset's.
+    rel = calsim.release("2026f")
+    table = rel.table(zone)
+    tz = rel.zone(zone)
+    lo, hi = int(utc("2025-01-01T00:00").timestamp()), int(utc("2028-01-01T00:00").timestamp())
+    instants = [int(x) for x in table.utc if lo <= int(x) <= hi]
+    assert instants
+    t = np.array([x * US for x in instants] + [x * US - 1 for x in instants], dtype=np.int64)
+    for period in ("day", "week", "month"):
+        vec = rules.period_index(table, period, t).tolist()
+        of = rules.period_of(table, period)
+        assert [of(int(x)) for x in t] == vec
+        epoch = dt.datetime(1970, 1, 1, tzinfo=UTC)
+        local = [(epoch + dt.timedelta(microseconds=int(x))).astimezone(tz).date() for x in t]
+        days = [(d - dt.date(1970, 1, 1)).days for d in local]
+        expect = {"day": days, "week": [(d + 3) // 7 for d in days],
+                  "month": [(d.year - 1970) * 12 + d.month - 1 for d in local]}[period]
+        assert vec == expect

@@ -1,0 +1,141 @@
+"""Hand-made mutants of the simulation's run rules, for ``tools/mutants.py --mutants tools/mutants_sim.py``.
+
+Each models a realistic single mistake in one rule (a ``<`` for a ``<=``, a
+dropped sort key, a forgotten branch). See ``tools/mutants.py`` for the format
+and how they run.
+"""
+
+RULES = ["tests/test_simulate_rules.py"]
+SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py", "tests/test_presets.py"]
+ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
+R, C, E, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
+              "calsim/simulation/budget_periods.py")
+
+
+def M(id, file, old, new, why, tests=SIM, equivalent=None):
+    d = {"id": id, "file": file, "old": old, "new": new, "why": why, "tests": tests}
+    if equivalent:
+        d["equivalent"] = equivalent
+    return d
+
+
+MUTANTS = [
+    # --- rules.py: up, wake ---------------------------------------------------------------------
+    M("sim-up-scalar-open", R, "            if start <= t < end:\n                t = end",
+      "            if start < t < end:\n                t = end", "an instant at an outage's start counts as up"),
+    M("sim-up-vector-closed", R, "np.copyto(t, end, where=(t >= start) & (t < end))",
+      "np.copyto(t, end, where=(t >= start) & (t <= end))", "the come-back instant counts as down"),
+    M("sim-wake-side", R, "j = np.searchsorted(ends, e, side=\"left\")  # the first outage ending at or after eligible",
+      "j = np.searchsorted(ends, e, side=\"right\")  # the first outage ending at or after eligible",
+      "an outage ending exactly when a run is due is not its come-back"),
+    M("sim-wake-no-chain", R, "back = np.where(has, up(back, outages), BIG)  # a come-back",
+      "back = np.where(has, back, BIG)  # a come-back", "a come-back inside the next (adjacent) outage is a wake-up"),
+    M("sim-wake-no-early-comeback", R, "looks = np.minimum(np.where(c_up != c, BIG, c), back)",
+      "looks = np.where(c_up != c, back, c)", "a come-back before the next tick is not a wake-up"),
+    M("sim-wake-norecovery-tick-at-end", R, "moved = (t_up != ticks) | np.isin(ticks, ends)", "moved = t_up != ticks",
+      "without a look at recovery, a tick exactly at the come-back still runs"),
+    M("sim-wake-norecovery-ceil", R, "ticks = np.where(moved, (t_up // tick + 1) * tick, ticks)",
+      "ticks = np.where(moved, -((-t_up) // tick) * tick, ticks)",
+      "without a look at recovery, the first tick at (not after) the come-back"),
+    M("sim-wake-suspend-ignored", R, "        ticks = np.minimum(ticks, s_back)", "        ticks = ticks",
+      "a suspended cron process does not wake on resume"),
+    # --- rules.py: edges, backlogs ----------------------------------------------------------------
+    M("sim-beyond-ge", R, "    out = lateness > limit\n", "    out = lateness >= limit\n",
+      "a lateness equal to the limit is past it whatever the edge"),
+    M("sim-beyond-ontime-late", R, "& (lateness == limit) & (lateness > 0))", "& (lateness == limit) & (lateness >= 0))",
+      "an on-time run is past a zero limit under the late edge"),
+    M("sim-beyond-edge-flipped", R, "return out | ((np.asarray(edge) == 1)", "return out | ((np.asarray(edge) == 0)",
+      "the edges swapped"),
+    M("sim-outcome-latest-first", R, "runs |= (mode == CATCHUP[\"latest\"]) & (from_end == 0)",
+      "runs |= (mode == CATCHUP[\"latest\"]) & (pos == 0)", "latest keeps the oldest"),
+    M("sim-outcome-bounded-le", R, "runs |= (mode == CATCHUP[\"bounded\"]) & (from_end < limit)",
+      "runs |= (mode == CATCHUP[\"bounded\"]) & (from_end <= limit)", "bounded keeps limit + 1"),
+    M("sim-outcome-earliest-skipped", R,
+      "coalesced = ~runs & ((mode == CATCHUP[\"latest\"]) | (mode == CATCHUP[\"earliest\"]))",
+      "coalesced = ~runs & (mode == CATCHUP[\"latest\"])", "earliest's dropped rows are skipped, not coalesced"),
+    M("sim-groups-no-wake-key", R, "order = np.lexsort((due, wake_at, sched))", "order = np.lexsort((due, sched))",
+      "a schedule's missed rows of different wake-ups form one backlog"),
+    # --- rules.py: budget periods and charge ------------------------------------------------------
+    M("sim-period-week", R, "        return (day + 3) // 7", "        return (day + 4) // 7",
+      "ISO weeks start on Sunday"),
+    M("sim-period-j1-left", R, "j1 = int(np.searchsorted(utc, int(t.max()) // US, side=\"right\"))",
+      "j1 = int(np.searchsorted(utc, int(t.max()) // US, side=\"left\"))",
+      "an instant exactly at a transition reads the offset before it"),
+    M("sim-period-scalar-left", R, "local = t + offs[bisect.bisect_right(utc, t // US)] * US",
+      "local = t + offs[bisect.bisect_left(utc, t // US)] * US",
+      "the event loop's period of an instant at a transition uses the old offset"),
+    M("sim-period-start-shift", R, "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"next_valid\", fold=\"first\")",
+      "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"shift\", fold=\"first\")",
+      "a period whose midnight does not exist opens an hour late"),
+    M("sim-fits-strict", R, "return spent + amount <= limit + 1e-9", "return spent + amount < limit",
+      "a run that fills the budget exactly is held"),
+    M("sim-charge-once", R, "    return cost * attempts", "    return cost",
+      "a retried run is charged once (the issue's 41 tenant-days over budget)"),
+    # --- columns.py --------------------------------------------------------------------------------
+    M("sim-backlog-wall-order", C, "order, pos, size = backlog_groups(s_b, run.pick[members], run.due[members])",
+      "order, pos, size = backlog_groups(s_b, run.pick[members], run.nominal[members])",
+      "a backlog ordered by wall time (01:45 EDT after 01:30 EST)"),
+    M("sim-join-not-earliest", C,
+      "coalescing = np.array([CATCHUP[\"latest\"], CATCHUP[\"earliest\"], CATCHUP[\"bounded\"]])",
+      "coalescing = np.array([CATCHUP[\"latest\"], CATCHUP[\"bounded\"]])",
+      "Temporal's earliest does not take the on-time row into its backlog"),
+    M("sim-join-nothing", C, "    if joins.any():\n        picks", "    if False:\n        picks",
+      "an on-time row never joins a misfired wake-up's backlog (two runs after a recovery)"),
+    M("sim-join-any-schedule", C, "        cand = cand[np.isin(key(cand), np.unique(key(m)))]\n", "",
+      "on-time rows of schedules without a misfire at that wake-up join too"),
+    M("sim-stuck-ge", C, "stuck = size > run.p_maxmissed[s_o]", "stuck = size >= run.p_maxmissed[s_o]",
+      "exactly max_missed missed times already stick"),
+    M("sim-stuck-backlog-only", C, "    hit = np.union1d(rows, later)", "    hit = rows",
+      "a stuck CronJob starts again at its next time"),
+    M("sim-expiry-missed-only", C, "    if (run.p_maxlate < run.p_grace).any():", "    if False:",
+      "a deadline tighter than the grace is not applied to on-time picks"),
+    M("sim-down-missed-any-time", C,
+      "return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible < ends[jj]) & ~run.suspends[jj] & run.has_due",
+      "return (j >= 0) & (run.eligible < ends[jj]) & ~run.suspends[jj] & run.has_due",
+      "a run due before the outage started counts as due while down"),
+    M("sim-down-missed-suspend", C,
+      "return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible < ends[jj]) & ~run.suspends[jj] & run.has_due",
+      "return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible < ends[jj]) & run.has_due",
+      "a suspend forgets like a restart"),
+    M("sim-suspend-limit-lt", C, "left &= ends[jj] - starts[jj] <= run.p_suspend_limit[s]",
+      "left &= ends[jj] - starts[jj] < run.p_suspend_limit[s]", "a suspend exactly as long as the limit is not caught up"),
+    M("sim-suspend-mode-ignored", C, "    return np.where(left, run.p_suspend_catchup[s], mode)", "    return mode",
+      "a suspend's backlog follows catchup"),
+    M("sim-demand-once", C, "charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]", "charged = run.p_cost[s_c]",
+      "budget demand counts one unit per run (retried runs settled by columns over budget)"),
+    M("sim-demand-unit-retries", C, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
+      "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts"),
+    M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
+      "jitter may reach the next occurrence"),
+    M("sim-backoff-linear", C, "occupancy[retry] += f.backoff_us * (2 ** k)", "occupancy[retry] += f.backoff_us * (k + 1)",
+      "linear backoff"),
+    # --- event_loop.py -------------------------------------------------------------------------------
+    M("sim-loop-held-wall-order", E, "items.sort(key=lambda x: int(run.due[x[0]]))",
+      "items.sort(key=lambda x: (int(run.nominal[x[0]]), int(run.fold[x[0]])))",
+      "runs held for budget ordered by wall time"),
+    M("sim-loop-charge-once", E, "cost = charge(float(run.p_cost[s]), int(run.attempts_n[r]))",
+      "cost = float(run.p_cost[s])", "the event loop charges a retried run once"),
+    M("sim-loop-turn-no-expiry", E,
+      "            if beyond(up(t, outages) - int(run.eligible[r]), int(run.p_maxlate[s]), int(run.p_edge[s])):\n"
+      "                # APScheduler",
+      "            if False:\n                # APScheduler", "an in-turn backlog member is never too late"),
+    M("sim-loop-latest-keeps-old", E, "                for old in buffers.pop(s, []):  # the newer one",
+      "                for old in []:  # the newer one", "buffer_latest keeps the older blocked time too"),
+    M("sim-loop-buffer-no-expiry", E, "                if run.p_overlap[s] == OVERLAP[\"buffer_latest\"] and beyond(",
+      "                if False and beyond(", "Kubernetes' Forbid starts a blocked time past its deadline"),
+    M("sim-loop-no-pause", E, "        if paused(pauses.get(s), t):", "        if False:",
+      "a held run starts while its schedule is paused"),
+    M("sim-loop-batch-refused-kept", E, "                    for q in rest:\n                        run.state[q], run.reason[q] = run.state[r], run.reason[r]",
+      "                    turns.setdefault(int(run.s[r]), []).extend(rest)",
+      "a refused in-turn submission keeps its backlog queued"),
+    # --- budget_periods.py ---------------------------------------------------------------------------
+    M("sim-periods-single-held-dropped", B, "        keep |= size == 1  # one held run is no backlog", "        keep |= False  # one held run is no backlog",
+      "one held run under catchup=skip is dropped at the next period"),
+    M("sim-periods-expiry-no-edge", B, "expired = beyond(T - run.eligible[rows], run.p_maxlate[s], run.p_edge[s])",
+      "expired = (T - run.eligible[rows]) > run.p_maxlate[s]", "held runs ignore the scheduler's edge"),
+    M("sim-periods-end-inclusive", B, "        if T >= end:", "        if T > end:",
+      "a period opening exactly at the horizon's end still starts held runs"),
+    M("sim-periods-event-order", B, "sub = np.lexsort((run.due[fr[pos]], s_f[pos], pk[pos]))",
+      "sub = np.lexsort((run.nominal[fr[pos]], s_f[pos], pk[pos]))",
+      "ties of one pick and schedule in wall order (the loop uses due order)"),
+]
