@@ -567,6 +567,8 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     notes = [
         "DO_NOTHING moves a misfired trigger to its first fire time strictly after now, so a fire time met at the "
         "same wake-up as misfired ones (on time, or less late than the threshold) is skipped too; calsim runs it",
+        "job_store='ram': a fire time in the last second before a restart, or exactly at it, still fires in "
+        "Quartz (computeFirstFireTime counts from startTime - 1 s); calsim counts it as missed while down",
         "the scheduler thread acquires triggers up to 30 s ahead (idleWaitTime): a pause starting less than 30 s "
         "before a fire time fires it anyway; calsim picks each fire time at its tick",
         "DST: the docs say a 2:05 time 'may never occur' on the spring day and a 1:05 time 'may occur twice'",
@@ -645,6 +647,8 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
         "one activation on resume, which persistent=True gives",
         "AccuracySec= places the elapse at a host-specific stable point in the window; tick=AccuracySec aligns "
         "wake-ups to the Unix epoch instead",
+        "a Persistent= catch-up at a boot exactly on an AccuracySec= point fires at the boot instant in systemd; "
+        "calsim starts it at the next tick",
     ]
     if fixed_random_delay:
         notes.append("fixed_random_delay=True: systemd uses one offset per machine and timer; calsim draws a "

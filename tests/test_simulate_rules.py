@@ -6,6 +6,7 @@ loop), so a rule is pinned wherever it is used.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import numpy as np
@@ -471,3 +472,101 @@ def test_budget_periods_at_each_transition_instant_agree_with_zoneinfo(zone):
         expect = {"day": days, "week": [(d + 3) // 7 for d in days],
                   "month": [(d.year - 1970) * 12 + d.month - 1 for d in local]}[period]
         assert vec == expect
+
+
+# -- more boundaries, each where a hand-made mutant once survived ---------------------------------
+
+
+def test_a_run_due_just_before_a_restart_is_not_due_while_down():
+    s = calsim.Schedule("d", "UTC", "2026-01-01T00:00", "0 10 * * *",
+                        policy=calsim.Policy(catchup="skip", down_is_missed=True, misfire_grace="10min"))
+    sc = calsim.Scenario("d", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T10:00:30Z", "2026-01-01T10:02Z")])
+    assert simulate(sc)["state"].to_list() == ["done"]  # due while up, picked 2 min late: within the grace
+    sc = dataclasses.replace(sc, outages=(calsim.Outage("2026-01-01T09:59:30Z", "2026-01-01T10:02Z"),))
+    assert simulate(sc)["state"].to_list() == ["skipped"]  # due while down: missed however little late
+
+
+def test_a_run_due_exactly_at_boot_is_due_while_down():
+    s = calsim.Schedule("d", "UTC", "2026-01-01T00:00", "0 10 * * *",
+                        policy=calsim.Policy(catchup="skip", down_is_missed=True))
+    sc = calsim.Scenario("d", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T09:30Z", "2026-01-01T10:00Z")])
+    assert simulate(sc)["state"].to_list() == ["skipped"]
+
+
+@pytest.mark.parametrize("length, runs", [("30min", 1), ("31min", 0)])
+def test_a_suspend_exactly_as_long_as_the_limit_is_caught_up(length, runs):
+    s = calsim.Schedule("s", "UTC", "2026-01-01T00:00", "15 10 * * *",
+                        policy=calsim.Policy(catchup="skip", suspend_catchup="latest", suspend_limit="30min"))
+    end = utc("2026-01-01T10:00") + {"30min": dt.timedelta(minutes=30), "31min": dt.timedelta(minutes=31)}[length]
+    sc = calsim.Scenario("s", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T10:00Z", end, kind="suspend")])
+    assert simulate(sc).filter(pl.col("state") == "done").height == runs
+
+
+def test_retries_back_off_exponentially():
+    s = calsim.Schedule("r", "UTC", "2026-01-01T00:00", "0 10 * * *", policy=calsim.Policy(duration="10min"))
+    sc = calsim.Scenario("r", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
+                         failures=calsim.Failures(1.0, 4, "1min"))
+    f = simulate(sc)
+    # four 10-minute attempts and waits of 1, 2 and 4 minutes between them
+    assert f.select(pl.col("finished_utc") - pl.col("started_utc")).item() == dt.timedelta(minutes=47)
+    assert f.select("state", "reason", "attempts").row(0) == ("failed", "retries_exhausted", 4)
+
+
+def test_runs_held_for_budget_are_caught_up_in_due_order_across_a_fall_back():
+    # One run a day fits (Etc/GMT+7 days open at 07:00Z); 01:45 EDT, 01:30 EST and 01:45 EST wait for the
+    # 07:00Z opening; earliest keeps the one due first in UTC: 01:45 EDT (05:45Z), not 01:30 EST.
+    s = calsim.Schedule("fb", "America/New_York", "2026-10-31T00:00", "30,45 1 * * *", fold="both",
+                        policy=calsim.Policy(catchup="earliest", cost=1.0, account="a"))
+    sc = calsim.Scenario("fb", [s], "2026-11-01T04:00Z", "2026-11-01T08:00Z", release="2026f",
+                         budgets=[calsim.Budget("a", 1, "day", "Etc/GMT+7")])
+    f = simulate(sc)
+    assert f.filter(pl.col("state") == "done")["due_utc"].dt.strftime("%H:%M").to_list() == ["05:30", "05:45"]
+    assert f.filter(pl.col("due_utc") == utc("2026-11-01T05:45"))["started_utc"].to_list() == [utc("2026-11-01T07:00")]
+
+
+def test_picks_of_one_wake_up_meet_the_budget_in_due_order():
+    # Down 05:40Z-06:40Z: 01:45 EDT (05:45Z) and 01:30 EST (06:30Z) are picked together; one more fits today.
+    s = calsim.Schedule("fb", "America/New_York", "2026-10-31T00:00", "30,45 1 * * *", fold="both",
+                        policy=calsim.Policy(catchup="all", cost=1.0, account="a", on_budget="skip"))
+    sc = calsim.Scenario("fb", [s], "2026-11-01T04:00Z", "2026-11-01T06:44Z", release="2026f",
+                         budgets=[calsim.Budget("a", 2, "day", "UTC")],
+                         outages=[calsim.Outage("2026-11-01T05:40Z", "2026-11-01T06:40Z")])
+    f = simulate(sc)
+    assert f.filter(pl.col("state") == "done")["due_utc"].dt.strftime("%H:%M").to_list() == ["05:30", "05:45"]
+    assert outcome(f, due_utc=utc("2026-11-01T06:30")) == [("skipped", "budget")]
+
+
+def test_forbid_drops_a_blocked_time_past_its_deadline_when_the_job_ends():
+    p = presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=600)
+    s = p.apply(calsim.Schedule("f", "UTC", "2026-01-01T00:00", "*/20 * * * *", policy=calsim.Policy(duration="30min")))
+    sc = calsim.Scenario("f", [s], "2026-01-01T00:00Z", "2026-01-01T00:50Z", release="2026f", tick="10s")
+    f = simulate(sc)
+    # 00:00 runs to 00:30; 00:20 is blocked and at 00:30 exactly 600 s late: past the deadline (late edge)
+    assert [(r["state"], r["reason"]) for r in f.iter_rows(named=True)] == [
+        ("done", None), ("expired", "max_lateness"), ("done", None)]
+
+
+def test_a_backlog_refused_because_the_instance_is_busy_is_dropped_whole():
+    p = presets.apscheduler(coalesce=False, misfire_grace_time=None, jobstore="persistent")
+    s = p.apply(calsim.Schedule("b", "UTC", "2026-01-01T00:00", "0 * * * *", policy=calsim.Policy(duration="3h")))
+    sc = calsim.Scenario("b", [s], "2026-01-01T00:00Z", "2026-01-01T04:30Z", release="2026f", tick="1s",
+                         outages=[calsim.Outage("2026-01-01T00:30Z", "2026-01-01T02:30Z")])
+    f = simulate(sc)
+    # 00:00 runs to 03:00; 01:00 and 02:00 are submitted together at 02:30: max_instances reached, both
+    # dropped; 03:00 runs to 06:00, so 04:00 is dropped too
+    assert [(r["due_utc"].hour, r["state"]) for r in f.iter_rows(named=True)] == [
+        (0, "done"), (1, "skipped"), (2, "skipped"), (3, "done"), (4, "skipped")]
+
+
+@pytest.mark.parametrize("edge, state", [("on_time", "done"), ("late", "expired")])
+def test_a_run_held_for_budget_expires_at_the_opening_by_the_edge(edge, state):
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0,30 23 * * *",
+                        policy=calsim.Policy(cost=1.0, account="a", max_lateness="30min", limit_edge=edge))
+    sc = calsim.Scenario("h", [s], "2026-01-01T22:00Z", "2026-01-02T01:00Z", release="2026f",
+                         budgets=[calsim.Budget("a", 1, "day", "UTC")])
+    f = simulate(sc)
+    # 23:30 waits for the 00:00 opening: exactly 30 min late
+    assert f.filter(pl.col("due_utc") == utc("2026-01-01T23:30"))["state"].to_list() == [state]

@@ -127,17 +127,22 @@ def catch_up(run: RunState) -> None:
     del late
     run.state[m[expired]] = S["expired"]
     run.reason[m[expired]] = R["max_lateness"]
-    # The wake-ups that found a misfire, and the on-time rows they pick too.
+    # Each wake-up that found a misfire has one mode: suspend_catchup when one of its
+    # missed rows was left by a short enough suspend, else catchup. For a coalescing
+    # mode (or a backlog run in turn) the on-time rows it picks join its backlog.
+    picks = np.unique(run.pick[m])
+    key = lambda rows: np.searchsorted(picks, run.pick[rows]) * len(run.scheds) + run.s[rows]  # noqa: E731
+    wakes, inv = np.unique(key(m), return_inverse=True)
+    w_s = wakes % len(run.scheds)
+    after_suspend = np.bincount(inv, weights=_left_by_suspend(run, m, s_m), minlength=len(wakes)) > 0
+    w_mode = np.where(after_suspend, run.p_suspend_catchup[w_s], run.p_catchup[w_s])
     coalescing = np.array([CATCHUP["latest"], CATCHUP["earliest"], CATCHUP["bounded"]])
-    joins = np.isin(run.p_catchup, coalescing) | np.isin(run.p_suspend_catchup, coalescing) | run.p_in_turn
+    joins = np.isin(w_mode, coalescing) | run.p_in_turn[w_s]
     members = m[~expired]
     if joins.any():
-        picks = np.unique(run.pick[m])
         cand = np.flatnonzero(live & (run.pick >= picks[0]) & (run.pick <= picks[-1]))
-        cand = cand[np.isin(run.pick[cand], picks) & (run.state[cand] < 0) & joins[run.s[cand]]]
-        # (schedule, wake-up) keys of the misfired wake-ups: only those are joined.
-        key = lambda rows: np.searchsorted(picks, run.pick[rows]) * len(run.scheds) + run.s[rows]  # noqa: E731
-        cand = cand[np.isin(key(cand), np.unique(key(m)))]
+        cand = cand[np.isin(run.pick[cand], picks) & (run.state[cand] < 0)]
+        cand = cand[np.isin(key(cand), wakes[joins])]
         members = np.union1d(members, cand)
     if not len(members):
         return
@@ -147,7 +152,7 @@ def catch_up(run: RunState) -> None:
     stuck = size > run.p_maxmissed[s_o]
     if stuck.any():
         _stuck(run, rows[stuck])
-    mode = _mode(run, rows, s_o)
+    mode = w_mode[np.searchsorted(wakes, key(rows))]
     runs, coalesced = backlog_outcome(mode, run.p_limit[s_o], pos, size)
     ok = run.state[rows] < 0  # not stuck
     run.state[rows[~runs & coalesced & ok]] = S["coalesced"]
@@ -162,7 +167,10 @@ def catch_up(run: RunState) -> None:
 
 
 def _due_while_down(run: RunState) -> np.ndarray:
-    """Rows that became due while the scheduler was down (an ``Outage(kind="down")``) and were picked after it.
+    """Rows that became due while the scheduler was down (an ``Outage(kind="down")``), or exactly as it came
+    back, and were picked then or after.
+
+    (systemd computes the next elapse strictly after the boot instant: timer.c, calendarspec.c.)
 
     (A suspended process keeps its state: what it missed is decided by its grace.)
     """
@@ -170,25 +178,24 @@ def _due_while_down(run: RunState) -> np.ndarray:
     ends = np.array([e for _, e in run.outages], dtype=np.int64)
     j = np.searchsorted(ends, run.pick, side="right") - 1  # the last outage over by the pick
     jj = np.maximum(j, 0)
-    return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible < ends[jj]) & ~run.suspends[jj] & run.has_due
+    return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible <= ends[jj]) & ~run.suspends[jj] & run.has_due
 
 
-def _mode(run: RunState, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Each backlog member's catch-up mode: ``suspend_catchup`` after a short enough suspend, else ``catchup``.
+def _left_by_suspend(run: RunState, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Whether each missed row was left by a suspend no longer than its schedule's ``suspend_limit``.
 
-    A member was left by a suspend when the last outage that ended at or
-    before its wake-up, and after it was due, was an ``Outage(kind="suspend")``.
+    That is: the last outage that ended at or before the row's wake-up, and
+    after the row was due, was an ``Outage(kind="suspend")``.
     """
-    mode = run.p_catchup[s]
     if not run.suspends.any():
-        return mode
+        return np.zeros(len(rows), dtype=bool)
     ends = np.array([e for _, e in run.outages], dtype=np.int64)
     starts = np.array([a for a, _ in run.outages], dtype=np.int64)
     j = np.searchsorted(ends, run.pick[rows], side="right") - 1
     jj = np.maximum(j, 0)
     left = (j >= 0) & (run.eligible[rows] < ends[jj]) & run.suspends[jj]
     left &= ends[jj] - starts[jj] <= run.p_suspend_limit[s]
-    return np.where(left, run.p_suspend_catchup[s], mode)
+    return left
 
 
 def _stuck(run: RunState, rows: np.ndarray) -> None:
