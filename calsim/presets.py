@@ -479,6 +479,10 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     notes = [
         "a run going when the machine suspends is frozen with it in APScheduler (it ends that much later); calsim "
         "runs keep their wall-clock duration",
+        "a run going when the process goes down (Outage kind 'down') dies with it in APScheduler (the executor's "
+        "threads), so the next fire time finds no instance going; calsim lets the run finish",
+        "a fire time refused because the one instance is busy is reported as max_instances in APScheduler even when "
+        "it is also past the grace; calsim marks it expired",
         "after a suspend, BlockingScheduler/BackgroundScheduler wake late: their wait runs on CLOCK_MONOTONIC, which "
         "stops while the machine sleeps (agronholm/apscheduler#794); calsim wakes at the resume instant",
         "misfire: with the defaults (1 s grace) a run delayed by downtime is dropped, even the coalesced one; "
@@ -502,7 +506,7 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
                          "still works a backlog in turn on one instance; calsim starts it at once")
     if jobstore == "memory":
         notes.append("jobstore='memory': a restart (Outage kind 'down') re-adds the job from its next fire time at or "
-                     "after the restart; a fire less than one tick before the restart still runs in calsim")
+                     "after the restart; a fire at most one tick before the restart still runs in calsim")
     after_suspend = "latest" if coalesce else "all"
     after_down = after_suspend if jobstore == "persistent" else "skip"
     return Preset(

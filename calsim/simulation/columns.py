@@ -137,7 +137,7 @@ def catch_up(run: RunState) -> None:
     after_suspend = np.bincount(inv, weights=_left_by_suspend(run, m, s_m), minlength=len(wakes)) > 0
     w_mode = np.where(after_suspend, run.p_suspend_catchup[w_s], run.p_catchup[w_s])
     coalescing = np.array([CATCHUP["latest"], CATCHUP["earliest"], CATCHUP["bounded"]])
-    joins = np.isin(w_mode, coalescing) | run.p_in_turn[w_s]
+    joins = np.isin(w_mode, coalescing) | (run.p_in_turn[w_s] & (w_mode == CATCHUP["all"]))
     members = m[~expired]
     if joins.any():
         cand = np.flatnonzero(live & (run.pick >= picks[0]) & (run.pick <= picks[-1]))

@@ -27,7 +27,7 @@ __all__ = ["event_loop", "AGEING_US"]
 # that low-priority work is delayed, never starved (the DESIGN's "ageing").
 AGEING_US = 3600 * 1_000_000
 
-FINISH, OPEN, PICK = 0, 1, 2  # event kinds, in their order at one instant
+FINISH, OPEN, PICK, LATEST = 0, 1, 2, 3  # event kinds, in their order at one instant
 
 
 def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: np.ndarray) -> None:
@@ -129,6 +129,9 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
         s = int(run.s[r])
         mode = int(run.p_overlap[s])
         cur = running.get(s)
+        if mode == OVERLAP["buffer_latest"] and buffers.get(s):
+            for old in buffers.pop(s):  # a newer time takes the blocked one's place, running or not
+                run.state[old], run.reason[old] = S["skipped"], R["overlap"]
         if cur is not None and cur[1] > t and mode != OVERLAP["allow"]:
             if mode == OVERLAP["skip"]:
                 run.state[r], run.reason[r] = S["skipped"], R["overlap"]
@@ -143,8 +146,6 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                 buffers.setdefault(s, []).append(r)
                 return
             if mode == OVERLAP["buffer_latest"]:
-                for old in buffers.pop(s, []):  # the newer one takes the older one's place
-                    run.state[old], run.reason[old] = S["skipped"], R["overlap"]
                 buffers[s] = [r]
                 return
             # cancel_other: the running one stops now, keeping its cost (a sent call is not refunded).
@@ -183,16 +184,14 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                 running.pop(s, None)
             if turns.get(s) and s not in running:
                 next_turn(s, t)
-            while buffers.get(s) and s not in running:
-                nxt = buffers[s].pop(0)
-                if run.p_overlap[s] == OVERLAP["buffer_latest"] and beyond(
-                        up(t, outages) - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):
-                    # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends;
-                    # Temporal checks its window only when a time is buffered, so other modes start it).
-                    run.state[nxt], run.reason[nxt] = S["expired"], R["max_lateness"]
-                    continue
-                try_start(nxt, t)
-                break
+            if buffers.get(s) and run.p_overlap[s] == OVERLAP["buffer_latest"]:
+                # Kubernetes' Forbid: the sync after the Job ends (when the controller is up) starts the most
+                # recent unmet time, so a time picked at that instant comes first and replaces the blocked one.
+                heapq.heappush(events, (up(t, outages), LATEST, seq, s))
+                seq += 1
+            if buffers.get(s) and s not in running and run.p_overlap[s] != OVERLAP["buffer_latest"]:
+                # (Temporal checks its window only when a time is buffered: a buffered start always goes.)
+                try_start(buffers[s].pop(0), t)
             while capacity is not None and cap_queue and active < capacity:
                 # Highest priority first, ageing one level per AGEING_US waited so that
                 # low priority never starves; ties by eligibility (oldest first).
@@ -227,6 +226,15 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                     live = [r for r, k in zip(live, keep.tolist()) if k]
                 for r in live:
                     arrive(r, t)
+        elif kind == LATEST:  # the blocked time of a buffer_latest schedule, after the picks of this instant
+            s = payload
+            while buffers.get(s) and s not in running:
+                nxt = buffers[s].pop(0)
+                if beyond(t - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):
+                    # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends).
+                    run.state[nxt], run.reason[nxt] = S["expired"], R["max_lateness"]
+                    continue
+                try_start(nxt, t)
         else:  # PICK: an occurrence is picked
             r = payload
             arrive(r, t)
