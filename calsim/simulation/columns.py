@@ -178,7 +178,9 @@ def _due_while_down(run: RunState) -> np.ndarray:
     ends = np.array([e for _, e in run.outages], dtype=np.int64)
     j = np.searchsorted(ends, run.pick, side="right") - 1  # the last outage over by the pick
     jj = np.maximum(j, 0)
-    return (j >= 0) & (run.eligible >= starts[jj]) & (run.eligible <= ends[jj]) & ~run.suspends[jj] & run.has_due
+    # The due instant, not the jittered one: systemd adds RandomizedDelaySec= only after it has chosen the
+    # next elapse strictly after boot (timer.c), so an elapse at or before boot never runs, however delayed.
+    return (j >= 0) & (run.due >= starts[jj]) & (run.due <= ends[jj]) & ~run.suspends[jj] & run.has_due
 
 
 def _left_by_suspend(run: RunState, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
