@@ -38,6 +38,7 @@ import pytest
 import calsim
 from calsim import presets
 from oracles import quartz as oracle
+from oracles.instants import hm, iso, us_at
 
 US = oracle.US
 MIN = 60 * US
@@ -48,18 +49,7 @@ INSTRUCTIONS = ["SMART_POLICY", "FIRE_ONCE_NOW", "DO_NOTHING", "IGNORE_MISFIRE_P
 JOB_MIN = 20                      # job length with disallow_concurrent (longer than the 15 min period)
 
 
-def _us(y, mo, d, h=0, mi=0, s=0) -> int:
-    return int(dt.datetime(y, mo, d, h, mi, s, tzinfo=dt.timezone.utc).timestamp()) * US
-
-
-def _iso(us: int) -> str:
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _hm(us: int | None) -> str:
-    if us is None:
-        return "-"
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%m-%d %H:%M:%S")
+_us, _iso, _hm = us_at, iso, hm
 
 
 def _show(us_list) -> list[str]:

@@ -45,6 +45,7 @@ from calsim import presets
 from calsim.durations import duration_us
 from calsim.simulation.randomness import JITTER, id_key, uniform
 from oracles import systemd as oracle
+from oracles.instants import hm, iso, us_at
 
 US = oracle.US
 MIN = 60 * US
@@ -62,18 +63,7 @@ def _needs_systemd_analyze():
         pytest.skip(f"not applicable here: systemd-analyze not on this machine: {WHY_NOT}")
 
 
-def _us(y, mo, d, h=0, mi=0, s=0) -> int:
-    return int(dt.datetime(y, mo, d, h, mi, s, tzinfo=dt.timezone.utc).timestamp()) * US
-
-
-def _iso(us: int) -> str:
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _hm(us: int | None) -> str:
-    if us is None:
-        return "-"
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%m-%d %H:%M:%S")
+_us, _iso, _hm = us_at, iso, hm
 
 
 def _show(us_list) -> list[str]:

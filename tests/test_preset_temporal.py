@@ -32,6 +32,7 @@ import pytest
 import calsim
 from calsim import presets
 from oracles import temporal as oracle
+from oracles.instants import hm, iso, us_at
 
 US = oracle.US
 MIN = 60 * US
@@ -41,18 +42,7 @@ RELEASE = "2026f"
 POLICIES = ["SKIP", "BUFFER_ONE", "BUFFER_ALL", "ALLOW_ALL", "CANCEL_OTHER", "TERMINATE_OTHER"]
 
 
-def _us(y, mo, d, h=0, mi=0, s=0) -> int:
-    return int(dt.datetime(y, mo, d, h, mi, s, tzinfo=dt.timezone.utc).timestamp()) * US
-
-
-def _iso(us: int) -> str:
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _show(us: int | None) -> str:
-    if us is None:
-        return "-"
-    return dt.datetime.fromtimestamp(us / US, dt.timezone.utc).strftime("%m-%d %H:%M:%S")
+_us, _iso, _show = us_at, iso, hm
 
 
 # (name, zone, cron for calsim, minutes, hours, an action time F near which the outage ends)
