@@ -83,7 +83,7 @@ def test_scenario_file_reads_outages_budgets_and_the_fleet_it_names():
 def test_fleet_file_policy_and_preset_tables_reach_the_schedule():
     etl = {s.id: s for s in calsim.load(FLEET)}["etl/every-6h"]
     assert etl.policy.account == "tenant-b" and etl.policy.cost == 3.0  # workload from policy =
-    assert etl.policy.overlap == "skip" and etl.policy.catchup == "latest"  # scheduler fields from the preset
+    assert etl.policy.overlap == "buffer_latest" and etl.policy.catchup == "latest"  # scheduler fields from the preset
     assert etl.policy.max_lateness == 86400
 
 

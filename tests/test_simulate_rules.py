@@ -478,13 +478,40 @@ def test_budget_periods_at_each_transition_instant_agree_with_zoneinfo(zone):
 
 
 def test_a_run_due_just_before_a_restart_is_not_due_while_down():
-    s = calsim.Schedule("d", "UTC", "2026-01-01T00:00", "0 10 * * *",
+    # Due at 10:00:10 (off the minute tick): its tick 10:01 falls in the outage, so it is picked at 10:02.
+    s = calsim.Schedule("d", "UTC", "2026-01-01T10:00:10", "FREQ=DAILY",
                         policy=calsim.Policy(catchup="skip", down_is_missed=True, misfire_grace="10min"))
     sc = calsim.Scenario("d", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
                          outages=[calsim.Outage("2026-01-01T10:00:30Z", "2026-01-01T10:02Z")])
-    assert simulate(sc)["state"].to_list() == ["done"]  # due while up, picked 2 min late: within the grace
-    sc = dataclasses.replace(sc, outages=(calsim.Outage("2026-01-01T09:59:30Z", "2026-01-01T10:02Z"),))
+    f = simulate(sc)  # due while up, picked 110 s late: within the grace
+    assert f.select("state", "started_utc").row(0) == ("done", utc("2026-01-01T10:02"))
+    sc = dataclasses.replace(sc, outages=(calsim.Outage("2026-01-01T10:00:05Z", "2026-01-01T10:02Z"),))
     assert simulate(sc)["state"].to_list() == ["skipped"]  # due while down: missed however little late
+
+
+def test_a_schedule_joins_on_time_rows_only_at_its_own_misfired_wake_ups():
+    # a misfires at the first come-back (latest) but not at the second (a 5-minute grace); b misfires there.
+    a = calsim.Schedule("a", "UTC", "2026-01-01T10:00", "FREQ=SECONDLY;INTERVAL=30",
+                        policy=calsim.Policy(catchup="latest", misfire_grace="5min"))
+    b = calsim.Schedule("b", "UTC", "2026-01-01T10:20:30", "FREQ=DAILY", policy=calsim.Policy(catchup="latest"))
+    sc = calsim.Scenario("j", [a, b], "2026-01-01T10:00Z", "2026-01-01T10:25Z", release="2026f",
+                         outages=[calsim.Outage("2026-01-01T10:00:30Z", "2026-01-01T10:07:00.600000Z"),
+                                  calsim.Outage("2026-01-01T10:20:00.500000Z", "2026-01-01T10:21:40Z")])
+    f = simulate(sc)
+    second = f.filter((pl.col("schedule_id") == "a") & (pl.col("started_utc") == utc("2026-01-01T10:21:40")))
+    assert second["due_utc"].dt.strftime("%H:%M:%S").to_list() == ["10:20:30", "10:21:00", "10:21:30"]
+    assert outcome(f, schedule_id="b") == [("done", None)]
+
+
+def test_a_suspend_ending_exactly_at_an_occurrence_runs_that_one_under_its_suspend_mode():
+    p = presets.systemd()  # catchup skip after a boot; latest after a suspend
+    s = p.apply(calsim.Schedule("t", "UTC", "2026-01-01T00:00", "*/15 * * * *"))
+    sc = calsim.Scenario("t", [s], "2026-01-01T08:50Z", "2026-01-01T10:10Z", release="2026f", tick=p.tick,
+                         outages=[calsim.Outage("2026-01-01T09:00Z", "2026-01-01T10:00Z", kind="suspend")])
+    f = simulate(sc)
+    assert outcome(f, due_utc=utc("2026-01-01T10:00")) == [("done", None)]
+    assert f.filter(pl.col("due_utc").is_between(utc("2026-01-01T09:00"), utc("2026-01-01T09:45")))[
+        "state"].to_list() == ["coalesced"] * 4
 
 
 def test_a_run_due_exactly_at_boot_is_due_while_down():

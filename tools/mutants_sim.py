@@ -24,7 +24,8 @@ MUTANTS = [
     M("sim-up-scalar-open", R, "            if start <= t < end:\n                t = end",
       "            if start < t < end:\n                t = end", "an instant at an outage's start counts as up"),
     M("sim-up-vector-closed", R, "np.copyto(t, end, where=(t >= start) & (t < end))",
-      "np.copyto(t, end, where=(t >= start) & (t <= end))", "the come-back instant counts as down"),
+      "np.copyto(t, end, where=(t >= start) & (t <= end))", "the come-back instant counts as down",
+      equivalent="an instant equal to the end is moved to the end: itself"),
     M("sim-wake-side", R, "j = np.searchsorted(ends, e, side=\"left\")  # the first outage ending at or after eligible",
       "j = np.searchsorted(ends, e, side=\"right\")  # the first outage ending at or after eligible",
       "an outage ending exactly when a run is due is not its come-back"),
@@ -66,7 +67,10 @@ MUTANTS = [
       "the event loop's period of an instant at a transition uses the old offset"),
     M("sim-period-start-shift", R, "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"next_valid\", fold=\"first\")",
       "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"shift\", fold=\"first\")",
-      "a period whose midnight does not exist opens an hour late"),
+      "a period whose midnight does not exist opens an hour late",
+      equivalent="every gap of 2026f (1970-2100) that skips a local midnight begins at that midnight, where "
+                 "shift and next_valid give the same instant (checked over every zone); a gap starting before "
+                 "midnight would tell them apart"),
     M("sim-fits-strict", R, "return spent + amount <= limit + 1e-9", "return spent + amount < limit",
       "a run that fills the budget exactly is held"),
     M("sim-charge-once", R, "    return cost * attempts", "    return cost",

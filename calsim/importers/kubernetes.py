@@ -14,7 +14,7 @@ CronJob field                  calsim
                                local zone, default ``"UTC"``)
 ``spec.startingDeadlineSeconds``  ``max_lateness``
 ``spec.concurrencyPolicy``     ``Allow``/``Forbid``/``Replace`` -> overlap
-                               ``allow``/``skip``/``cancel_other``
+                               ``allow``/``buffer_latest``/``cancel_other``
 ``spec.suspend``               ``Imported.presets[id].suspended`` and a note:
                                model it with ``calsim.Pause``/``Resume``
 =============================  =================================================
@@ -54,7 +54,7 @@ the controller runs them (still an error together with ``timeZone``).
 ... ''')
 >>> s = m[0]
 >>> s.id, s.zone, s.gap, s.fold, s.policy.overlap, m.sources[s.id].line
-('billing/report', 'Europe/Berlin', 'skip', 'both', 'skip', 6)
+('billing/report', 'Europe/Berlin', 'skip', 'both', 'buffer_latest', 6)
 """
 
 from __future__ import annotations
