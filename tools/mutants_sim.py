@@ -146,8 +146,10 @@ MUTANTS = [
       "                    turns.setdefault(int(run.s[r]), []).extend(rest)",
       "a refused in-turn submission keeps its backlog queued"),
     # --- budget_periods.py ---------------------------------------------------------------------------
-    M("sim-periods-single-held-dropped", B, "        keep |= size == 1  # one held run is no backlog", "        keep |= False  # one held run is no backlog",
+    M("sim-held-single-dropped", R, "    return runs | (size == 1), coalesced & (size != 1)", "    return runs, coalesced",
       "one held run under catchup=skip is dropped at the next period"),
+    M("sim-paused-vector-open", R, "        out |= (t >= a) & (t < b)", "        out |= (t > a) & (t < b)",
+      "a run eligible exactly at a Pause is not paused"),
     M("sim-periods-expiry-no-edge", B, "expired = beyond(T - run.eligible[rows], run.p_maxlate[s], run.p_edge[s])",
       "expired = (T - run.eligible[rows]) > run.p_maxlate[s]", "held runs ignore the scheduler's edge"),
     M("sim-periods-end-inclusive", B, "        if T >= end:", "        if T > end:",

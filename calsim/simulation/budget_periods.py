@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .rules import BIG, OVERLAP, backlog_outcome, beyond, period_index, period_of, period_start, up
+from .rules import BIG, OVERLAP, beyond, fits, held_outcome, period_index, period_of, period_start, up
 from .state import NONE, R, S, RunState
 
 __all__ = ["budget_periods"]
@@ -24,15 +24,8 @@ __all__ = ["budget_periods"]
 def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     """Settle the ordered rows of the common budget case by columns; return the rows left to the event loop.
 
-    The event loop's rules for an account touch nothing outside it (without
-    a capacity limit, the only state shared across accounts), so accounts
-    can be settled separately. An account is settled here when every run
-    of it is one attempt of a fixed duration (no failures, no lognormal),
-    its schedules share one cost, overlap is ``allow`` or ``skip`` and none
-    of them is ever paused, and its budget's local periods never go back in
-    time (no zone transition moving local time back across a period
-    boundary). What the event loop does for such an account, period by
-    period, is then (see ``_period_step``):
+    Which accounts qualify is the module docstring's rule. What the event loop
+    does for such an account, period by period, is then (see ``_period_step``):
 
     * the runs held from the previous period arrive first, at the
       period's opening (an ``opened`` event sorts before the picks at
@@ -163,18 +156,15 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     return rest
 
 def _up_sorted(outages: tuple[tuple[int, int], ...], t: np.ndarray) -> np.ndarray:
-    """:func:`.rules.up` of ascending ``t`` (still ascending): ``t`` itself when no instant moves.
-
-    An outage's instants are one slice of sorted ``t``; moving them to its
-    end keeps the order, so each outage in turn is a slice again.
-    """
-    out = t
-    for start, end in outages:
-        lo, hi = np.searchsorted(out, [start, end], side="left").tolist()
-        if hi > lo:
-            if out is t:
-                out = t.copy()
-            out[lo:hi] = end
+    """:func:`.rules.up` of ascending ``t`` (still ascending): ``t`` itself when no instant can move."""
+    if not outages:
+        return t
+    # Sorted: only the instants from the first outage's start to the last one's end can move.
+    lo, hi = np.searchsorted(t, [outages[0][0], outages[-1][1]], side="left").tolist()
+    if hi <= lo:
+        return t
+    out = t.copy()
+    out[lo:hi] = up(t[lo:hi], outages)
     return out
 
 
@@ -193,7 +183,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
     end = sc.end_us
     nb = len(sc.budgets)
     # K[a]: how many runs of the account's one cost fit in a period. The
-    # loop starts a run when spent + cost <= limit + 1e-9, spent being the
+    # loop starts a run when rules.fits(spent, cost, limit), spent being the
     # running float sum of the costs started: 0.0 + c, (0.0 + c) + c, ...
     # which np.cumsum (a sequential add) reproduces bit for bit.
     K = np.zeros(nb, dtype=np.int64)
@@ -204,7 +194,6 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         idx = np.flatnonzero(run.p_account == m)
         cost = float(run.p_cost[idx[0]]) if len(idx) else 0.0
         cap = int(n_acct[m]) + 1  # never more arrivals in a period than the account has rows
-        lim = sc.budgets[m].limit + 1e-9
         if cost == 0.0:
             K[m] = cap
             continue
@@ -212,7 +201,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         size = cap if ratio + 3 >= cap else int(ratio) + 3
         while True:
             sums = np.cumsum(np.full(size, cost))
-            k = int(np.searchsorted(sums, lim, side="right"))
+            k = int(np.count_nonzero(fits(0.0, sums, sc.budgets[m].limit)))  # sums ascend: a prefix fits
             if k < size or size >= cap:
                 break
             size = min(cap, size * 2)
@@ -382,8 +371,7 @@ def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.n
     size = np.bincount(gidx)[gidx]
     if (size > 1).any():
         pos = np.arange(n) - np.flatnonzero(head)[gidx]
-        keep, coalesce = backlog_outcome(run.p_catchup[s], run.p_limit[s], pos, size)
-        keep |= size == 1  # one held run is no backlog: it arrives (as in the event loop)
+        keep, coalesce = held_outcome(run.p_catchup[s], run.p_limit[s], pos, size)
         drop = ~keep
         if drop.any():
             run.state[rows[drop]] = np.where(coalesce[drop], S["coalesced"], S["skipped"]).astype(np.int8)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .randomness import DURATION, FAILURE, JITTER, uniform
-from .rules import BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, period_index, wake
+from .rules import BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, fits, paused, period_index, wake
 from .state import R, S, RunState
 
 __all__ = ["eligibility", "pickup", "catch_up", "attempts", "needs_order", "settle_in_place"]
@@ -78,11 +78,9 @@ def _pauses(run: RunState) -> None:
         member = np.zeros(len(run.scheds), bool)
         member[members] = True
         rows = np.flatnonzero(run.has_due & (run.state < 0) & member[run.s])
-        for a, b in items:
-            hit = rows[((run.eligible[rows] >= a) & (run.eligible[rows] < b))
-                       | ((run.pick[rows] >= a) & (run.pick[rows] < b))]
-            run.state[hit] = S["skipped"]
-            run.reason[hit] = R["paused"]
+        hit = rows[paused(list(items), run.eligible[rows]) | paused(list(items), run.pick[rows])]
+        run.state[hit] = S["skipped"]
+        run.reason[hit] = R["paused"]
 
 
 def catch_up(run: RunState) -> None:
@@ -452,7 +450,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
     demand = demand.reshape(len(budgets), span)
     need = np.zeros_like(demand, dtype=bool)
     for a, b in enumerate(budgets):
-        if not (demand[a] > b.limit + 1e-9).any():
+        if fits(0.0, demand[a], b.limit).all():
             continue
         # A period needs order when its demand, plus what earlier periods
         # held over (runs waiting for budget), exceeds the limit; the carry
@@ -460,7 +458,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         # period that needs order is missed.
         carry = 0.0
         for k, d in enumerate(demand[a].tolist()):
-            need[a, k] = carry > 0 or d > b.limit + 1e-9
+            need[a, k] = carry > 0 or not fits(0.0, d, b.limit)
             carry = max(0.0, carry + d - b.limit)
     if not need.any():
         return None

@@ -18,7 +18,7 @@ import heapq
 
 import numpy as np
 
-from .rules import OVERLAP, backlog_outcome, beyond, charge, fits, paused, period_of, period_start, up
+from .rules import OVERLAP, beyond, charge, fits, held_outcome, paused, period_of, period_start, up
 from .state import NONE, R, S, RunState
 
 __all__ = ["event_loop", "AGEING_US"]
@@ -215,10 +215,10 @@ def event_loop(run: RunState, rows: np.ndarray, occupancy: np.ndarray, success: 
                         run.state[r], run.reason[r] = S["expired"], R["max_lateness"]
                     else:
                         live.append(r)
-                if len(live) > 1:  # a backlog again: the catch-up mode decides
+                if live:  # a backlog again (if more than one): the catch-up mode decides
                     n = len(live)
-                    keep, coalesced = backlog_outcome(np.full(n, run.p_catchup[s]), np.full(n, run.p_limit[s]),
-                                                      np.arange(n), np.full(n, n))
+                    keep, coalesced = held_outcome(np.full(n, run.p_catchup[s]), np.full(n, run.p_limit[s]),
+                                                   np.arange(n), np.full(n, n))
                     for r, k, c in zip(live, keep.tolist(), coalesced.tolist()):
                         if not k:
                             run.state[r] = S["coalesced"] if c else S["skipped"]

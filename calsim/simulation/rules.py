@@ -11,8 +11,9 @@ rule                      function
 scheduler up              :func:`up` (first up instant at or after ``t``), :func:`wake`
                           (the wake-up that picks an occurrence), :func:`paused`
 misfire / deadline        :func:`beyond` (lateness past a limit, with the scheduler's edge)
-catch-up                  :func:`backlog_groups` (a wake-up's backlog, in due order) and
-                          :func:`backlog_outcome` (which members run, which are coalesced)
+catch-up                  :func:`backlog_groups` (a wake-up's backlog, in due order),
+                          :func:`backlog_outcome` (which members run, which are coalesced) and
+                          :func:`held_outcome` (runs held for budget, at a period's opening)
 budget period             :func:`period_index`, :func:`period_of`, :func:`period_start`
                           (local calendar periods from the scenario's release)
 budget charge             :func:`charge`, :func:`fits`
@@ -31,7 +32,7 @@ import numpy as np
 from ..times import US
 
 __all__ = ["BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
-           "backlog_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
+           "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
 CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
@@ -128,9 +129,19 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], 
     return pick
 
 
-def paused(spans: list[tuple[int, int]] | None, t: int) -> bool:
-    """Whether an instant falls in one of a schedule's half-open paused spans ``[Pause, Resume)``."""
-    return bool(spans) and any(a <= t < b for a, b in spans)  # type: ignore[union-attr]
+def paused(spans: list[tuple[int, int]] | None, t):
+    """Whether an instant (an int, or each of an array) falls in one of a schedule's half-open paused spans
+    ``[Pause, Resume)``: a paused schedule starts nothing (Temporal drops the paused span, no catch-up).
+
+    >>> paused([(10, 20)], 20), paused([(10, 20)], np.array([9, 10])).tolist()
+    (False, [False, True])
+    """
+    if isinstance(t, (int, np.integer)):
+        return bool(spans) and any(a <= t < b for a, b in spans)  # type: ignore[union-attr]
+    out = np.zeros(len(t), dtype=bool)
+    for a, b in spans or ():
+        out |= (t >= a) & (t < b)
+    return out
 
 
 # -- misfire and deadline -------------------------------------------------------------------------
@@ -177,6 +188,16 @@ def backlog_groups(sched: np.ndarray, wake_at: np.ndarray, due: np.ndarray) -> t
     pos = np.arange(len(order)) - first[gid]
     size = np.bincount(gid)[gid] if len(order) else np.zeros(0, dtype=np.int64)
     return order, pos, size
+
+
+def held_outcome(mode: np.ndarray, limit: np.ndarray, pos: np.ndarray, size: np.ndarray):
+    """:func:`backlog_outcome` for runs held for budget when a period opens: one held run is no backlog.
+
+    (It waited for room, not for the scheduler; several of one schedule are a
+    backlog again, and the catch-up mode decides.)
+    """
+    runs, coalesced = backlog_outcome(mode, limit, pos, size)
+    return runs | (size == 1), coalesced & (size != 1)
 
 
 def backlog_outcome(mode: np.ndarray, limit: np.ndarray, pos: np.ndarray, size: np.ndarray):
