@@ -597,3 +597,15 @@ def test_a_run_held_for_budget_expires_at_the_opening_by_the_edge(edge, state):
     f = simulate(sc)
     # 23:30 waits for the 00:00 opening: exactly 30 min late
     assert f.filter(pl.col("due_utc") == utc("2026-01-01T23:30"))["state"].to_list() == [state]
+
+
+def test_one_run_held_for_budget_is_no_backlog_even_under_catchup_skip():
+    first = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "0 23 * * *", policy=calsim.Policy(cost=1.0, account="t"))
+    held = calsim.Schedule("b", "UTC", "2026-01-01T00:00", "30 23 * * *",
+                           policy=calsim.Policy(catchup="skip", cost=1.0, account="t"))
+    sc = calsim.Scenario("h", [first, held], "2026-01-01T22:00Z", "2026-01-02T01:00Z", release="2026f",
+                         budgets=[calsim.Budget("t", 1, "day", "UTC")])
+    f = simulate(sc)
+    # b waited for the next day's room, alone: it runs at the opening (several held runs would be a backlog)
+    assert f.filter(pl.col("schedule_id") == "b").select("state", "started_utc").row(0) == (
+        "done", utc("2026-01-02T00:00"))

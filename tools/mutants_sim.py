@@ -137,9 +137,10 @@ MUTANTS = [
       "                if beyond(t - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):\n"
       "                    # Too late",
       "                if False:\n                    # Too late", "Kubernetes' Forbid starts a blocked time past its deadline"),
-    M("sim-loop-latest-first", E, "                heapq.heappush(events, (up(t, outages), LATEST, seq, s))",
-      "                heapq.heappush(events, (up(t, outages), FINISH, seq, s))",
-      "Forbid starts the blocked time before the time picked as the Job ends"),
+    M("sim-loop-latest-while-down", E, "                heapq.heappush(events, (up(t, outages), LATEST, seq, s))",
+      "                heapq.heappush(events, (t, LATEST, seq, s))",
+      "Forbid's blocked time is looked at when the Job ends even if the controller is down then, so it starts "
+      "at the come-back before the time caught up there", tests=ORACLES),
     M("sim-loop-no-pause", E, "        if paused(pauses.get(s), t):", "        if False:",
       "a held run starts while its schedule is paused"),
     M("sim-loop-batch-refused-kept", E, "                    for q in rest:\n                        run.state[q], run.reason[q] = run.state[r], run.reason[r]",
