@@ -12,16 +12,26 @@ both and defaults to what the code does.
 ============  =====================  ===============  ==============================  ===================  ==================
 preset        DST gap                DST fold         after downtime (``catchup``)    overlap              jitter
 ============  =====================  ===============  ==============================  ===================  ==================
-kubernetes    skip                   both             latest, within the deadline     allow/skip/cancel_o. none
+kubernetes    skip                   both             latest, deadline excludes its   allow/buffer_latest  none
+                                                      own edge; docs: >100 stuck      /cancel_other
 temporal      skip                   both             earliest (SKIP), 365 d window   six policies         ``[0, jitter)``
-apscheduler   shift; skip if every   both             latest (coalesce), expired      skip (1 instance)    ``jitter`` s
-              hour (3.11 code)                        after ``misfire_grace_time``
-quartz        skip                   both             SMART: latest; > 60 s misfired  allow / buffer_one   none
-systemd       skip (undocumented)    first (undoc.)   skip; ``Persistent``: latest    buffer_one           RandomizedDelaySec
-cronie        fixed-time: next_valid fixed: first     skip (no catch-up)              allow                none
-              wildcard: skip         wildcard: both
+apscheduler   shift; skip if every   both             memory store: none after a      skip (1 instance)    ``jitter`` s
+              hour (3.11 code)                        restart; suspend or persistent:
+                                                      latest (coalesce) or all in
+                                                      turn, expired past the grace
+quartz        skip                   both             RAM store: none after a         allow / buffer_one   none
+                                                      restart; paused or JDBC: the    (/ buffer_all)
+                                                      misfire instruction
+systemd       skip                   first            skip; ``Persistent``: latest;   buffer_one           RandomizedDelaySec
+                                                      a suspend: latest
+cronie        fixed-time: next_valid fixed: first     skip (the restart minute        allow                none
+              wildcard: skip         wildcard: both   too); a suspend of <= 3 h
+                                                      (wildcard: 5 min): all
 eventbridge   skip                   first            all, expired after event age    allow (undoc.)       flexible window
 ============  =====================  ===============  ==============================  ===================  ==================
+
+Each preset is compared with its scheduler's own code in the tests (``tests/oracles/``); the
+differences that remain are in its ``notes``.
 
 Cron parsers differ too (robfig's ``*/n`` day rule, Temporal's AND of days,
 APScheduler 3.x's 0 = Monday): calsim expands every cron with the Vixie
@@ -356,7 +366,9 @@ def temporal(overlap: str = "SKIP", catchup_window: object = "365d", jitter: obj
     ==========================  ===============================================  ===============
     Temporal setting            calsim                                           source
     ==========================  ===============================================  ===============
-    ``catchup_window`` (365 d)  ``max_lateness`` (min 10 s, lower is clamped)    TEMPORAL_PR
+    ``catchup_window`` (365 d)  ``max_lateness`` (min 10 s, lower is clamped;    TEMPORAL_PR,
+                                exactly this late still starts, ``>``:           TEMPORAL_CODE
+                                ``limit_edge="on_time"``)
     ``overlap`` ``SKIP``        ``overlap="skip"``; after an outage the          TEMPORAL_CODE
                                 earliest in-window miss runs:
                                 ``catchup="earliest"``
@@ -431,7 +443,9 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     APScheduler setting       calsim                                               source
     ========================  ===================================================  ===========
     ``misfire_grace_time``    ``max_lateness`` (a run later than this is           APS_BASE,
-    (1 s; None = any)         dropped as missed: ``expired``)                      APS_GUIDE
+    (1 s; None = any)         dropped as missed: ``expired``; exactly this late    APS_GUIDE,
+                              still runs, ``now - run_time > grace``:              APS_EXEC
+                              ``limit_edge="on_time"``)
     ``coalesce`` (True)       ``catchup="latest"`` (False: ``"all"``, the one      APS_GUIDE,
                               instance working through the backlog in turn:        APS_EXEC
                               ``backlog="in_turn"``)
@@ -761,7 +775,9 @@ def eventbridge(flexible_window_minutes: int | None = None, maximum_event_age_se
     ``FlexibleTimeWindow``           ``jitter`` = ``MaximumWindowInMinutes``          EB_WINDOW
     (``OFF``; FLEXIBLE 1..1440 min)  (invoked within the window after the time)
     ``MaximumEventAgeInSeconds``     ``max_lateness`` (60..86400; undelivered older   EB_RETRY
-                                     events are dropped)
+                                     events are dropped; which side of the limit
+                                     an exact tie falls on is undocumented:
+                                     ``limit_edge="on_time"`` assumed)
     ``MaximumRetryAttempts``         kept in ``settings`` (0..185): retries are a     EB_RETRY
                                      scenario's ``Failures``
     (missed invocations)             ``catchup="all"``, ``overlap="allow"``           undocumented
