@@ -33,7 +33,7 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .fleetfile import load_scenario
-from .importers import from_crontab, from_ical, from_kubernetes, load_any as load
+from .importers import from_crontab, from_ical, from_kubernetes, from_systemd, load_any as load, read_history
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
@@ -71,6 +71,8 @@ __all__ = [
     "from_crontab",
     "from_kubernetes",
     "from_ical",
+    "from_systemd",
+    "read_history",
     # simulation
     "Policy",
     "with_policy",

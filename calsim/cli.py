@@ -337,6 +337,70 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reconcile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .importers.history import read_history
+    from .reconcile import RECONCILE_CLASSES, reconcile
+    from .store import LedgerStore
+
+    if not Path(args.db).is_file():
+        raise InputError(f"--db: {args.db!r} does not exist (write ledgers with `calsim simulate ... --db FILE`)")
+    with LedgerStore(args.db, read_only=True) as store:
+        store._known([args.scenario])
+        info = store.sql("SELECT horizon_start, horizon_end FROM scenarios WHERE name = $1", [args.scenario]).row(0)
+        ids = store.sql("SELECT DISTINCT schedule_id FROM occurrences WHERE scenario = $1",
+                        [args.scenario])["schedule_id"].to_list()
+        history = read_history(args.history, args.kind, crontab=args.crontab, ids=ids, zone=args.zone,
+                               year=args.year)
+        renames = {}
+        for spec in args.map or ():
+            name, sep, sid = spec.partition("=")
+            if not (sep and name and sid):
+                raise InputError(f"--map: {spec!r} is not NAME=SCHEDULE_ID (e.g. 'backup.service=ops/backup')")
+            renames[name] = sid
+        if renames:
+            history = history.with_columns(pl.col("schedule_id").replace(renames))
+        # Compare the overlap only: by default the scenario's horizon, so a week of logs
+        # against a month of simulation does not report three weeks as missing.
+        start = args.start or info[0]
+        end = args.end or info[1]
+        out = reconcile(store, args.scenario, history.drop("origin"), grace=args.grace, max_shift=args.max_shift,
+                        start=start, end=end)
+    if args.id:
+        unknown = sorted(set(args.id) - set(out["schedule_id"].unique().to_list()))
+        if unknown:
+            raise InputError(f"--id: schedule {unknown[0]!r} is neither in scenario {args.scenario!r} nor in the history")
+        out = out.filter(pl.col("schedule_id").is_in(args.id))
+    counts = (out.group_by("schedule_id", "class").len()
+              .pivot("class", index="schedule_id", values="len").fill_null(0))
+    for c in RECONCILE_CLASSES:
+        if c not in counts.columns:
+            counts = counts.with_columns(pl.lit(0, pl.UInt32).alias(c))
+    table = counts.select(
+        "schedule_id", "matched", "late", "wrong_instant", "missing",
+        (pl.col("duplicate") + pl.col("unexpected")).alias("extra"),
+        "duplicate", "unexpected").sort("schedule_id")
+    total = table.select(pl.exclude("schedule_id").sum()).row(0, named=True)
+    window = [v.strftime("%Y-%m-%dT%H:%MZ") if hasattr(v, "strftime") else str(v) for v in (start, end)]
+    summary = (f"{history.height:,} runs in {args.history} against scenario {args.scenario!r} in "
+               f"[{window[0]}, {window[1]}): " + ", ".join(f"{total[c]:,} {c.replace('_', '-')}"
+                                                     for c in ("matched", "late", "wrong_instant", "missing", "extra")))
+    if args.format == "table":
+        print(summary)
+        if table.height:
+            print(_table(table))
+        if args.detail:
+            odd = out.filter(pl.col("class") != "matched").select(
+                "schedule_id", "class", "nominal_local", "due_utc", "scheduled_utc", "started_utc", "lateness_s",
+                "detail")
+            if odd.height:
+                print(_table(odd))
+    else:
+        _emit(out, args, summary)
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     import time
 
@@ -449,6 +513,29 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("names", nargs="*", help="scenario names (default: all)")
     _output_options(s)
     s.set_defaults(func=_cmd_compare)
+
+    s = sub.add_parser("reconcile", help="a run history (what actually ran) against a stored scenario, per schedule",
+                       description="Counts per schedule: matched, late, wrong-instant, missing and extra "
+                                   "(duplicate + unexpected) runs. History kinds: kubectl get jobs -o json, "
+                                   "journalctl -o json, cron syslog lines (with --crontab), CSV or Parquet.")
+    s.add_argument("scenario", help="a scenario name in --db (see `calsim compare FILE`)")
+    s.add_argument("history", help="the history file")
+    s.add_argument("--db", required=True, help="the DuckDB ledger store holding the scenario")
+    s.add_argument("--kind", default=None, choices=("kubernetes", "journal", "syslog", "csv", "parquet"),
+                   help="the history's format (default: told by content)")
+    s.add_argument("--crontab", default=None, help="syslog: the crontab whose commands the CMD lines name")
+    s.add_argument("--zone", default="UTC", help="syslog: the host's zone for 'Mar  9 10:15:01' stamps (default UTC)")
+    s.add_argument("--year", type=int, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp")
+    s.add_argument("--map", action="append", metavar="NAME=SCHEDULE_ID",
+                   help="rename a history id (unit, command:...) to a schedule id (repeatable)")
+    s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
+    s.add_argument("--from", dest="start", default=None, help="window start (instant); default the scenario's")
+    s.add_argument("--to", dest="end", default=None, help="window end (instant); default the scenario's")
+    s.add_argument("--grace", default="5min", help="a run starting later than this after its time is late")
+    s.add_argument("--max-shift", default="3h", help="how far a run's instant may be from its occurrence's")
+    s.add_argument("--detail", action="store_true", help="also list every run or occurrence that is not matched")
+    _output_options(s)
+    s.set_defaults(func=_cmd_reconcile)
 
     s = sub.add_parser("demo", help="the example fleet through an outage under three catch-up policies")
     s.add_argument("--out", default=".", help="directory for calsim-demo.duckdb and calsim-demo.png (default .)")

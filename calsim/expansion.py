@@ -124,6 +124,10 @@ def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable) -> 
 def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """Nominal walls of one schedule near ``[lo, hi)`` with their invalid_day codes (RFC 5545 set order)."""
     rule = s.parsed_rule
+    # An RRULE's start comes here in whole seconds (Schedule drops the fraction,
+    # RRule.anchor), so it is both the anchor and the lower bound. For cron and
+    # Window the start is only a lower bound, fraction kept: no rule anchors at
+    # it, and 09:00:00 is before a 09:00:00.5 start.
     dtstart = _start_wall(s, table)
     wlo, whi = max(lo - _MARGIN, dtstart), hi + _MARGIN
     if isinstance(rule, RRule) and rule.count is not None:

@@ -25,7 +25,8 @@ UTC = pl.Datetime("us", "UTC")
 
 
 def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.PathLike[str], *,
-              grace: object = "5min", max_shift: object = "3h") -> pl.DataFrame:
+              grace: object = "5min", max_shift: object = "3h", start: object = None,
+              end: object = None) -> pl.DataFrame:
     """Classify an actual run history against the stored ledger ``name`` (read-only).
 
     Parameters
@@ -42,7 +43,14 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
     max_shift
         With only UTC scheduled times: an unmatched run is paired with the
         nearest unpaired occurrence of its schedule within ``max_shift``
-        (``wrong_instant``), else it is ``unexpected``.
+        (``wrong_instant``), else it is ``unexpected``. A run whose
+        scheduled time is null (the history does not say it: syslog and
+        journal lines) is paired with the latest unpaired occurrence due at
+        or before its start, within ``max_shift``.
+    start, end
+        Compare only the window ``[start, end)`` (instants): ledger rows by
+        ``due_utc``, runs by their scheduled instant, else their start.
+        Default: everything.
 
     Returns
     -------
@@ -65,15 +73,22 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
     expired is ``unexpected`` (``detail`` names the state).
     """
     from .durations import duration_us
+    from .times import instant_us
 
     grace_s = duration_us(grace, "grace") / 1e6
     shift_us = duration_us(max_shift, "max_shift")
     store._known([name])
     act = _read_actual(actual)
+    lo, hi = (None if t is None else instant_us(t, f"reconcile: {n}") for t, n in ((start, "start"), (end, "end")))
     led = (store.sql("""SELECT schedule_id, revision, nominal_local, fold, due_utc, started_utc AS ledger_started,
                               state, reason FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
            .with_columns(pl.col("due_utc", "ledger_started").cast(UTC), pl.col("fold").cast(pl.Int8),
                          pl.col("state").cast(pl.String)))
+    if lo is not None or hi is not None:
+        run_at = (pl.coalesce("scheduled_utc", "started_utc") if "scheduled_utc" in act.columns
+                  else pl.col("started_utc"))
+        led = led.filter(_inside(pl.col("due_utc"), lo, hi))
+        act = act.filter(_inside(run_at, lo, hi))
     led = led.with_row_index("occ")
     act = act.with_row_index("run")
     if "nominal_local" in act.columns:
@@ -92,12 +107,22 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
         exact = act.join(led, left_on=["schedule_id", "scheduled_utc"], right_on=["schedule_id", "due_utc"],
                          how="inner", maintain_order="left").select("run", "occ")
         rest = act.filter(~pl.col("run").is_in(exact["run"].implode()))
-        free = led.filter(~pl.col("occ").is_in(exact["occ"].implode()))
-        near = (rest.sort("scheduled_utc").join_asof(
-            free.select("schedule_id", "occ", pl.col("due_utc").alias("_due")).sort("_due"),
-            left_on="scheduled_utc", right_on="_due", by="schedule_id", strategy="nearest",
-            tolerance=dt.timedelta(microseconds=shift_us), check_sortedness=False).select("run", "occ"))
-        links = pl.concat([exact, near.filter(pl.col("occ").is_not_null())])
+        free = led.filter(~pl.col("occ").is_in(exact["occ"].implode())).select(
+            "schedule_id", "occ", pl.col("due_utc").alias("_due")).sort("_due")
+        tol = dt.timedelta(microseconds=shift_us)
+        near = (rest.filter(pl.col("scheduled_utc").is_not_null()).sort("scheduled_utc").join_asof(
+            free, left_on="scheduled_utc", right_on="_due", by="schedule_id", strategy="nearest",
+            tolerance=tol, check_sortedness=False).select("run", "occ"))
+        # Without a scheduled time, a run belongs to the last occurrence due
+        # before it started: cron, systemd timers and the CronJob controller
+        # start a run at or after its due time, never before.
+        unknown = rest.filter(pl.col("scheduled_utc").is_null())
+        taken = pl.concat([exact["occ"], near["occ"].drop_nulls()])
+        by_start = (unknown.sort("started_utc").join_asof(
+            free.filter(~pl.col("occ").is_in(taken.implode())), left_on="started_utc", right_on="_due",
+            by="schedule_id", strategy="backward", tolerance=tol, check_sortedness=False).select("run", "occ"))
+        links = pl.concat([exact, near.filter(pl.col("occ").is_not_null()),
+                           by_start.filter(pl.col("occ").is_not_null())])
         pairs = act.join(links, on="run", how="left").join(led, on="occ", how="left", suffix="_l")
         pairs = pairs.drop([c for c in pairs.columns if c.endswith("_l")])
     if "scheduled_utc" not in pairs.columns:
@@ -136,6 +161,16 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
 
 
 
+def _inside(col: pl.Expr, lo: int | None, hi: int | None) -> pl.Expr:
+    """``col`` in ``[lo, hi)`` (µs since the epoch; None: unbounded)."""
+    cond = pl.lit(True)
+    if lo is not None:
+        cond = cond & (col >= pl.lit(lo).cast(pl.Datetime("us", "UTC")))
+    if hi is not None:
+        cond = cond & (col < pl.lit(hi).cast(pl.Datetime("us", "UTC")))
+    return cond
+
+
 def _read_actual(actual: object) -> pl.DataFrame:
     if isinstance(actual, (str, os.PathLike)):
         p = Path(actual)
@@ -165,7 +200,10 @@ def _read_actual(actual: object) -> pl.DataFrame:
 
     def instant(c: str) -> pl.Expr:
         t = frame.schema[c]
-        e = pl.col(c).str.to_datetime(time_unit="us") if t == pl.String else pl.col(c)
+        if t == pl.String:  # ISO text, with or without an offset: one zone for the whole column
+            e = pl.col(c).str.to_datetime(time_unit="us", time_zone="UTC")
+            return e.cast(UTC).alias(c)
+        e = pl.col(c)
         if not isinstance(t, pl.Datetime) or not t.time_zone:
             e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
         return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
@@ -182,4 +220,8 @@ def _read_actual(actual: object) -> pl.DataFrame:
     if "fold" in frame.columns:
         exprs.append(pl.col("fold").cast(pl.Int8))
     exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
-    return frame.select(exprs)
+    try:
+        return frame.select(exprs)
+    except (pl.exceptions.PolarsError, ValueError) as exc:  # text that is no time, mixed naive and aware values
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"actual: a time column holds a value that is not an ISO 8601 time ({first})") from None

@@ -6,7 +6,10 @@ A schedule is immutable; a changed schedule is a new *revision* with the same
 The rule may be RRULE text (bare, ``RRULE:``-prefixed, or a full
 ``DTSTART;TZID=...`` + ``RRULE:`` block), a cron expression, ``Every`` or
 ``Window`` (or an already parsed ``RRule``/``Cron``). Strings are told apart
-by their form: ``FREQ=`` makes an RRULE, five fields or an ``@macro`` a cron.
+by their form: ``FREQ=`` makes an RRULE, five fields or an ``@macro`` a cron,
+an ``OnCalendar=`` prefix a systemd calendar expression
+(:mod:`calsim.rules.oncalendar`; its trailing zone name, if any, overrides
+``zone``).
 
 ``start`` anchors the rule (RRULE's DTSTART): naive means local wall time in
 ``zone``, with ``Z`` or an offset it is an instant (its local time in the zone
@@ -31,6 +34,7 @@ from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError
 from .resolution import FoldPolicy, GapPolicy, check_policy
 from .rules.cron import Cron
 from .rules.every import Every
+from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.rrule import InvalidDay, RRule, parse_block
 from .rules.window import Window
 from .times import instant_us, local_us
@@ -38,19 +42,22 @@ from .times import instant_us, local_us
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
 
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
-Rule = RRule | Cron | Every | Window
+Rule = RRule | Cron | Every | Window | OnCalendar
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 
 def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
-    if isinstance(rule, (RRule, Cron, Every, Window)):
+    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar)):
         return rule, None, None
     if not isinstance(rule, str):
         raise RuleError(
-            f"rule: expected RRULE text, a cron expression, Every(...) or Window(...), got {type(rule).__name__} {rule!r}"
+            f"rule: expected RRULE text, a cron expression, OnCalendar=..., Every(...) or Window(...), "
+            f"got {type(rule).__name__} {rule!r}"
         )
     text = rule.strip()
+    if text.startswith(_ONCALENDAR):  # a systemd calendar expression, systemd.time(7)
+        return OnCalendar.parse(text), None, None
     upper = text.upper()
     if "FREQ=" in upper:
         if "DTSTART" in upper or "\n" in text:
@@ -61,12 +68,13 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
         return Cron.parse(text), None, None
     raise RuleError(
         f"rule: cannot tell the kind of {rule!r} (expected RRULE text with FREQ=..., "
-        "a 5-field cron expression or @daily-style macro, Every(...) or Window(...))"
+        "a 5-field cron expression or @daily-style macro, 'OnCalendar=<systemd calendar expression>', "
+        "Every(...) or Window(...))"
     )
 
 
 def _kind(rule: Rule) -> str:
-    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window"}[type(rule)]
+    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar"}[type(rule)]
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,10 @@ class Schedule:
                 "make them agree"
             )
         set_(self, "parsed_rule", rule)
+        if isinstance(rule, OnCalendar) and rule.zone is not None and rule.zone != self.zone:
+            # systemd.time(7): a trailing zone name makes the expression's times that
+            # zone's, whatever the machine's: it overrides the schedule's zone.
+            set_(self, "zone", rule.zone)
         start = self.start
         wall = utc = None
         if start is None:
@@ -182,6 +194,12 @@ class Schedule:
             wall = int(local_us([start], "start")[0])
         if isinstance(rule, Every) and rule._anchor_us is None and wall is None and utc is None:
             raise ScheduleError(f"{where}start: Every without an anchor needs a start")
+        if isinstance(rule, RRule):
+            # The one place DTSTART's fraction of a second is dropped (RRule.anchor:
+            # RFC 5545 DATE-TIME has whole seconds, dateutil does the same), so
+            # expansion, preview and the UNTIL check below all see 09:00:00.
+            wall = None if wall is None else RRule.anchor(wall)
+            utc = None if utc is None else RRule.anchor(utc)
         set_(self, "start_wall", wall)
         set_(self, "start_utc", utc)
         if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc and wall is not None:
@@ -205,7 +223,7 @@ class Schedule:
 
     @property
     def kind(self) -> str:
-        """``"rrule"``, ``"cron"``, ``"every"`` or ``"window"``."""
+        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"`` or ``"oncalendar"``."""
         return _kind(self.parsed_rule)
 
     def explain(self) -> str:

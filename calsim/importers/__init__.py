@@ -1,4 +1,4 @@
-"""Importers: schedules from crontabs, Kubernetes CronJob manifests and iCalendar files.
+"""Importers: schedules from crontabs, Kubernetes CronJobs, iCalendar files and systemd timers.
 
 ======================================  =======================================  ==================
 function                                reads                                    schedule id
@@ -6,6 +6,10 @@ function                                reads                                   
 :func:`from_crontab`                    user and system crontabs, ``CRON_TZ``    ``<file>:<line>``
 :func:`from_kubernetes`                 multi-document YAML, ``kind: CronJob``   ``namespace/name``
 :func:`from_ical`                       ``.ics`` VEVENTs (RRULE, EXDATE, RDATE)  UID
+:func:`from_systemd`                    ``.timer`` units, ``OnCalendar=``        unit name
+:func:`read_history`                    what ran: ``kubectl get jobs -o json``,  ``namespace/name``,
+                                        ``journalctl -o json``, cron syslog,     unit, crontab
+                                        CSV/Parquet (for ``reconcile``)          entry, column
 :func:`load_any` / :func:`import_any`   any of these or a TOML fleet file,       as above
                                         told apart by content
 ======================================  =======================================  ==================
@@ -32,6 +36,8 @@ from ._result import Imported, Skipped, Source
 from .crontab import from_crontab
 from .ical import from_ical
 from .kubernetes import from_kubernetes
+from .systemd import from_systemd
+from .history import detect_history, read_history
 from .detect import detect_format, import_any, load_any
 
 __all__ = [
@@ -41,6 +47,9 @@ __all__ = [
     "from_crontab",
     "from_kubernetes",
     "from_ical",
+    "from_systemd",
+    "read_history",
+    "detect_history",
     "load_any",
     "import_any",
     "detect_format",

@@ -5,6 +5,7 @@ content                                                    read by
 =========================================================  ===============================
 ``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.fleetfile.load`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
+a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
 a YAML ``kind:`` or ``apiVersion:`` key at line start      :func:`~calsim.importers.from_kubernetes`
 anything else                                              :func:`~calsim.importers.from_crontab`
 =========================================================  ===============================
@@ -36,19 +37,26 @@ from ._result import Imported, read_input
 from .crontab import from_crontab
 from .ical import from_ical
 from .kubernetes import from_kubernetes
+from .systemd import from_systemd
 
 __all__ = ["load_any", "import_any", "detect_format", "detect_text"]
 
 # A fleet file has [[schedule]] tables; a scenario file has [scenario] (and names its fleet).
 _FLEET = re.compile(r"^\s*(\[\[\s*schedule\s*\]\]|\[\s*scenario\s*\])", re.MULTILINE)
 _YAML_KIND = re.compile(r"^(kind|apiVersion)\s*:", re.MULTILINE)
+_TIMER = re.compile(r"^\s*\[Timer\]\s*$", re.MULTILINE)
 _VCALENDAR = re.compile(r"^\s*BEGIN:VCALENDAR\s*$", re.MULTILINE | re.IGNORECASE)
 
 
 def detect_text(text: str) -> str:
-    """``"fleet"``, ``"ical"``, ``"kubernetes"`` or ``"crontab"`` for a file's content (see the module docstring)."""
+    """``"fleet"``, ``"ical"``, ``"systemd"``, ``"kubernetes"`` or ``"crontab"`` for a file's content.
+
+    See the module docstring for what decides.
+    """
     if _VCALENDAR.search(text):
         return "ical"
+    if _TIMER.search(text) and not _FLEET.search(text):
+        return "systemd"
     if _FLEET.search(text):
         return "fleet"
     if _YAML_KIND.search(text):
@@ -71,6 +79,8 @@ def import_any(path: str | Path, *, zone: str = "UTC") -> Imported:
         return from_ical(p, zone=zone)
     if fmt == "kubernetes":
         return from_kubernetes(p, zone=zone)
+    if fmt == "systemd":
+        return from_systemd(p, zone=zone)
     if fmt == "crontab":
         return from_crontab(p, zone=zone)
     schedules = load_fleet(p)
@@ -81,7 +91,8 @@ def load_any(path: str | Path, *, zone: str = "UTC") -> list[Schedule]:
     """The schedules of any supported file (see the module docstring), as a list.
 
     ``zone`` is the zone of crontab lines before any ``CRON_TZ=``, of
-    CronJobs without ``timeZone`` and of floating iCalendar times; a fleet
+    CronJobs without ``timeZone``, of floating iCalendar times and of
+    ``OnCalendar=`` expressions without a zone (the machine's); a fleet
     file names its own zones. Use :func:`import_any` to keep provenance.
     """
     return list(import_any(path, zone=zone))

@@ -20,7 +20,12 @@ no ``RRULE``                    a one-off event: ``FREQ=DAILY;COUNT=1`` (DTSTART
                                 converted to the event's zone, a PERIOD keeps its start
 ``RECURRENCE-ID`` (override)    the original time joins the master's ``exdate`` and the
                                 moved DTSTART its ``rdate`` (a CANCELLED override only
-                                removes it)
+                                removes it). A value type or zone other than DTSTART's
+                                still names one occurrence: on an all-day series, the
+                                day as written (Exchange's ``TZID=...:20200416T000000``);
+                                a DATE on a timed series, that day's one occurrence
+                                (several: refused); another zone, the same instant, or
+                                the wall time as written if only that is an occurrence
 ``STATUS:CANCELLED`` (master)   skipped, listed in ``Imported.skipped``
 VTODO, VJOURNAL                 skipped, listed in ``Imported.skipped``
 ==============================  ===========================================================
@@ -55,10 +60,13 @@ import re
 from typing import Any
 
 import icalendar
+import numpy as np
 from icalendar.prop.broken import vBroken
 
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..rules.rrule import DAY_US, RRule
 from ..schedule import Schedule
+from ..times import local_us
 from ..tzdb import release
 from ._result import Imported, Skipped, Source, attach, read_input, reraise
 from .crontab import _check_zone
@@ -152,13 +160,13 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
         if master is None:
             skipped.append(Skipped(base, f"VEVENT {uid} RECURRENCE-ID", "override of an event not in the file"))
             continue
-        rid = _local(comp["RECURRENCE-ID"], master["zone"], where, "RECURRENCE-ID")
+        rid, how = _recurrence_id(comp["RECURRENCE-ID"], master, where)
         master["exdate"].append(rid)
         if str(comp.get("STATUS", "")).upper() != "CANCELLED":
             if comp.get("DTSTART") is None:
                 raise ScheduleError(f"{where}: DTSTART: missing in the override (RECURRENCE-ID {rid})")
             master["rdate"].append(_local(comp["DTSTART"], master["zone"], where, "DTSTART"))
-        master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence")
+        master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence{how}")
 
     schedules: list[Schedule] = []
     for uid, ev in built.items():
@@ -263,7 +271,89 @@ def _event(comp: Any, where: str, base: Source, floating_zone: str) -> dict[str,
     exdate = [t for p in _props(comp, "EXDATE") for t in _values(p, zone, where, "EXDATE")]
     rdate = [t for p in _props(comp, "RDATE") for t in _values(p, zone, where, "RDATE")]
     return {"zone": zone, "start": start.isoformat(), "rule": rule, "exdate": exdate, "rdate": rdate,
-            "notes": notes, "line": base.line, "where": where}
+            "notes": notes, "line": base.line, "where": where, "all_day": not isinstance(value, dt.datetime),
+            "series_rdate": tuple(rdate)}  # the series' own RDATEs, before overrides add theirs
+
+
+def _recurrence_id(prop: Any, master: dict[str, Any], where: str) -> tuple[str, str]:
+    """The master's occurrence an override's RECURRENCE-ID names (naive ISO in the master's zone).
+
+    Returns the wall time and how it was matched when that was not exact
+    (``""``, or a clause for the master's notes). RFC 5545 §3.8.4.4 wants
+    RECURRENCE-ID to have DTSTART's value type, but writers differ: Exchange
+    puts ``RECURRENCE-ID;TZID=...:20200416T000000`` on an all-day series.
+    Taking such a value literally (that instant in the series' zone) names
+    no occurrence, so the original would stay *and* the moved one be added.
+    python-recurring-ical-events keys an override both by its UTC instant and
+    by its wall time as written (``util.to_recurrence_ids``), and matches a
+    date-time RECURRENCE-ID on a DATE series (its ``issue-36`` calendar);
+    calsim matches the same cases, and refuses the one it cannot decide.
+    """
+    value = _dt(prop, where, "RECURRENCE-ID")
+    if not isinstance(value, dt.date):
+        raise ScheduleError(f"{where}: RECURRENCE-ID: unsupported value {value!r} (expected a DATE or DATE-TIME)")
+    written = value.replace(tzinfo=None).isoformat() if isinstance(value, dt.datetime) else None
+    if master["all_day"]:
+        # An all-day series has one occurrence per day: the day as written names it,
+        # whatever time and zone come with it (midnight in Exchange's files); else
+        # the day of that instant in the series' zone (a UTC writer's 23:00Z).
+        days = [_midnight(value)]
+        if written is not None and value.tzinfo is not None:
+            days.append(_midnight(dt.datetime.fromisoformat(_local(prop, master["zone"], where, "RECURRENCE-ID"))))
+        wall = next((d for d in days if _is_occurrence(master, d)), days[0])
+        how = "" if written is None else f" (a DATE-TIME {value.isoformat()} on an all-day series: matched by its date)"
+        return wall, how + _unmatched(master, wall)
+    if written is None:
+        # A DATE on a timed series names that day's occurrence, if there is exactly one.
+        walls = _occurrences(master, _midnight(value))
+        if not walls:
+            wall = dt.datetime.combine(value, dt.datetime.fromisoformat(master["start"]).time()).isoformat()
+            return wall, f" (a DATE on a timed series, read at DTSTART's time){_unmatched(master, wall)}"
+        if len(walls) > 1:
+            raise ScheduleError(
+                f"{where}: RECURRENCE-ID: the DATE {value.isoformat()} names {len(walls)} occurrences of a "
+                f"timed series ({', '.join(w[11:16] for w in walls[:4])}); give the DATE-TIME of the one it replaces"
+            )
+        return walls[0], " (a DATE on a timed series: matched by its date)"
+    wall = _local(prop, master["zone"], where, "RECURRENCE-ID")  # the same instant in the series' zone
+    if value.tzinfo is not None and wall != written and not _is_occurrence(master, wall) \
+            and _is_occurrence(master, written):
+        # Another zone: the instant is the RFC reading; a writer that meant the
+        # series' wall time wrote it as such (the second key of recurring-ical-events).
+        return written, " (in another zone: matched by its wall time as written)"
+    return wall, _unmatched(master, wall)
+
+
+def _midnight(value: dt.date) -> str:
+    return dt.datetime(value.year, value.month, value.day).isoformat()
+
+
+def _unmatched(master: dict[str, Any], wall: str) -> str:
+    """A note when ``wall`` is no occurrence of the series: nothing is removed, nothing doubled."""
+    found = _occurrences(master, wall[:10] + "T00:00:00")
+    return "" if found is None or wall in found else " (it names no occurrence of the series)"
+
+
+def _occurrences(master: dict[str, Any], day: str) -> list[str] | None:
+    """The series' occurrences (rule and own RDATEs) on one day (``day``: its midnight, ISO), as naive ISO.
+
+    None when the rule cannot be read yet. COUNT and UNTIL are not applied: a
+    RECURRENCE-ID past them removes nothing either way.
+    """
+    try:
+        rule = RRule.parse(master["rule"])
+        dtstart, lo = (int(x) for x in local_us([master["start"], day], "RECURRENCE-ID"))
+        walls = rule.candidates(dtstart, lo, lo + DAY_US)[0].tolist() if lo + DAY_US > dtstart else []
+    except CalsimError:
+        return None  # a malformed RRULE is reported with its own message when the schedule is built
+    rdates = [int(x) for x in local_us(list(master["series_rdate"]), "RDATE")] if master["series_rdate"] else []
+    walls = sorted(set(walls) | {r for r in rdates if lo <= r < lo + DAY_US})
+    return [str(np.datetime64(w, "us").astype("datetime64[s]")) for w in walls]
+
+
+def _is_occurrence(master: dict[str, Any], wall: str) -> bool:
+    found = _occurrences(master, wall[:10] + "T00:00:00")
+    return found is not None and wall in found
 
 
 def _props(comp: Any, name: str) -> list[Any]:

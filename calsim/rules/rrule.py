@@ -373,6 +373,22 @@ class RRule:
                        self.byyearday, bymonthday, byday, hours, minutes, seconds, self.bysetpos,
                        invalid_day, p0)
 
+    @staticmethod
+    def anchor(dtstart: int) -> int:
+        """DTSTART as a rule reads it: wall µs with the fraction of a second dropped.
+
+        RFC 5545 DATE-TIME (§3.3.5) has whole seconds, and python-dateutil's
+        ``rrule.__init__`` does ``dtstart.replace(microsecond=0)``, so 09:00:00.5
+        anchors a 09:00:00 rule whose first instance is 09:00:00
+        (dateutil's ``testDTStartWithMicroseconds``). Every use of DTSTART,
+        as the anchor and as the lower bound of the instances, goes through
+        here, so the two can never disagree.
+
+        >>> RRule.anchor(1_500_000), RRule.anchor(-500_000)
+        (1000000, -1000000)
+        """
+        return int(dtstart) // US * US
+
     def candidates(self, dtstart: int, lo: int, hi: int,
                    invalid_day: InvalidDay = "omit") -> tuple[np.ndarray, np.ndarray]:
         """Every instance anchored at ``dtstart`` with wall time in ``[lo, hi)``, ignoring COUNT and UNTIL.
@@ -409,7 +425,7 @@ class RRule:
         if not _MIN_US <= int(dtstart) < _MAX_US:
             raise InputError(f"dtstart: {int(dtstart)} µs is outside years 1..9999 (allowed "
                              f"{_MIN_US}..{_MAX_US - 1})")
-        dtstart_s = int(dtstart) // US  # RFC 5545 DATE-TIME has whole seconds; dateutil truncates too
+        dtstart_s = self.anchor(dtstart) // US
         start = max(int(lo), dtstart_s * US)
         end = min(int(hi), _MAX_US)
         if self._plain_daily() and self.interval <= _PLAIN_MAX_INTERVAL:
@@ -446,7 +462,7 @@ class RRule:
         """
         if self.until is not None:
             hi = min(int(hi), self.until + 1)
-        wall, note = self.candidates(dtstart, int(dtstart) // US * US, hi, invalid_day)
+        wall, note = self.candidates(dtstart, self.anchor(dtstart), hi, invalid_day)
         if self.count is not None:
             wall, note = wall[: self.count], note[: self.count]
         return wall, note

@@ -1,0 +1,234 @@
+"""Run histories (calsim.importers.history) and `calsim reconcile`: one shipped history per format.
+
+The counts pinned in TestShippedHistories were checked by hand against the
+story each file tells (see the comments there) and the ledger of the matching
+shipped example simulated over the history's window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calsim.cli import main
+from calsim.errors import CalsimError, InputError
+from calsim.importers.history import HISTORY_SCHEMA, detect_history, read_history
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "data" / "examples"
+HIST = EXAMPLES / "histories"
+UTC = dt.timezone.utc
+
+
+def counts(capsys) -> dict[str, dict[str, int]]:
+    """The per-schedule table `calsim reconcile` printed: id -> {column: count}."""
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[1].split()
+    out = {}
+    for line in lines[2:]:
+        sid, *nums = line.rsplit(None, len(head) - 1)
+        out[sid] = dict(zip(head[1:], map(int, nums)))
+    return out
+
+
+PICK = ("matched", "late", "wrong_instant", "missing", "extra")
+
+
+def pick(c: dict[str, int]) -> tuple[int, ...]:
+    return tuple(c[k] for k in PICK)
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """The four shipped examples simulated over their histories' windows (one DuckDB file each)."""
+    d = tmp_path_factory.mktemp("reconcile")
+    runs = {
+        "k8s": [str(EXAMPLES / "cronjobs.yaml"), "--from", "2026-03-06T00:00Z", "--to", "2026-03-10T00:00Z"],
+        "cron": [str(EXAMPLES / "crontab"), "--from", "2026-03-09T00:00Z", "--to", "2026-03-10T00:00Z"],
+        "fleet": [str(EXAMPLES / "fleet.toml"), "--from", "2026-03-07T00:00Z", "--to", "2026-03-10T00:00Z",
+                  "--release", "2026f"],
+        "incident": [str(EXAMPLES / "incident.toml")],
+    }
+    out = {}
+    for name, args in runs.items():
+        db = d / f"{name}.duckdb"
+        extra = ["--name", name] if name != "incident" else []
+        assert main(["simulate", *args, "--db", str(db), "--quiet", *extra]) == 0
+        out[name] = str(db)
+    return out
+
+
+class TestShippedHistories:
+    # cronjobs.yaml, 2026-03-06..09. nightly-invoices: 03-07 never created (missing), 03-08 02:30 does
+    # not exist in New York (the ledger skips it, no Job), 03-09 created by a controller with stale
+    # tzdata (annotation 02:30-05:00 = 07:30Z, the ledger says 06:30Z: wrong instant). db-backup:
+    # 16 Jobs, 03-07 12:00 started 11.5 min late, 03-08 18:00 failed (a run all the same), plus a
+    # `kubectl create job --from=cronjob/db-backup` run (no scheduled time: extra); a Job no
+    # CronJob owns is not read.
+    def test_kubernetes_jobs_against_cronjobs_yaml(self, stores, capsys):
+        assert main(["reconcile", "k8s", str(HIST / "jobs.json"), "--db", stores["k8s"]]) == 0
+        c = counts(capsys)
+        assert pick(c["billing/nightly-invoices"]) == (1, 0, 1, 1, 0)
+        assert pick(c["ops/db-backup"]) == (15, 1, 0, 0, 1)
+
+    # crontab, 2026-03-09 (daemon zone UTC). cron stopped 10:20-10:50 (heartbeat 10:30, 10:45 missing);
+    # the VM paused 12:58-13:07: on resume cron ran the fixed-time report (late) but not the wildcard
+    # heartbeat and rotate-logs of 13:00 (missing); a second daemon forked rotate-logs twice at 16:00;
+    # root's /etc/crontab run-parts line is in no entry of this crontab (24 extra runs).
+    def test_cron_syslog_against_the_crontab(self, stores, capsys):
+        assert main(["reconcile", "cron", str(HIST / "cron.log"), "--db", stores["cron"],
+                     "--crontab", str(EXAMPLES / "crontab")]) == 0
+        c = counts(capsys)
+        assert pick(c["crontab:6"]) == (93, 0, 0, 3, 0)
+        assert pick(c["crontab:7"]) == (23, 0, 0, 1, 1) and c["crontab:7"]["duplicate"] == 1
+        assert pick(c["crontab:11"]) == (1, 0, 0, 0, 0)
+        assert pick(c["crontab:12"]) == (0, 1, 0, 0, 0)
+        assert pick(c["command:cd / && run-parts --report /etc/cron.hourly"]) == (0, 0, 0, 0, 24)
+
+    # fleet.toml's billing/nightly and etl/every-6h as systemd timers (units named by systemd-escape),
+    # 2026-03-07..09: billing's 03-09 run failed (still matched); etl 03-08 12:00 started 9.5 min late,
+    # 03-09 18:00 never ran (reboot), and a `systemctl start` by hand at 15:30 is extra.
+    def test_journal_against_fleet_toml(self, stores, capsys):
+        assert main(["reconcile", "fleet", str(HIST / "journal.json"), "--db", stores["fleet"],
+                     "--id", "billing/nightly", "--id", "etl/every-6h"]) == 0
+        c = counts(capsys)
+        assert pick(c["billing/nightly"]) == (3, 0, 0, 0, 0)
+        assert pick(c["etl/every-6h"]) == (10, 1, 0, 1, 1)
+
+    # incident.toml, 2026-10-18..25: production caught up every run after the outage, where the
+    # simulated policies skip billing's 21st-23rd (overlap) and expire Shanghai's 21st (max_lateness):
+    # those are extra; billing's 24th never ran and its 25th started 18 min late.
+    def test_csv_against_incident_toml(self, stores, capsys):
+        assert main(["reconcile", "incident", str(HIST / "runs.csv"), "--db", stores["incident"],
+                     "--from", "2026-10-18T00:00Z", "--to", "2026-10-26T00:00Z",
+                     "--id", "billing/nightly", "--id", "reports/daily-shanghai"]) == 0
+        c = counts(capsys)
+        assert pick(c["billing/nightly"]) == (3, 1, 0, 1, 3)
+        assert pick(c["reports/daily-shanghai"]) == (4, 0, 0, 0, 1)
+
+    def test_parquet_gives_the_same_counts_as_csv(self, stores, capsys, tmp_path):
+        p = tmp_path / "runs.parquet"
+        read_history(HIST / "runs.csv").write_parquet(p)
+        assert main(["reconcile", "incident", str(p), "--db", stores["incident"], "--from", "2026-10-18T00:00Z",
+                     "--to", "2026-10-26T00:00Z", "--id", "billing/nightly"]) == 0
+        assert pick(counts(capsys)["billing/nightly"]) == (3, 1, 0, 1, 3)
+
+    def test_csv_output_has_one_row_per_run_and_missing_occurrence(self, stores, capsys):
+        assert main(["reconcile", "k8s", str(HIST / "jobs.json"), "--db", stores["k8s"], "--format", "csv"]) == 0
+        out = capsys.readouterr()
+        frame = pl.read_csv(out.out.encode())
+        assert frame.height == 19 + 1 and "16 matched" in out.err
+
+
+class TestReaders:
+    def test_each_shipped_history_is_detected_by_content(self):
+        kinds = {f: detect_history((HIST / f).read_text()) for f in ("jobs.json", "journal.json", "cron.log",
+                                                                      "runs.csv")}
+        assert kinds == {"jobs.json": "kubernetes", "journal.json": "journal", "cron.log": "syslog",
+                         "runs.csv": "csv"}
+
+    def test_every_reader_returns_the_history_schema(self):
+        for f, kw in (("jobs.json", {}), ("journal.json", {}), ("cron.log", {"crontab": EXAMPLES / "crontab"})):
+            assert dict(read_history(HIST / f, **kw).schema) == HISTORY_SCHEMA
+
+    def test_job_scheduled_time_comes_from_the_annotation_with_its_offset(self):
+        h = read_history(HIST / "jobs.json").filter(pl.col("schedule_id") == "billing/nightly-invoices")
+        assert h["scheduled_utc"].to_list() == [dt.datetime(2026, 3, 6, 7, 30, tzinfo=UTC),
+                                                dt.datetime(2026, 3, 9, 7, 30, tzinfo=UTC)]
+
+    def test_job_without_annotation_is_dated_by_its_name_suffix(self):
+        job = {"kind": "Job", "metadata": {"name": "backup-29546280", "namespace": "ops",
+                                           "ownerReferences": [{"kind": "CronJob", "name": "backup"}]},
+               "status": {"startTime": "2026-03-06T06:00:03Z", "conditions": [{"type": "Failed", "status": "True",
+                                                                               "lastTransitionTime": "2026-03-06T06:01:00Z"}]}}
+        row = read_history(json.dumps(job) + "\n").row(0, named=True)
+        assert row["scheduled_utc"] == dt.datetime(2026, 3, 6, 6, 0, tzinfo=UTC)
+        assert (row["status"], row["finished_utc"]) == ("failed", dt.datetime(2026, 3, 6, 6, 1, tzinfo=UTC))
+
+    def test_journal_oneshot_run_spans_starting_to_deactivated(self):
+        h = read_history(HIST / "journal.json", ids=["billing/nightly"])
+        b = h.filter(pl.col("schedule_id") == "billing/nightly")
+        assert b["status"].to_list() == ["succeeded", "succeeded", "failed"]
+        assert (b["finished_utc"] - b["started_utc"]).dt.total_seconds().to_list()[:2] == [2352, 2463]
+
+    def test_journal_unit_names_match_ids_through_systemd_unescape(self):
+        h = read_history(HIST / "journal.json", ids=["etl/every-6h"])
+        assert set(h["schedule_id"]) == {"etl/every-6h", "billing-nightly.service"}
+
+    def test_traditional_syslog_stamps_need_a_year(self):
+        log = "Mar  9 06:30:01 db1 CRON[4121]: (ops) CMD (/usr/bin/backup)\n"
+        with pytest.raises(InputError, match=r"line 1: time stamp 'Mar  9 06:30:01' has no year: pass year="):
+            read_history(log, crontab="30 2 * * * /usr/bin/backup\n")
+
+    def test_traditional_syslog_stamps_in_a_repeated_hour_take_the_second_pass(self):
+        log = ("Nov  1 01:30:01 db1 CRON[1]: (ops) CMD (/usr/bin/x)\n"
+               "Nov  1 01:10:01 db1 CRON[2]: (ops) CMD (/usr/bin/x)\n")
+        h = read_history(log, crontab="CRON_TZ=America/New_York\n*/10 * * * * /usr/bin/x\n", year=2026,
+                         zone="America/New_York")
+        assert h["started_utc"].to_list() == [dt.datetime(2026, 11, 1, 5, 30, 1, tzinfo=UTC),
+                                              dt.datetime(2026, 11, 1, 6, 10, 1, tzinfo=UTC)]
+
+    def test_syslog_without_a_crontab_is_refused(self):
+        with pytest.raises(InputError, match="crontab= is required"):
+            read_history(HIST / "cron.log")
+
+    def test_unknown_kind_is_refused_with_the_allowed_ones(self):
+        with pytest.raises(InputError, match=r"kind 'xml' is unknown \(allowed: kubernetes, journal, syslog"):
+            read_history(HIST / "runs.csv", kind="xml")
+
+    def test_job_with_a_bad_start_time_names_item_and_field(self):
+        doc = {"kind": "List", "items": [{"kind": "Job", "metadata": {
+            "name": "a-1", "ownerReferences": [{"kind": "CronJob", "name": "a"}]}, "status": {"startTime": "soon"}}]}
+        with pytest.raises(InputError, match=r"item 0 \(a-1\): status.startTime: expected an RFC 3339 time"):
+            read_history(json.dumps(doc) + "\n")
+
+
+class TestCliBadInput:
+    def test_missing_db_is_one_line_and_exit_2(self, capsys, tmp_path):
+        assert main(["reconcile", "x", str(HIST / "runs.csv"), "--db", str(tmp_path / "none.duckdb")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--db:" in err
+
+    def test_unknown_scenario_is_exit_2(self, stores, capsys):
+        assert main(["reconcile", "nope", str(HIST / "runs.csv"), "--db", stores["k8s"]]) == 2
+        assert "no scenario 'nope'" in capsys.readouterr().err
+
+    def test_bad_map_is_exit_2(self, stores, capsys):
+        assert main(["reconcile", "k8s", str(HIST / "jobs.json"), "--db", stores["k8s"], "--map", "oops"]) == 2
+        assert "--map: 'oops' is not NAME=SCHEDULE_ID" in capsys.readouterr().err
+
+
+# Fuzzed readers: whatever the bytes, a reader returns a frame or raises a CalsimError.
+SEEDS = [(HIST / f).read_bytes()[:1500] for f in ("jobs.json", "journal.json", "cron.log", "runs.csv")]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.sampled_from(SEEDS), cut=st.integers(0, 1500), junk=st.binary(max_size=40),
+       kind=st.sampled_from([None, "kubernetes", "journal", "syslog", "csv", "parquet"]))
+def test_fuzzed_histories_only_raise_calsim_errors(seed, cut, junk, kind):
+    data = seed[:cut] + junk + seed[cut:]
+    try:
+        read_history(data, kind, crontab="*/15 * * * * /usr/local/bin/heartbeat\n", year=2026)
+    except CalsimError:
+        pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                        lambda c: st.lists(c, max_size=3) | st.dictionaries(
+                            st.sampled_from(["kind", "items", "metadata", "status", "name", "namespace",
+                                             "ownerReferences", "annotations", "startTime", "conditions",
+                                             "type", "completionTime", "__REALTIME_TIMESTAMP", "UNIT",
+                                             "MESSAGE_ID", "MESSAGE"]), c, max_size=4), max_leaves=20),
+       kind=st.sampled_from(["kubernetes", "journal"]))
+def test_fuzzed_json_structures_only_raise_calsim_errors(doc, kind):
+    try:
+        read_history(json.dumps(doc) + "\n", kind)
+    except CalsimError:
+        pass
