@@ -33,7 +33,8 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .fleetfile import load_scenario
-from .importers import from_crontab, from_ical, from_kubernetes, from_systemd, load_any as load, read_history
+from .importers import (from_crontab, from_eventbridge, from_github_actions, from_ical, from_kubernetes, from_systemd,
+                        from_temporal, load_any as load, read_history)
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
@@ -72,6 +73,9 @@ __all__ = [
     "from_kubernetes",
     "from_ical",
     "from_systemd",
+    "from_eventbridge",
+    "from_github_actions",
+    "from_temporal",
     "read_history",
     # simulation
     "Policy",

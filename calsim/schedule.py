@@ -9,7 +9,8 @@ The rule may be RRULE text (bare, ``RRULE:``-prefixed, or a full
 by their form: ``FREQ=`` makes an RRULE, five fields or an ``@macro`` a cron,
 an ``OnCalendar=`` prefix a systemd calendar expression
 (:mod:`calsim.rules.oncalendar`; its trailing zone name, if any, overrides
-``zone``).
+``zone``), a ``quartz:`` prefix a Quartz cron expression with seconds, ``?``
+and an optional year (:mod:`calsim.rules.quartz`).
 
 ``start`` anchors the rule (RRULE's DTSTART): naive means local wall time in
 ``zone``, with ``Z`` or an offset it is an instant (its local time in the zone
@@ -35,6 +36,7 @@ from .resolution import FoldPolicy, GapPolicy, check_policy
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
+from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.rrule import InvalidDay, RRule, parse_block
 from .rules.window import Window
 from .times import instant_us, local_us
@@ -42,13 +44,13 @@ from .times import instant_us, local_us
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
 
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
-Rule = RRule | Cron | Every | Window | OnCalendar
+Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 
 def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
-    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar)):
+    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron)):
         return rule, None, None
     if not isinstance(rule, str):
         raise RuleError(
@@ -58,6 +60,8 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     text = rule.strip()
     if text.startswith(_ONCALENDAR):  # a systemd calendar expression, systemd.time(7)
         return OnCalendar.parse(text), None, None
+    if text[: len(_QUARTZ)].lower() == _QUARTZ:  # an explicit dialect, so 5-field cron stays Vixie-strict
+        return QuartzCron.parse(text), None, None
     upper = text.upper()
     if "FREQ=" in upper:
         if "DTSTART" in upper or "\n" in text:
@@ -69,12 +73,14 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     raise RuleError(
         f"rule: cannot tell the kind of {rule!r} (expected RRULE text with FREQ=..., "
         "a 5-field cron expression or @daily-style macro, 'OnCalendar=<systemd calendar expression>', "
+        "'quartz:<Quartz cron expression>', "
         "Every(...) or Window(...))"
     )
 
 
 def _kind(rule: Rule) -> str:
-    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar"}[type(rule)]
+    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar",
+            QuartzCron: "quartz"}[type(rule)]
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,7 @@ class Schedule:
 
     @property
     def kind(self) -> str:
-        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"`` or ``"oncalendar"``."""
+        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"``, ``"oncalendar"`` or ``"quartz"``."""
         return _kind(self.parsed_rule)
 
     def explain(self) -> str:

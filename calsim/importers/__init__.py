@@ -7,6 +7,10 @@ function                                reads                                   
 :func:`from_kubernetes`                 multi-document YAML, ``kind: CronJob``   ``namespace/name``
 :func:`from_ical`                       ``.ics`` VEVENTs (RRULE, EXDATE, RDATE)  UID
 :func:`from_systemd`                    ``.timer`` units, ``OnCalendar=``        unit name
+:func:`from_eventbridge`                get-schedule JSON, CloudFormation        ``<GroupName>/<Name>``
+                                        ``AWS::Scheduler::Schedule``
+:func:`from_github_actions`             workflow ``on.schedule`` cron entries    ``<workflow>:<n>``
+:func:`from_temporal`                   ``temporal schedule describe -o json``   schedule id or file
 :func:`read_history`                    what ran: ``kubectl get jobs -o json``,  ``namespace/name``,
                                         ``journalctl -o json``, cron syslog,     unit, crontab
                                         CSV/Parquet (for ``reconcile``)          entry, column
@@ -37,6 +41,9 @@ from .crontab import from_crontab
 from .ical import from_ical
 from .kubernetes import from_kubernetes
 from .systemd import from_systemd
+from .eventbridge import from_eventbridge
+from .github import from_github_actions
+from .temporal import from_temporal
 from .history import detect_history, read_history
 from .detect import detect_format, import_any, load_any
 
@@ -48,6 +55,9 @@ __all__ = [
     "from_kubernetes",
     "from_ical",
     "from_systemd",
+    "from_eventbridge",
+    "from_github_actions",
+    "from_temporal",
     "read_history",
     "detect_history",
     "load_any",

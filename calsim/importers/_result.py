@@ -25,7 +25,7 @@ from ..schedule import Schedule
 
 __all__ = ["Source", "Skipped", "Imported", "attach", "read_input"]
 
-Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd"]
+Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd", "eventbridge", "github", "temporal"]
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ content                                                    read by
 ``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.fleetfile.load`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
+``ScheduleExpression`` or ``AWS::Scheduler::Schedule``     :func:`~calsim.importers.from_eventbridge`
+JSON with ``structuredCalendar``/``interval``/...          :func:`~calsim.importers.from_temporal`
+(a Temporal ScheduleSpec)
+YAML with ``on:`` and ``jobs:`` (a GitHub workflow)        :func:`~calsim.importers.from_github_actions`
 a YAML ``kind:`` or ``apiVersion:`` key at line start      :func:`~calsim.importers.from_kubernetes`
 anything else                                              :func:`~calsim.importers.from_crontab`
 =========================================================  ===============================
@@ -37,7 +41,10 @@ from ._result import Imported, read_input
 from .crontab import from_crontab
 from .ical import from_ical
 from .kubernetes import from_kubernetes
+from .eventbridge import from_eventbridge
+from .github import from_github_actions
 from .systemd import from_systemd
+from .temporal import from_temporal
 
 __all__ = ["load_any", "import_any", "detect_format", "detect_text"]
 
@@ -46,10 +53,16 @@ _FLEET = re.compile(r"^\s*(\[\[\s*schedule\s*\]\]|\[\s*scenario\s*\])", re.MULTI
 _YAML_KIND = re.compile(r"^(kind|apiVersion)\s*:", re.MULTILINE)
 _TIMER = re.compile(r"^\s*\[Timer\]\s*$", re.MULTILINE)
 _VCALENDAR = re.compile(r"^\s*BEGIN:VCALENDAR\s*$", re.MULTILINE | re.IGNORECASE)
+_EVENTBRIDGE = re.compile(r'AWS::Scheduler::Schedule|^\s*"?ScheduleExpression"?\s*:', re.MULTILINE)
+_TEMPORAL = re.compile(r'"(structuredCalendar|structured_calendar|cronString|cron_string|interval|'
+                       r'excludeStructuredCalendar|timezoneName)"')
+_GH_ON = re.compile(r"^[\"']?on[\"']?\s*:", re.MULTILINE)
+_GH_JOBS = re.compile(r"^jobs\s*:", re.MULTILINE)
 
 
 def detect_text(text: str) -> str:
-    """``"fleet"``, ``"ical"``, ``"systemd"``, ``"kubernetes"`` or ``"crontab"`` for a file's content.
+    """``"fleet"``, ``"ical"``, ``"systemd"``, ``"eventbridge"``, ``"temporal"``, ``"github"``,
+    ``"kubernetes"`` or ``"crontab"`` for a file's content.
 
     See the module docstring for what decides.
     """
@@ -59,6 +72,12 @@ def detect_text(text: str) -> str:
         return "systemd"
     if _FLEET.search(text):
         return "fleet"
+    if _EVENTBRIDGE.search(text):
+        return "eventbridge"
+    if text.lstrip().startswith("{") and _TEMPORAL.search(text):
+        return "temporal"
+    if _GH_ON.search(text) and _GH_JOBS.search(text):
+        return "github"
     if _YAML_KIND.search(text):
         return "kubernetes"
     return "crontab"
@@ -81,6 +100,12 @@ def import_any(path: str | Path, *, zone: str = "UTC") -> Imported:
         return from_kubernetes(p, zone=zone)
     if fmt == "systemd":
         return from_systemd(p, zone=zone)
+    if fmt == "eventbridge":
+        return from_eventbridge(p)
+    if fmt == "temporal":
+        return from_temporal(p)
+    if fmt == "github":
+        return from_github_actions(p)
     if fmt == "crontab":
         return from_crontab(p, zone=zone)
     schedules = load_fleet(p)
