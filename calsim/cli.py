@@ -2,6 +2,15 @@
 
 Every error a user can cause prints one line on stderr and exits 2.
 
+A fleet file with bad items (a crontab line, a CronJob, a VEVENT...) is
+read item by item: each refused item prints one ``calsim: warning:
+refused: ...`` line on stderr (file, line or document, field, reason) and
+the command goes on with the rest, exit 0; when nothing could be imported it
+exits 2. ``--strict`` makes the first bad item an error (exit 2);
+``--legacy-tz`` reads a Kubernetes ``TZ=`` prefix in ``spec.schedule`` as
+the controller runs it (by default only for exported objects, see
+:mod:`calsim.importers.kubernetes`).
+
 >>> from calsim.cli import main
 >>> main(["resolve", "America/New_York", "2026-03-08T02:30", "--release", "2026f", "--gap", "shift"])
 nominal_local        fold  due_utc               utc_offset_s  kind  notes
@@ -72,10 +81,15 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fleet(spec: str):
-    """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics."""
+def _fleet(spec: str, args: argparse.Namespace | None = None):
+    """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
+
+    Items of the file that cannot be read are refused: each is printed as
+    one warning line on stderr and the rest is used; with ``--strict`` the
+    first one is an error. Nothing imported is an error (exit 2).
+    """
     from .examples import fleet
-    from . import load
+    from .importers import import_any
 
     if spec.startswith("example:"):
         parts = spec.split(":")
@@ -85,7 +99,33 @@ def _fleet(spec: str):
         except (ValueError, IndexError):
             raise InputError(f"fleet: {spec!r} is not 'example:N' or 'example:N:SEED'") from None
         return fleet(n, seed)
-    return load(spec)
+    strict = bool(getattr(args, "strict", False))
+    tz_mode = "legacy" if getattr(args, "legacy_tz", False) else "auto"
+    try:
+        imported = import_any(spec, strict=strict, tz_in_schedule=tz_mode)
+    except CalsimError as exc:
+        # Nothing imported: the first refusal is the error (exit 2), the others warnings.
+        _warn_refused(getattr(exc, "refused", ())[1:])
+        raise
+    _warn_refused(imported.refused)
+    if not len(imported):
+        why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
+        raise InputError(f"fleet: nothing imported from {spec!r}" + (f" ({why})" if why else ""))
+    return list(imported)
+
+
+def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
+    for r in refused:
+        print(f"calsim: warning: refused: {r.reason}", file=sys.stderr)
+
+
+def _import_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--strict", action="store_true",
+                   help="refuse the whole file on its first bad item (default: warn, skip it, use the rest)")
+    s.add_argument("--legacy-tz", action="store_true",
+                   help="Kubernetes: read a TZ=/CRON_TZ= prefix in spec.schedule as the controller runs it, "
+                        "for every CronJob (default: only for exported objects, those with metadata.uid/"
+                        "creationTimestamp; other manifests get the API server's create-time refusal)")
 
 
 def _window(args: argparse.Namespace) -> tuple[str, str]:
@@ -118,7 +158,7 @@ def _cmd_tzdiff(args: argparse.Namespace) -> int:
         if not (sep and sep2 and zone and at and posix):
             raise InputError(f"--override: {spec!r} is not ZONE@INSTANT=POSIX_TZ (e.g. 'Europe/Paris@2027-03-28T01:00Z=CET-1')")
         new = new.with_override(zone, at, posix)
-    schedules = _fleet(args.fleet)
+    schedules = _fleet(args.fleet, args)
     start, end = _window(args)
     diff = tzdiff(schedules, old, new, start, end)
     n_sched = diff["schedule_id"].n_unique()
@@ -203,7 +243,7 @@ def _check_db(path: str | None) -> None:
 def _cmd_preview(args: argparse.Namespace) -> int:
     from .explain import preview
 
-    schedules = _fleet(args.fleet)
+    schedules = _fleet(args.fleet, args)
     if args.id:
         chosen = [s for s in schedules if s.id in args.id]
         unknown = sorted(set(args.id) - {s.id for s in chosen})
@@ -226,7 +266,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
 def _cmd_expand(args: argparse.Namespace) -> int:
     from .expansion import expand
 
-    schedules = _fleet(args.fleet)
+    schedules = _fleet(args.fleet, args)
     start, end = _window(args)
     frame = expand(schedules, start, end, args.release)
     runs = frame["due_utc"].is_not_null().sum()
@@ -251,7 +291,7 @@ def _scenario(args: argparse.Namespace):
             sc = dataclasses.replace(sc, start=args.start or sc.start, end=args.end or sc.end)
     else:
         start, end = _window(args)
-        sc = Scenario("simulation", _fleet(args.input), start, end, release=args.release, tick=args.tick or "1min")
+        sc = Scenario("simulation", _fleet(args.input, args), start, end, release=args.release, tick=args.tick or "1min")
     outages = list(sc.outages)
     for spec in args.outage or ():
         a, sep, b = spec.partition("/")
@@ -459,6 +499,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Exit 0 when nothing moves, 1 with --fail-on-change when something does, 2 on bad input.",
     )
     s.add_argument("fleet", help="a TOML fleet file, or example:N[:SEED]")
+    _import_options(s)
     s.add_argument("--old", required=True, help="release: version (2025b), wheel, zoneinfo dir, installed, system")
     s.add_argument("--new", required=True, help="release, as --old")
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
@@ -476,6 +517,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("preview", help="the next runs of each schedule, with every DST surprise explained")
     s.add_argument("fleet", help=fleet_help)
+    _import_options(s)
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
     s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
     s.add_argument("--after", default=None, help="first instant (default: now)")
@@ -485,6 +527,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("expand", help="every occurrence of a fleet in a UTC window")
     s.add_argument("fleet", help=fleet_help)
+    _import_options(s)
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
     s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
@@ -493,6 +536,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run a fleet through outages, budgets and policies; print the summary")
     s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
+    _import_options(s)
     s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
     s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
     s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")

@@ -146,7 +146,7 @@ class TestCloudFormation:
     def test_short_form_intrinsic_in_a_needed_field_is_refused_by_name(self):
         text = CFN_EXAMPLE.read_text().replace("America/New_York", "!Ref Zone")
         with pytest.raises(InputError) as err:
-            from_eventbridge(text, source="t.yaml")
+            from_eventbridge(text, source="t.yaml", strict=True)
         assert str(err.value) == ("eventbridge: t.yaml schedule 1 'month-end-report': ScheduleExpressionTimezone: "
                                   "!Ref is a CloudFormation function; calsim needs the literal value")
 
@@ -223,7 +223,7 @@ class TestRefused:
     def test_repeated_ids_are_refused(self):
         item = {"Name": "a", "ScheduleExpression": "rate(1 hour)"}
         with pytest.raises(InputError, match="id 'default/a' repeats"):
-            from_eventbridge(json.dumps([item, item]))
+            from_eventbridge(json.dumps([item, item]), strict=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

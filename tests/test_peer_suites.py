@@ -174,12 +174,16 @@ def test_date_recurrence_id_on_a_timed_series_replaces_that_days_occurrence():
 def test_date_recurrence_id_naming_two_occurrences_of_a_timed_series_is_refused():
     text = ics(["UID:x", "DTSTART;TZID=Europe/Berlin:20200910T090000", "RRULE:FREQ=DAILY;BYHOUR=9,17;COUNT=6"],
                ["UID:x", "DTSTART;TZID=Europe/Berlin:20200911T100000", "RECURRENCE-ID;VALUE=DATE:20200911"])
+    message = ("ical: team.ics VEVENT 'x' (line 9): RECURRENCE-ID: the DATE 2020-09-11 names 2 occurrences of a "
+               "timed series (09:00, 17:00); give the DATE-TIME of the one it replaces")
     with pytest.raises(ScheduleError) as info:
-        from_ical(text, source="team.ics")
-    assert str(info.value) == (
-        "ical: team.ics VEVENT 'x' (line 9): RECURRENCE-ID: the DATE 2020-09-11 names 2 occurrences of a "
-        "timed series (09:00, 17:00); give the DATE-TIME of the one it replaces")
+        from_ical(text, source="team.ics", strict=True)
+    assert str(info.value) == message
     assert_clear(info.value)
+    # Not strict: the override alone is refused, with the same reason; the series keeps both occurrences.
+    imported = from_ical(text, source="team.ics")
+    assert [r.reason for r in imported.refused] == [message]
+    assert len(days(imported)) == 6
 
 
 def test_override_naming_no_occurrence_removes_nothing_and_says_so():

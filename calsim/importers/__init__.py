@@ -22,9 +22,13 @@ Each importer returns an :class:`Imported`: a sequence of
 :class:`calsim.Schedule` (pass it wherever a list of schedules goes) with
 ``sources`` (id -> :class:`Source`: file, line, document, UID), ``skipped``
 (entries that are not schedules, with the reason) and ``presets`` (the
-scheduler preset applied per id). :func:`load_any` returns a plain list.
-Every bad input raises a :class:`calsim.CalsimError` subclass whose one-line
-message names the file, the line or document, the field and the problem.
+scheduler preset applied per id), and ``refused``: the items that could not
+be read, each with its :class:`calsim.CalsimError` and one-line message
+(file, line or document, field, problem), while the rest of the file is
+imported. ``strict=True`` (every importer, :func:`load_any`,
+:func:`import_any`) raises the first such error instead; a file where every
+item is refused, or that cannot be parsed at all, raises.
+:func:`load_any` returns a plain list and warns once per refused item.
 
 >>> import calsim, pathlib
 >>> from calsim.importers import from_crontab

@@ -4,9 +4,29 @@
 index it, pass it to :func:`calsim.expand`) and carries provenance beside
 them: ``sources`` maps each schedule id to a :class:`Source` (file, line,
 manifest document, UID), ``skipped`` lists the entries that are not schedules
-(``@reboot`` lines, a Deployment in a manifest, a VTODO) with the reason, and
+(``@reboot`` lines, a Deployment in a manifest, a VTODO) with the reason,
+``refused`` lists the entries that are schedules but could not be read (a bad
+cron line, a CronJob with an unknown zone) with the error's message, and
 ``presets`` maps each id to the scheduler :class:`~calsim.presets.Preset`
 that was applied (its ``notes`` and ``tick`` stay at hand).
+
+**Refusals.** One bad item does not cost the rest of the file: every
+importer reads item by item (a crontab line, a manifest object, a VEVENT, an
+``OnCalendar=`` line, a workflow's cron entry, an EventBridge schedule, a
+Temporal calendar or interval) through :class:`Items`, which turns the
+item's :class:`~calsim.CalsimError` into a refusal and goes on: an SRE
+loading a server's files wants to see what the good items do and get a list
+of what to fix, not fix one line per run. (Schedulers differ here, so this
+is calsim's choice: the Kubernetes API server refuses one object of a
+``kubectl apply`` and applies the others.) ``strict=True`` raises the
+first error instead. A file where every schedule is refused raises the first refusal's
+error (an empty import would hide the problem); a file that cannot be parsed
+at all (not YAML, not JSON) raises as before.
+
+>>> from calsim.importers import from_crontab
+>>> tab = from_crontab("0 3 * * * /bin/backup\\n61 * * * * /bin/bad\\n")
+>>> [s.id for s in tab], [(r.source.line, r.what) for r in tab.refused]
+(['crontab:1'], [(2, '61 * * * * /bin/bad')])
 
 Each schedule carries its own :class:`Source` in ``schedule.source``
 (:func:`attach`); ``Imported.sources`` is derived from them.
@@ -23,7 +43,7 @@ from typing import Iterator, Literal, Mapping
 from ..errors import CalsimError, InputError
 from ..schedule import Schedule
 
-__all__ = ["Source", "Skipped", "Imported", "attach", "read_input"]
+__all__ = ["Source", "Skipped", "Imported", "Items", "attach", "read_input"]
 
 Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd", "eventbridge", "github", "temporal"]
 
@@ -91,11 +111,17 @@ class Source:
 
 @dataclass(frozen=True)
 class Skipped:
-    """An entry that is not imported as a schedule, and why (``@reboot``, another ``kind``, a VTODO...)."""
+    """An entry that is not imported as a schedule, and why (``@reboot``, another ``kind``, a VTODO...).
+
+    In :attr:`Imported.refused` it is a schedule that could not be read:
+    ``reason`` is the error's one-line message (it names file, line or
+    document and field) and ``error`` the :class:`~calsim.CalsimError` itself.
+    """
 
     source: Source
     what: str
     reason: str
+    error: CalsimError | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.source}: {self.what}: {self.reason}"
@@ -116,6 +142,9 @@ class Imported:
         Schedule id -> where it came from.
     skipped : tuple of Skipped
         Entries that are not schedules, with the reason.
+    refused : tuple of Skipped
+        Schedules that could not be read, each with its error (see
+        "Refusals" in the module docstring); empty with ``strict=True``.
     presets : Mapping[str, Preset]
         Schedule id -> the scheduler preset applied (``cronie``, ``kubernetes``);
         empty for iCalendar and fleet files.
@@ -124,6 +153,7 @@ class Imported:
     schedules: tuple[Schedule, ...]
     skipped: tuple[Skipped, ...] = ()
     presets: Mapping[str, object] = field(default_factory=dict)
+    refused: tuple[Skipped, ...] = ()
 
     @property
     def sources(self) -> Mapping[str, Source]:
@@ -150,6 +180,58 @@ class Imported:
             if s.id == sid:
                 return s
         raise KeyError(sid)
+
+
+class Items:
+    """Reads a file's items one by one: a :class:`~calsim.CalsimError` refuses that item, or raises if ``strict``.
+
+    ``run(source, what, fn, *args)`` returns ``fn(*args)``, or None when it
+    raised a CalsimError (recorded in ``refused``); ``done(...)`` builds the
+    :class:`Imported`, raising the first refusal when nothing was imported.
+
+    >>> from calsim.errors import RuleError
+    >>> items = Items(strict=False)
+    >>> def bad(): raise RuleError("crontab: t line 2: schedule '61 * * * *': minute 61 out of range")
+    >>> items.run(Source("crontab", "t", line=2), "61 * * * *", bad) is None, items.refused[0].source.line
+    (True, 2)
+    """
+
+    def __init__(self, strict: bool = False) -> None:
+        if not isinstance(strict, bool):
+            raise InputError(f"strict: expected True or False, got {strict!r}")
+        self.strict = strict
+        self.refused: list[Skipped] = []
+
+    def refuse(self, source: Source, what: str, exc: CalsimError) -> None:
+        """Record ``exc`` as the refusal of one item (or raise it when strict)."""
+        if self.strict:
+            raise exc
+        self.refused.append(Skipped(source, what, str(exc), error=exc))
+
+    def run(self, source: Source, what: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        """``fn(*args, **kwargs)``, or None when it raised a CalsimError (then refused)."""
+        try:
+            return fn(*args, **kwargs)
+        except CalsimError as exc:
+            self.refuse(source, what, exc)
+            return None
+
+    def done(self, schedules, skipped=(), presets=None) -> Imported:  # type: ignore[no-untyped-def]
+        """The :class:`Imported`; the first refusal's error if nothing was imported but something refused."""
+        if not schedules and self.refused:
+            self.refused = self._in_file_order()
+            first = self.refused[0].error
+            assert first is not None
+            if len(self.refused) > 1:
+                first = type(first)(f"{first} (and {len(self.refused) - 1} more item(s) refused; nothing imported)")
+            first.refused = tuple(self.refused)  # type: ignore[attr-defined]  # the CLI prints each one
+            raise first
+        return Imported(tuple(schedules), tuple(skipped), dict(presets or {}), tuple(self._in_file_order()))
+
+    def _in_file_order(self) -> list[Skipped]:
+        # Some importers check an item in two passes (an iCalendar UID, then the event): report by position.
+        return sorted(self.refused, key=lambda r: (r.source.file, r.source.document or 0, r.source.item or 0,
+                                                   r.source.line or 0))
 
 
 def attach(schedule: Schedule, source: Source) -> Schedule:

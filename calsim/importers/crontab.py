@@ -58,7 +58,7 @@ from ..presets import Preset, cronie
 from ..rules.cron import MACROS, Cron
 from ..schedule import Schedule
 from ..tzdb import release
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 
 __all__ = ["from_crontab", "DEFAULT_START"]
 
@@ -71,7 +71,7 @@ _CRONIE_TZ_NOTE = ("cronie: job-specific zones (CRON_TZ) are 'not perfect': jobs
 
 def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
                  system: bool | None = None, start: object = DEFAULT_START,
-                 preset: Preset | None = None) -> Imported:
+                 preset: Preset | None = None, strict: bool = False) -> Imported:
     """Read a crontab into schedules (see the module docstring).
 
     Parameters
@@ -91,21 +91,28 @@ def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None 
         Anchor of every rule (local wall time in the schedule's zone).
     preset
         The scheduler preset applied (default :func:`calsim.presets.cronie`).
+    strict
+        False (default): a bad line is refused (listed in ``refused``) and
+        the others are read, as cron does; True: the first bad line raises.
+        A ``CRON_TZ=`` line naming no zone is refused, and so is every job
+        line under it (until the next ``CRON_TZ=``): their zone is unknown.
 
     Returns
     -------
     Imported
         The schedules (a sequence), their sources (file, line, command, user),
-        the skipped ``@reboot`` lines and the preset per id.
+        the skipped ``@reboot`` lines, the refused lines and the preset per id.
 
     Raises
     ------
     InputError
         The file cannot be read or is not UTF-8.
     RuleError
-        A malformed job line (its message names file, line and field).
+        A malformed job line (its message names file, line and field): with
+        ``strict=True``, or when no line could be read.
     UnknownZoneError
-        ``CRON_TZ`` or ``zone`` names no zone of the installed tzdata.
+        ``zone`` names no zone of the installed tzdata; ``CRON_TZ`` does
+        (as RuleError above).
     """
     text, file, path = read_input(path_or_text, "crontab", source)
     label = source or (path.name if path is not None else file)
@@ -115,10 +122,12 @@ def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None 
     preset = preset or cronie()
     daemon_zone = _check_zone(zone, f"crontab: {label}: zone")
 
+    items = Items(strict)
     schedules: list[Schedule] = []
     skipped: list[Skipped] = []
     presets: dict[str, Preset] = {}
     cron_tz: str | None = None
+    bad_tz: tuple[int, CalsimError] | None = None  # a CRON_TZ= line naming no zone, and its error
     env_tz: str | None = None
 
     for n, raw in enumerate(text.splitlines(), 1):
@@ -126,37 +135,59 @@ def from_crontab(path_or_text: object, *, zone: str = "UTC", source: str | None 
         if not line or line.startswith("#"):
             continue
         where = f"crontab: {label} line {n}"
+        src = Source("crontab", file, line=n, text=line)
         env = _ENV.match(line)
         if env and not line.startswith("@"):
             name, value = env["name"], _unquote(env["value"].strip())
             if name == "CRON_TZ":
-                cron_tz = _check_zone(value, f"{where}: CRON_TZ") if value else None
+                bad_tz, cron_tz = None, None
+                try:
+                    cron_tz = _check_zone(value, f"{where}: CRON_TZ") if value else None
+                except CalsimError as exc:
+                    items.refuse(src, line, exc)
+                    bad_tz = (n, exc)
             elif name == "TZ":
                 env_tz = value or None
             continue
-        job_zone = cron_tz or daemon_zone
-        expr, user, command = _split_job(line, system, where)
-        src_notes: list[str] = []
-        if cron_tz:
-            src_notes.append(_CRONIE_TZ_NOTE)
-        if env_tz and env_tz != job_zone:
-            src_notes.append(f"TZ={env_tz} sets the command's environment only; cronie reads the times in "
-                             f"{job_zone} ({'CRON_TZ' if cron_tz else 'the daemon zone'})")
-        src = Source("crontab", file, line=n, text=line, command=command, user=user, notes=tuple(src_notes))
-        if expr.lower() == "@reboot":
-            skipped.append(Skipped(src, "@reboot", "runs at boot, not at a time"))
+        if bad_tz is not None:
+            # cronie would read these times in whatever zone tzset() falls back to: calsim cannot say which.
+            items.refuse(src, line, type(bad_tz[1])(f"{where}: CRON_TZ on line {bad_tz[0]} names no zone, "
+                                                    "so this line's zone is unknown"))
             continue
-        sid = f"{stem}:{n}"
-        try:
-            Cron.parse(expr)  # its messages name the field; the schedule keeps the text as written
-            sched = preset.apply(Schedule(sid, job_zone, start, expr))
-        except CalsimError as exc:
-            field = "schedule" if isinstance(exc, RuleError) else "line"
-            raise reraise(exc, f"{where}: {field} {expr!r}") from None
-        assert isinstance(sched, Schedule)
-        schedules.append(attach(sched, src))
-        presets[sid] = preset
-    return Imported(tuple(schedules), tuple(skipped), presets)
+        out = items.run(src, line, _job, line, n, where, file, stem, system, cron_tz or daemon_zone, env_tz,
+                        bool(cron_tz), start, preset)
+        if out is None:
+            continue
+        if isinstance(out, Skipped):
+            skipped.append(out)
+            continue
+        schedules.append(out)
+        presets[out.id] = preset
+    return items.done(schedules, skipped, presets)
+
+
+def _job(line: str, n: int, where: str, file: str, stem: str, system: bool, job_zone: str, env_tz: str | None,
+         cron_tz: bool, start: object, preset: Preset) -> Schedule | Skipped:
+    """The schedule of one job line (or the Skipped ``@reboot``)."""
+    expr, user, command = _split_job(line, system, where)
+    src_notes: list[str] = []
+    if cron_tz:
+        src_notes.append(_CRONIE_TZ_NOTE)
+    if env_tz and env_tz != job_zone:
+        src_notes.append(f"TZ={env_tz} sets the command's environment only; cronie reads the times in "
+                         f"{job_zone} ({'CRON_TZ' if cron_tz else 'the daemon zone'})")
+    src = Source("crontab", file, line=n, text=line, command=command, user=user, notes=tuple(src_notes))
+    if expr.lower() == "@reboot":
+        return Skipped(src, "@reboot", "runs at boot, not at a time")
+    sid = f"{stem}:{n}"
+    try:
+        Cron.parse(expr)  # its messages name the field; the schedule keeps the text as written
+        sched = preset.apply(Schedule(sid, job_zone, start, expr))
+    except CalsimError as exc:
+        field = "schedule" if isinstance(exc, RuleError) else "line"
+        raise reraise(exc, f"{where}: {field} {expr!r}") from None
+    assert isinstance(sched, Schedule)
+    return attach(sched, src)
 
 
 def _is_system_path(path: Path | None) -> bool:

@@ -33,6 +33,7 @@ iCalendar times) are passed on to the importer that takes them.
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 from ..fleetfile import load as load_fleet
@@ -89,35 +90,54 @@ def detect_format(path: str | Path) -> str:
     return detect_text(text)
 
 
-def import_any(path: str | Path, *, zone: str = "UTC") -> Imported:
-    """Read any supported file into an :class:`~calsim.importers.Imported` (schedules with provenance)."""
+def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
+               tz_in_schedule: str = "auto") -> Imported:
+    """Read any supported file into an :class:`~calsim.importers.Imported` (schedules with provenance).
+
+    ``strict=False`` (default): a bad item (crontab line, CronJob, VEVENT,
+    ``OnCalendar=`` line, workflow cron entry, EventBridge schedule,
+    Temporal calendar) is refused and listed in ``Imported.refused``, the
+    rest imported; ``strict=True``: the first bad item raises.
+    ``tz_in_schedule`` is passed to :func:`~calsim.importers.from_kubernetes`.
+    A fleet file is read whole (``calsim.fleetfile.load``): it is calsim's own
+    format, so a bad table is an error to fix, not a refusal.
+    """
     p = Path(path)
     text, _, _ = read_input(p, "load", None)
     fmt = detect_text(text)
     if fmt == "ical":
-        return from_ical(p, zone=zone)
+        return from_ical(p, zone=zone, strict=strict)
     if fmt == "kubernetes":
-        return from_kubernetes(p, zone=zone)
+        return from_kubernetes(p, zone=zone, strict=strict, tz_in_schedule=tz_in_schedule)
     if fmt == "systemd":
-        return from_systemd(p, zone=zone)
+        return from_systemd(p, zone=zone, strict=strict)
     if fmt == "eventbridge":
-        return from_eventbridge(p)
+        return from_eventbridge(p, strict=strict)
     if fmt == "temporal":
-        return from_temporal(p)
+        return from_temporal(p, strict=strict)
     if fmt == "github":
-        return from_github_actions(p)
+        return from_github_actions(p, strict=strict)
     if fmt == "crontab":
-        return from_crontab(p, zone=zone)
+        return from_crontab(p, zone=zone, strict=strict)
     schedules = load_fleet(p)
     return Imported(tuple(schedules))  # calsim.fleetfile.load sets each schedule's source
 
 
-def load_any(path: str | Path, *, zone: str = "UTC") -> list[Schedule]:
+def load_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
+             tz_in_schedule: str = "auto") -> list[Schedule]:
     """The schedules of any supported file (see the module docstring), as a list.
 
     ``zone`` is the zone of crontab lines before any ``CRON_TZ=``, of
     CronJobs without ``timeZone``, of floating iCalendar times and of
     ``OnCalendar=`` expressions without a zone (the machine's); a fleet
-    file names its own zones. Use :func:`import_any` to keep provenance.
+    file names its own zones. ``strict`` and ``tz_in_schedule`` as in
+    :func:`import_any`. Refused items are left out of the list and each is
+    reported with a ``UserWarning`` (its one-line message names file, line
+    or document and field), so a partial import is never silent; use
+    :func:`import_any` to get them as data (``Imported.refused``) and to
+    keep provenance.
     """
-    return list(import_any(path, zone=zone))
+    imported = import_any(path, zone=zone, strict=strict, tz_in_schedule=tz_in_schedule)
+    for refused in imported.refused:
+        warnings.warn(f"refused: {refused.reason}", UserWarning, stacklevel=2)
+    return list(imported)

@@ -59,7 +59,7 @@ from ..presets import Preset, eventbridge
 from ..rules.every import Every
 from ..rules.quartz import QuartzCron
 from ..schedule import Schedule
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_eventbridge", "RESOURCE_TYPE"]
@@ -84,7 +84,8 @@ class _Loader(yaml.SafeLoader):
 _Loader.add_multi_constructor("!", lambda loader, suffix, node: _Intrinsic("!" + suffix))
 
 
-def from_eventbridge(path_or_text: object, *, source: str | None = None, start: object = DEFAULT_START) -> Imported:
+def from_eventbridge(path_or_text: object, *, source: str | None = None, start: object = DEFAULT_START,
+                     strict: bool = False) -> Imported:
     """Read EventBridge Scheduler schedules (see the module docstring).
 
     Parameters
@@ -98,6 +99,10 @@ def from_eventbridge(path_or_text: object, *, source: str | None = None, start: 
     start
         Anchor of cron rules without ``StartDate`` (local wall time), and of
         ``rate()`` rules without ``StartDate`` or ``CreationDate``.
+    strict
+        False (default): a bad schedule (of several in the file) is refused
+        (``Imported.refused``) and the others imported; True: the first bad
+        schedule raises.
 
     Returns
     -------
@@ -127,13 +132,21 @@ def from_eventbridge(path_or_text: object, *, source: str | None = None, start: 
                          f"CloudFormation template with Type: {RESOURCE_TYPE})")
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
+    items = Items(strict)
     for k, (props, logical) in enumerate(found, 1):
-        sched, preset = _schedule(props, logical or stem, f"{where} schedule {k}", file, k, start)
+        src = Source("eventbridge", file, item=k, text=str(props.get("ScheduleExpression", "")))
+        what = f"schedule {props.get('Name') or logical or k}"
+        out = items.run(src, what, _schedule, props, logical or stem, f"{where} schedule {k}", file, k, start)
+        if out is None:
+            continue
+        sched, preset = out
         if any(s.id == sched.id for s in schedules):
-            raise InputError(f"{where} schedule {k}: id {sched.id!r} repeats (GroupName/Name must be unique)")
+            items.refuse(src, what, InputError(f"{where} schedule {k}: id {sched.id!r} repeats "
+                                               "(GroupName/Name must be unique)"))
+            continue
         schedules.append(sched)
         presets[sched.id] = preset
-    return Imported(tuple(schedules), tuple(skipped), presets)
+    return items.done(schedules, skipped, presets)
 
 
 def _load(text: str, where: str) -> Any:

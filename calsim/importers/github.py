@@ -49,7 +49,7 @@ from ..presets import Preset
 from ..rules.cron import Cron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_github_actions", "NOTES", "SOURCES"]
@@ -76,7 +76,7 @@ _NAMES = re.compile(r"\b(JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|SUN|MON
 
 
 def from_github_actions(path_or_text: object, *, source: str | None = None,
-                        start: object = DEFAULT_START) -> Imported:
+                        start: object = DEFAULT_START, strict: bool = False) -> Imported:
     """Read a GitHub Actions workflow file (or a directory of them) into schedules.
 
     Parameters
@@ -88,6 +88,10 @@ def from_github_actions(path_or_text: object, *, source: str | None = None,
         Name used in ids and messages instead of the file's.
     start
         Anchor of every rule (local wall time).
+    strict
+        False (default): a bad ``on.schedule`` entry (or, in a directory, a
+        file that is not a workflow) is refused (``Imported.refused``) and
+        the others imported; True: the first one raises.
 
     Returns
     -------
@@ -112,23 +116,27 @@ def from_github_actions(path_or_text: object, *, source: str | None = None,
         schedules: list[Schedule] = []
         skipped: list[Skipped] = []
         presets: dict[str, Any] = {}
+        items = Items(strict)
         for p in files:
-            one = _read(p, None, start)
+            one = items.run(Source("github", str(p)), p.name, _read, p, None, start, Items(strict))
+            if one is None:
+                continue  # the whole workflow file is refused (not YAML, not a workflow)
             schedules += one.schedules
             skipped += one.skipped
+            items.refused += one.refused
             presets.update(one.presets)
-        if not schedules:
+        if not schedules and not items.refused:
             raise InputError(f"github: {str(path_or_text)!r}: no workflow file with on.schedule "
                              f"({len(files)} .yml/.yaml files read)")
-        return Imported(tuple(schedules), tuple(skipped), presets)
-    imported = _read(path_or_text, source, start)
+        return items.done(schedules, skipped, presets)
+    imported = _read(path_or_text, source, start, Items(strict))
     if not imported.schedules:
         skip = imported.skipped[0]
         raise InputError(f"github: {skip.what}: {skip.reason}; nothing to import")
     return imported
 
 
-def _read(path_or_text: object, source: str | None, start: object) -> Imported:
+def _read(path_or_text: object, source: str | None, start: object, collect: Items) -> Imported:
     text, file, path = read_input(path_or_text, "github", source)
     label = source or (path.name if path is not None else file)
     where = f"github: {label}"
@@ -165,7 +173,8 @@ def _read(path_or_text: object, source: str | None, start: object) -> Imported:
                     settings=(("concurrency", data.get("concurrency")),))
     on_node = _child(node, "on") or _child(node, "true")
     items = _child(on_node, "schedule")
-    schedules, presets = [], {}
+    schedules: list[Schedule] = []
+    presets: dict[str, Preset] = {}
     for n, entry in enumerate(schedule, 1):
         item_node = items.value[n - 1] if items is not None and hasattr(items, "value") else None
         line = (item_node.start_mark.line + 1) if item_node is not None else None
@@ -173,27 +182,36 @@ def _read(path_or_text: object, source: str | None, start: object) -> Imported:
         if cron_node is not None:
             line = cron_node.start_mark.line + 1
         at = f"{where} line {line}" if line else f"{where} on.schedule[{n}]"
-        if not isinstance(entry, dict) or "cron" not in entry:
-            raise InputError(f"{at}: on.schedule entry {n}: expected '- cron: \"<5 fields>\"', got {entry!r:.60}")
-        expr = entry["cron"]
-        if not isinstance(expr, str):
-            raise RuleError(f"{at}: cron: expected a quoted string of 5 fields, got {expr!r:.60}")
-        zone = _check_zone(entry.get("timezone", "UTC"), f"{at}: timezone")
-        rule = _posix(expr, at)
-        sid = f"{wf}:{n}"
-        notes = []
-        if _minutes_apart(rule) < 5:
-            notes.append(f"cron {expr!r} fires more often than every 5 minutes, GitHub's shortest interval; "
-                         "calsim expands it as written")
-        src = Source("github", file, line=line, text=expr, notes=tuple(notes) + preset.notes)
-        try:
-            sched = preset.apply(Schedule(sid, zone, start, rule))
-        except CalsimError as exc:
-            raise reraise(exc, f"{at}: cron={expr!r}") from None
-        assert isinstance(sched, Schedule)
-        schedules.append(attach(sched, src))
-        presets[sid] = preset
-    return Imported(tuple(schedules), (), presets)
+        src = Source("github", file, line=line, text=str(entry.get("cron", "")) if isinstance(entry, dict) else "")
+        sched = collect.run(src, f"on.schedule[{n}]", _entry, entry, n, at, wf, file, line, start, preset)
+        if sched is not None:
+            schedules.append(sched)
+            presets[sched.id] = preset
+    return collect.done(schedules, (), presets)
+
+
+def _entry(entry: Any, n: int, at: str, wf: str, file: str, line: int | None, start: object,
+           preset: Preset) -> Schedule:
+    """The schedule of one ``on.schedule`` entry."""
+    if not isinstance(entry, dict) or "cron" not in entry:
+        raise InputError(f"{at}: on.schedule entry {n}: expected '- cron: \"<5 fields>\"', got {entry!r:.60}")
+    expr = entry["cron"]
+    if not isinstance(expr, str):
+        raise RuleError(f"{at}: cron: expected a quoted string of 5 fields, got {expr!r:.60}")
+    zone = _check_zone(entry.get("timezone", "UTC"), f"{at}: timezone")
+    rule = _posix(expr, at)
+    sid = f"{wf}:{n}"
+    notes = []
+    if _minutes_apart(rule) < 5:
+        notes.append(f"cron {expr!r} fires more often than every 5 minutes, GitHub's shortest interval; "
+                     "calsim expands it as written")
+    src = Source("github", file, line=line, text=expr, notes=tuple(notes) + preset.notes)
+    try:
+        sched = preset.apply(Schedule(sid, zone, start, rule))
+    except CalsimError as exc:
+        raise reraise(exc, f"{at}: cron={expr!r}") from None
+    assert isinstance(sched, Schedule)
+    return attach(sched, src)
 
 
 def _child(node: Any, key: str) -> Any:

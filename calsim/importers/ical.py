@@ -27,8 +27,17 @@ no ``RRULE``                    a one-off event: ``FREQ=DAILY;COUNT=1`` (DTSTART
                                 (several: refused); another zone, the same instant, or
                                 the wall time as written if only that is an occurrence
 ``STATUS:CANCELLED`` (master)   skipped, listed in ``Imported.skipped``
+UNTIL before DTSTART            a cancelled series (calendar clients end a series
+                                before its start to cancel it): no occurrence, so
+                                skipped with that note, not an error
 VTODO, VJOURNAL                 skipped, listed in ``Imported.skipped``
 ==============================  ===========================================================
+
+**One bad event** (no UID, a TZID that is no zone, a malformed RRULE, a
+UID used twice) is refused, listed in ``Imported.refused``, and the other
+events are imported; ``strict=True`` raises the first error. A bad
+override is refused alone (the master keeps the occurrence it named). A
+calendar whose events are all cancelled imports nothing, without error.
 
 Time semantics stay calsim's (``gap="skip"``, ``fold="first"``, DTSTART an
 occurrence only when it matches the rule, as python-dateutil: see
@@ -68,14 +77,14 @@ from ..rules.rrule import DAY_US, RRule
 from ..schedule import Schedule
 from ..times import local_us
 from ..tzdb import release
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import _check_zone
 
 __all__ = ["from_ical"]
 
 
 def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
-              gap: str = "skip", fold: str = "first") -> Imported:
+              gap: str = "skip", fold: str = "first", strict: bool = False) -> Imported:
     """Read the VEVENTs of an ``.ics`` file into schedules (see the module docstring).
 
     Parameters
@@ -89,17 +98,22 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
         Name used in messages instead of the file's.
     gap, fold
         DST policies given to every schedule (calsim's defaults).
+    strict
+        False (default): a bad VEVENT is refused (``Imported.refused``) and
+        the others imported; True: the first bad VEVENT raises.
 
     Returns
     -------
     Imported
         The schedules (a sequence; id = UID), their sources (file, UID, line
-        of ``BEGIN:VEVENT``), and the skipped components.
+        of ``BEGIN:VEVENT``), the skipped components (VTODO, cancelled
+        events and series) and the refused ones.
 
     Raises
     ------
     InputError
-        Unreadable file, not an iCalendar file, no VEVENT.
+        Unreadable file, not an iCalendar file, no VEVENT. The errors below
+        with ``strict=True``, or when every event is refused:
     ScheduleError
         A VEVENT without UID or DTSTART, a UID twice, an unsupported form.
     RuleError
@@ -117,6 +131,7 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
     except Exception as exc:  # icalendar raises ValueError and friends
         raise InputError(f"ical: {label}: not a valid iCalendar file ({_first_line(exc)})") from None
     lines = _begin_lines(text)
+    items = Items(strict)
 
     masters: list[tuple[str, Any, Source]] = []
     overrides: list[tuple[str, Any, Source]] = []
@@ -136,14 +151,16 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
             continue
         where = f"ical: {base.where}"
         if not uid:
-            raise ScheduleError(f"{where}: UID: missing (every VEVENT needs a UID; it is the schedule id)")
+            items.refuse(base, "VEVENT", ScheduleError(
+                f"{where}: UID: missing (every VEVENT needs a UID; it is the schedule id)"))
+            continue
         if comp.get("RECURRENCE-ID") is not None:
             overrides.append((where, comp, base))
         elif str(comp.get("STATUS", "")).upper() == "CANCELLED":
             skipped.append(Skipped(base, f"VEVENT {uid}", "STATUS:CANCELLED"))
         else:
             masters.append((where, comp, base))
-    if not masters and not overrides and not any(s.what.startswith("VEVENT") for s in skipped):
+    if not masters and not overrides and not items.refused and not any(s.what.startswith("VEVENT") for s in skipped):
         raise InputError(f"ical: {label}: no VEVENT in the calendar")
 
     built: dict[str, dict[str, Any]] = {}
@@ -151,36 +168,87 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
         uid = base.uid
         assert uid is not None
         if uid in built:
-            raise ScheduleError(f"{where}: UID: {uid!r} is used by two events (first at line {built[uid]['line']}); "
-                                "a UID must be unique (a changed occurrence needs RECURRENCE-ID)")
-        built[uid] = _event(comp, where, base, floating_zone)
+            items.refuse(base, f"VEVENT {uid}", ScheduleError(
+                f"{where}: UID: {uid!r} is used by two events (first at line {built[uid]['line']}); "
+                "a UID must be unique (a changed occurrence needs RECURRENCE-ID)"))
+            continue
+        ev = items.run(base, f"VEVENT {uid}", _event, comp, where, base, floating_zone)
+        if ev is not None:
+            built[uid] = ev
     for where, comp, base in overrides:
         uid = base.uid
         master = built.get(uid)  # type: ignore[arg-type]
         if master is None:
+            if any(r.source.uid == uid for r in items.refused):
+                continue  # its series is refused already
             skipped.append(Skipped(base, f"VEVENT {uid} RECURRENCE-ID", "override of an event not in the file"))
             continue
-        rid, how = _recurrence_id(comp["RECURRENCE-ID"], master, where)
-        master["exdate"].append(rid)
-        if str(comp.get("STATUS", "")).upper() != "CANCELLED":
-            if comp.get("DTSTART") is None:
-                raise ScheduleError(f"{where}: DTSTART: missing in the override (RECURRENCE-ID {rid})")
-            master["rdate"].append(_local(comp["DTSTART"], master["zone"], where, "DTSTART"))
-        master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence{how}")
+        items.run(base, f"VEVENT {uid} RECURRENCE-ID", _override, comp, master, where, base)
 
     schedules: list[Schedule] = []
     for uid, ev in built.items():
         src = Source("ical", file, line=ev["line"], uid=uid, text=ev["rule"], notes=tuple(ev["notes"]))
-        try:
-            sched = Schedule(uid, ev["zone"], ev["start"], ev["rule"], gap=gap, fold=fold,  # type: ignore[arg-type]
-                             rdate=tuple(_dedupe(ev["rdate"])), exdate=tuple(_dedupe(ev["exdate"])))
-        except CalsimError as exc:
-            field = "RRULE" if isinstance(exc, RuleError) else "VEVENT"
-            raise reraise(exc, f"{ev['where']}: {field}") from None
-        schedules.append(attach(sched, src))
-    if not schedules:
-        raise InputError(f"ical: {label}: no VEVENT to import (all cancelled or overrides)")
-    return Imported(tuple(schedules), tuple(skipped), {})
+        cancelled = _until_before_start(ev)
+        if cancelled:
+            skipped.append(Skipped(src, f"VEVENT {uid}", cancelled))
+            continue
+        sched = items.run(src, f"VEVENT {uid}", _schedule, uid, ev, gap, fold)
+        if sched is not None:
+            schedules.append(attach(sched, src))
+    return items.done(schedules, skipped, {})
+
+
+def _override(comp: Any, master: dict[str, Any], where: str, base: Source) -> None:
+    """Apply one RECURRENCE-ID override to its master's exdate/rdate/notes."""
+    rid, how = _recurrence_id(comp["RECURRENCE-ID"], master, where)
+    moved = None
+    if str(comp.get("STATUS", "")).upper() != "CANCELLED":
+        if comp.get("DTSTART") is None:
+            raise ScheduleError(f"{where}: DTSTART: missing in the override (RECURRENCE-ID {rid})")
+        moved = _local(comp["DTSTART"], master["zone"], where, "DTSTART")
+    master["exdate"].append(rid)  # only once the override is known good: a refused one changes nothing
+    if moved is not None:
+        master["rdate"].append(moved)
+    master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence{how}")
+
+
+def _schedule(uid: str, ev: dict[str, Any], gap: str, fold: str) -> Schedule:
+    try:
+        return Schedule(uid, ev["zone"], ev["start"], ev["rule"], gap=gap, fold=fold,  # type: ignore[arg-type]
+                        rdate=tuple(_dedupe(ev["rdate"])), exdate=tuple(_dedupe(ev["exdate"])))
+    except CalsimError as exc:
+        field = "RRULE" if isinstance(exc, RuleError) else "VEVENT"
+        raise reraise(exc, f"{ev['where']}: {field}") from None
+
+
+def _until_before_start(ev: dict[str, Any]) -> str | None:
+    """The skip reason of a series whose UNTIL precedes DTSTART (and has no RDATE), else None.
+
+    Calendar clients cancel a whole series by ending it before it starts
+    (RFC 5545 §3.3.10: UNTIL bounds the recurrence set, so it is empty);
+    python-dateutil yields no instance for such a rule. calsim's Schedule
+    refuses that rule as a mistake, which is right for a rule a user types,
+    but in a calendar file it is the calendar's way of saying "cancelled".
+    """
+    if ev["rdate"]:
+        return None  # the RDATEs still occur
+    try:
+        rule = RRule.parse(ev["rule"])
+        start = int(local_us([ev["start"]], "DTSTART")[0])
+    except CalsimError:
+        return None  # the Schedule reports what is wrong
+    if rule.until is None:
+        return None
+    start = RRule.anchor(start)
+    if rule.until_utc:
+        wall = dt.datetime.fromisoformat(ev["start"])
+        utc = wall.replace(tzinfo=release().zone(ev["zone"])).astimezone(dt.timezone.utc).replace(tzinfo=None)
+        start = int((utc - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1))
+    if rule.until >= start:
+        return None
+    until = np.datetime64(rule.until, "us").astype("datetime64[s]")
+    return (f"a cancelled series: UNTIL {until}{'Z' if rule.until_utc else ''} is before DTSTART "
+            f"{ev['start']}, so it has no occurrence")
 
 
 def _begin_lines(text: str) -> dict[str, list[int]]:

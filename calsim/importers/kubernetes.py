@@ -37,9 +37,20 @@ CRON_TZ in schedule, use timeZone field instead"), and always together with
 ``spec.timeZone`` ("cannot use both timeZone field and TZ or CRON_TZ in
 schedule"). Objects created before still run: the controller passes the
 prefix to robfig, which reads the times in that zone, and records an
-``UnsupportedSchedule`` warning. ``tz_in_schedule="reject"`` (default)
-mirrors the create-time validation; ``"legacy"`` imports such schedules as
-the controller runs them (still an error together with ``timeZone``).
+``UnsupportedSchedule`` warning. ``tz_in_schedule="reject"`` mirrors the
+create-time validation; ``"legacy"`` imports such schedules as the
+controller runs them, with a note (still an error together with
+``timeZone``). ``"auto"`` (default) reads an object as ``"legacy"`` when it
+is an export of an existing object (``kubectl get cronjobs -o yaml``: its
+``metadata`` carries a server-set ``creationTimestamp``, ``uid`` or
+``resourceVersion``): it exists, so the controller runs it, and that is
+what an SRE loading an export wants simulated. A manifest written to be
+applied has none of them and gets the create-time error (a refusal unless
+``strict=True``). The CLI's ``--legacy-tz`` forces ``"legacy"``.
+
+**One bad object** (unknown zone, bad schedule, a CronJob defined twice) is
+refused, listed in ``Imported.refused``; the other objects are imported.
+``strict=True`` raises the first error instead.
 
 >>> from calsim.importers import from_kubernetes
 >>> m = from_kubernetes('''
@@ -70,7 +81,7 @@ from ..presets import Preset, kubernetes
 from ..rules.cron import Cron
 from ..rules.every import Every
 from ..schedule import Schedule
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_kubernetes"]
@@ -82,7 +93,8 @@ _KNOWN_VERSIONS = ("batch/v1",)
 
 
 def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
-                    start: object = DEFAULT_START, tz_in_schedule: str = "reject") -> Imported:
+                    start: object = DEFAULT_START, tz_in_schedule: str = "auto",
+                    strict: bool = False) -> Imported:
     """Read the CronJobs of a (multi-document) YAML manifest (see the module docstring).
 
     Parameters
@@ -96,22 +108,30 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
         Name used in messages instead of the file's.
     start
         Anchor of every rule (local wall time in the schedule's zone).
-    tz_in_schedule : {"reject", "legacy"}
+    tz_in_schedule : {"auto", "reject", "legacy"}
         A ``TZ=``/``CRON_TZ=`` prefix in ``spec.schedule``: an error as on
-        create since 1.29, or read as the controller runs old objects.
+        create since 1.29, or read as the controller runs old objects;
+        ``"auto"``: legacy for exported objects, reject otherwise (see the
+        module docstring).
+    strict
+        False (default): a bad object is refused (``Imported.refused``) and
+        the others imported; True: the first bad object raises.
 
     Returns
     -------
     Imported
         The schedules (a sequence; id ``namespace/name``), their sources
         (file, document, item, line of ``spec.schedule``), the skipped
-        objects of other kinds, and the :class:`~calsim.presets.Preset` per id.
+        objects of other kinds, the refused objects, and the
+        :class:`~calsim.presets.Preset` per id.
 
     Raises
     ------
     InputError
-        Unreadable file, invalid YAML, a document that is not an object, a
-        CronJob of another apiVersion, or no CronJob at all.
+        Unreadable file, invalid YAML, no CronJob at all; with
+        ``strict=True`` (or when every CronJob is refused) also the errors
+        of one object below: a document that is not an object, a CronJob of
+        another apiVersion.
     ScheduleError
         A missing or mistyped field (``metadata.name``, ``spec.schedule``...),
         a CronJob defined twice, ``timeZone`` together with a ``TZ=`` prefix.
@@ -122,8 +142,9 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
     PolicyError
         A bad ``concurrencyPolicy`` or ``startingDeadlineSeconds``.
     """
-    if tz_in_schedule not in ("reject", "legacy"):
-        raise InputError(f"tz_in_schedule: unknown value {tz_in_schedule!r} (allowed: 'reject' or 'legacy')")
+    if tz_in_schedule not in ("auto", "reject", "legacy"):
+        raise InputError(f"tz_in_schedule: unknown value {tz_in_schedule!r} (allowed: 'auto', 'reject' or 'legacy')")
+    items = Items(strict)
     text, file, path = read_input(path_or_text, "kubernetes", source)
     label = source or (path.name if path is not None else file)
     default_zone = _check_zone(zone, f"kubernetes: {label}: zone")
@@ -139,8 +160,11 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
             continue
         doc_where = f"kubernetes: {label} document {doc_no} (line {node.start_mark.line + 1})"
         if not isinstance(data, dict):
-            raise InputError(f"{doc_where}: expected a Kubernetes object (a mapping with apiVersion and kind), "
-                             f"got a {_yaml_type(data)}")
+            items.refuse(Source("kubernetes", file, line=node.start_mark.line + 1, document=doc_no),
+                         f"document {doc_no}", InputError(
+                             f"{doc_where}: expected a Kubernetes object (a mapping with apiVersion and kind), "
+                             f"got a {_yaml_type(data)}"))
+            continue
         objects: list[tuple[int | None, Any, Any]] = [(None, data, node)]
         if data.get("kind") == "List" and isinstance(data.get("items"), list):
             items_node = _child(node, "items")
@@ -151,7 +175,9 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
                                                       f"(line {obj_node.start_mark.line + 1})"
             base = Source("kubernetes", file, line=obj_node.start_mark.line + 1, document=doc_no, item=item_no)
             if not isinstance(obj, dict):
-                raise InputError(f"{where}: expected a Kubernetes object (a mapping), got a {_yaml_type(obj)}")
+                items.refuse(base, f"item {item_no}", InputError(
+                    f"{where}: expected a Kubernetes object (a mapping), got a {_yaml_type(obj)}"))
+                continue
             kind = obj.get("kind")
             name = _meta_name(obj)
             if kind != "CronJob":
@@ -160,18 +186,23 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
                 reason = "not a CronJob" if kind else "no 'kind' field: not a Kubernetes object"
                 skipped.append(Skipped(base, what, reason))
                 continue
-            sched, src, preset = _cronjob(obj, obj_node, base, where, default_zone, start, tz_in_schedule)
+            what = f"CronJob {name}" if name else "CronJob"
+            out = items.run(base, what, _cronjob, obj, obj_node, base, where, default_zone, start, tz_in_schedule)
+            if out is None:
+                continue
+            sched, src, preset = out
             if sched.id in seen:
-                raise ScheduleError(f"{where}: metadata: CronJob {sched.id!r} is defined twice "
-                                    f"(first at {seen[sched.id]})")
+                items.refuse(base, what, ScheduleError(f"{where}: metadata: CronJob {sched.id!r} is defined twice "
+                                                       f"(first at {seen[sched.id]})"))
+                continue
             seen[sched.id] = src.where
             schedules.append(attach(sched, src))
             presets[sched.id] = preset
-    if not schedules:
+    if not schedules and not items.refused:
         found = ", ".join(sorted(set(kinds))) if kinds else "no objects"
         raise InputError(f"kubernetes: {label}: no CronJob (apiVersion batch/v1, kind CronJob) in the manifest "
                          f"(found: {found})")
-    return Imported(tuple(schedules), tuple(skipped), presets)
+    return items.done(schedules, skipped, presets)
 
 
 def _documents(text: str, label: str):
@@ -263,17 +294,20 @@ def _cronjob(obj: dict, node: Any, base: Source, where: str, default_zone: str, 
         if tz is not None:
             raise ScheduleError(f"{where_s}: cannot use both timeZone field and TZ or CRON_TZ in schedule "
                                 "(rejected by the API server)")
+        if tz_in_schedule == "auto":
+            tz_in_schedule = "legacy" if _exported(meta) else "reject"
         if tz_in_schedule == "reject":
             raise ScheduleError(f"{where_s}: cannot use TZ or CRON_TZ in schedule, use timeZone field instead "
-                                "(rejected on create since Kubernetes 1.29; tz_in_schedule='legacy' reads it as "
-                                "the controller runs older objects)")
+                                "(rejected on create since Kubernetes 1.29; tz_in_schedule='legacy' or the CLI's "
+                                "--legacy-tz reads it as the controller runs older objects)")
         m = re.match(r"^(?:CRON_)?TZ=(\S*)\s+(.*)$", body)
         if m is None:
             raise RuleError(f"{where_s}: 'TZ' is only understood as a leading TZ=<zone> or CRON_TZ=<zone> prefix")
         prefix_zone = _check_zone(m[1], f"{where_s}: TZ prefix")
         body = m[2].strip()
-        notes.append("TZ/CRON_TZ in schedule: the controller reads the times in that zone and records an "
-                     "UnsupportedSchedule warning; the API server rejects it on create since 1.29")
+        notes.append(f"TZ/CRON_TZ in schedule: read in {prefix_zone} as the controller runs it (it records an "
+                     "UnsupportedSchedule warning); the API server rejects it on create since 1.29: move the zone "
+                     "to spec.timeZone")
     sched_zone = tz or prefix_zone or default_zone
     if tz is None and prefix_zone is None:
         notes.append(f"spec.timeZone unset: Kubernetes uses kube-controller-manager's zone; read in {sched_zone}")
@@ -308,6 +342,11 @@ def _cronjob(obj: dict, node: Any, base: Source, where: str, default_zone: str, 
     src = Source("kubernetes", base.file, line=line, document=base.document, item=base.item, text=expr,
                  notes=tuple(notes))
     return sched, src, preset
+
+
+def _exported(meta: dict) -> bool:
+    """True for an object read back from a cluster: the API server sets these fields, a manifest has none."""
+    return any(meta.get(k) for k in ("creationTimestamp", "uid", "resourceVersion"))
 
 
 def _rule(body: str, where: str) -> str | Every:

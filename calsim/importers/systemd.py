@@ -49,7 +49,7 @@ from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, systemd
 from ..rules.oncalendar import PREFIX, OnCalendar
 from ..schedule import Schedule
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_systemd", "timespan_us"]
@@ -138,7 +138,7 @@ def _lines(text: str):
 
 
 def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
-                 start: object = DEFAULT_START) -> Imported:
+                 start: object = DEFAULT_START, strict: bool = False) -> Imported:
     """Read a systemd ``.timer`` unit into schedules (see the module docstring).
 
     Parameters
@@ -154,6 +154,11 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
         ``"timer"`` for text).
     start
         Anchor of every rule (local wall time): the timer's activation.
+    strict
+        False (default): a bad ``OnCalendar=`` line is refused (``Imported.refused``) and
+        the others imported; True: the first bad ``OnCalendar=`` line raises.
+        (The ``[Timer]`` settings apply to every line: a bad one refuses
+        the file.)
 
     Returns
     -------
@@ -231,18 +236,27 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
                       "and a running unit holds back all of them); calsim expands each as its own schedule")
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
+    items = Items(strict)
     for k, (n, expr) in enumerate(calendars, 1):
         sid = stem if len(calendars) == 1 else f"{stem}:{k}"
         src = Source("systemd", file, line=n, text=f"OnCalendar={expr}", command=unit,  # type: ignore[arg-type]
                      notes=tuple(notes))
-        try:
-            OnCalendar.parse(expr)
-            sched = preset.apply(Schedule(sid, machine_zone, start, PREFIX + expr))
-        except CalsimError as exc:
-            field = "OnCalendar" if isinstance(exc, RuleError) else "timer"
-            raise reraise(exc, f"{where} line {n}: {field}={expr!r}") from None
-        assert isinstance(sched, Schedule)
+        sched = items.run(src, f"OnCalendar={expr}", _calendar, expr, sid, machine_zone, start, preset,
+                          f"{where} line {n}")
+        if sched is None:
+            continue
         schedules.append(attach(sched, src))
         presets[sid] = preset
-    return Imported(tuple(schedules), tuple(skipped), presets)
+    return items.done(schedules, skipped, presets)
+
+
+def _calendar(expr: str, sid: str, zone: str, start: object, preset: Preset, at: str) -> Schedule:
+    try:
+        OnCalendar.parse(expr)
+        sched = preset.apply(Schedule(sid, zone, start, PREFIX + expr))
+    except CalsimError as exc:
+        field = "OnCalendar" if isinstance(exc, RuleError) else "timer"
+        raise reraise(exc, f"{at}: {field}={expr!r}") from None
+    assert isinstance(sched, Schedule)
+    return sched
 

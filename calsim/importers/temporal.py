@@ -68,7 +68,7 @@ from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, temporal
 from ..rules.every import Every
 from ..schedule import Schedule
-from ._result import Imported, Skipped, Source, attach, read_input, reraise
+from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_temporal", "TemporalExclude"]
@@ -141,7 +141,8 @@ class _Cal:
         return any(not v for v in self.sets.values())
 
 
-def from_temporal(path_or_text: object, *, source: str | None = None, start: object = None) -> Imported:
+def from_temporal(path_or_text: object, *, source: str | None = None, start: object = None,
+                  strict: bool = False) -> Imported:
     """Read a Temporal schedule's JSON into schedules (see the module docstring).
 
     Parameters
@@ -154,6 +155,11 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
     start
         Anchor of the calendar rules when the spec has no ``startTime``
         (default ``2000-01-01T00:00``, Temporal's first calendar year).
+    strict
+        False (default): a calendar or interval calsim cannot express is
+        refused (``Imported.refused``) and the others imported; True: the
+        first one raises. The spec's shared fields (zone, start/end,
+        policies) apply to all: a bad one refuses the file.
 
     Returns
     -------
@@ -298,37 +304,50 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
     end_to = None if end_at is None else end_at + dt.timedelta(seconds=1)  # endTime is inclusive, 1 s resolution
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
+    items = Items(strict)
     for k, (what, kind, body) in enumerate(rules, 1):
         rid = sid if len(rules) == 1 else f"{sid}:{k}"
-        rnotes = list(notes)
-        if what == "calendar":
-            assert isinstance(body, _Cal)
-            at = body.where
-            rule, first, until = _calendar_rule(body, at)
-            sched_start: object = _start(first, start_at, start, zone)
-            if until is not None:
-                rule += f";UNTIL={until}"
-            exclude = _excludes(excludes, body.times(), None, at, rnotes, zone)
-        else:
-            e, p = body  # type: ignore[misc]
-            at = kind
-            rule = Every(dt.timedelta(seconds=e), anchor=_EPOCH + dt.timedelta(seconds=p))
-            sched_start = _iso(start_at) if start_at is not None else (start or DEFAULT_START)
-            times = None
-            if zone == "UTC" and 86400 % e == 0:
-                times = frozenset((p + j * e) % 86400 for j in range(86400 // e))
-            exclude = _excludes(excludes, times, e, at, rnotes, zone)
-        text = rule if isinstance(rule, str) else f"interval {body[0]}s phase {body[1]}s"  # type: ignore[index]
-        src = Source("temporal", file, text=text, notes=tuple(rnotes))
-        try:
-            sched = preset.apply(Schedule(rid, zone, sched_start, rule, exclude=tuple(exclude),
-                                          effective_to=None if end_to is None else _iso(end_to)))
-        except CalsimError as exc:
-            raise reraise(exc, at) from None
-        assert isinstance(sched, Schedule)
-        schedules.append(attach(sched, src))
-        presets[rid] = preset
-    return Imported(tuple(schedules), tuple(skipped), presets)
+        text = kind if isinstance(kind, str) and what == "interval" else getattr(body, "where", kind)
+        out = items.run(Source("temporal", file, item=k, text=str(text).split(": ")[-1]), str(text).split(": ")[-1],
+                        _rule_schedule, what, kind, body, rid, notes, start_at, start, zone, excludes, end_to, file,
+                        preset)
+        if out is not None:
+            schedules.append(out)
+            presets[rid] = preset
+    return items.done(schedules, skipped, presets)
+
+
+def _rule_schedule(what: str, kind: Any, body: Any, rid: str, notes: list[str], start_at: dt.datetime | None,
+                   start: object, zone: str, excludes: list, end_to: dt.datetime | None, file: str,
+                   preset: Preset) -> Schedule:
+    """The schedule of one calendar or interval of the spec."""
+    rnotes = list(notes)
+    if what == "calendar":
+        assert isinstance(body, _Cal)
+        at = body.where
+        rule, first, until = _calendar_rule(body, at)
+        sched_start: object = _start(first, start_at, start, zone)
+        if until is not None:
+            rule += f";UNTIL={until}"
+        exclude = _excludes(excludes, body.times(), None, at, rnotes, zone)
+    else:
+        e, p = body  # type: ignore[misc]
+        at = kind
+        rule = Every(dt.timedelta(seconds=e), anchor=_EPOCH + dt.timedelta(seconds=p))
+        sched_start = _iso(start_at) if start_at is not None else (start or DEFAULT_START)
+        times = None
+        if zone == "UTC" and 86400 % e == 0:
+            times = frozenset((p + j * e) % 86400 for j in range(86400 // e))
+        exclude = _excludes(excludes, times, e, at, rnotes, zone)
+    text = rule if isinstance(rule, str) else f"interval {body[0]}s phase {body[1]}s"  # type: ignore[index]
+    src = Source("temporal", file, text=text, notes=tuple(rnotes))
+    try:
+        sched = preset.apply(Schedule(rid, zone, sched_start, rule, exclude=tuple(exclude),
+                                      effective_to=None if end_to is None else _iso(end_to)))
+    except CalsimError as exc:
+        raise reraise(exc, at) from None
+    assert isinstance(sched, Schedule)
+    return attach(sched, src)
 
 
 # -- JSON helpers: every message names the field and the value
