@@ -240,3 +240,34 @@ class TestSchedule:
         s = calsim.Schedule("q", "UTC", "2026-01-01T00:00", "quartz:15 0 12 1 1 ? 2026")
         f = calsim.expand([s], "2026-01-01T00:00Z", "2027-01-01T00:00Z", release="2026f")
         assert [t.isoformat() for t in f["nominal_local"]] == ["2026-01-01T12:00:15"]
+
+
+def test_the_quartz_example_fleet_loads_with_its_presets_and_expands_as_hand_derived():
+    import pathlib
+
+    import calendar as cal
+    import datetime as dt
+
+    import calsim
+
+    path = pathlib.Path(__file__).parents[2] / "data" / "examples" / "quartz-jobs.toml"
+    fleet = {s.id: s for s in calsim.load(path)}
+    assert fleet["hr/payroll-run"].policy.limit_edge == "on_time"  # job_store="jdbc"
+    assert fleet["ops/business-hours-poll"].policy.suspend_catchup == "skip"  # DO_NOTHING
+    # (a day's margin: Chicago's 2026-12-31 18:00 is 2027-01-01T00:00Z; only local 2026 dates are counted)
+    occ = calsim.expand(list(fleet.values()), "2026-01-01T00:00Z", "2027-01-02T00:00Z", release="2026f")
+    days = lambda sid: [d.date() for d in occ.filter(occ["schedule_id"] == sid)["nominal_local"]  # noqa: E731
+                        if d.year == 2026]
+
+    def last_weekday(y, m):
+        d = dt.date(y, m, cal.monthrange(y, m)[1])
+        while d.weekday() >= 5:
+            d -= dt.timedelta(days=1)
+        return d
+
+    assert days("ledger/close-books") == [last_weekday(2026, m) for m in range(1, 13)]
+    second_fridays = [dt.date(2026, m, 1) + dt.timedelta(days=(4 - dt.date(2026, m, 1).weekday()) % 7 + 7)
+                      for m in range(1, 13)]
+    assert days("hr/payroll-run") == second_fridays
+    weekdays = sum(1 for k in range(365) if (dt.date(2026, 1, 1) + dt.timedelta(days=k)).weekday() < 5)
+    assert len(days("ops/business-hours-poll")) == 36 * weekdays
