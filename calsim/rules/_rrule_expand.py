@@ -195,6 +195,25 @@ class Days:
         return _calendar().wd[self._at]
 
 
+def day_table_wall_times(rule, lo: int, hi: int) -> np.ndarray:
+    """Every wall time in ``[lo, hi)`` (µs, no zone) of a rule given as a day mask and a table of times of day.
+
+    ``rule.day_mask(Days)`` says which days match and ``rule.times_of_day()``
+    the sorted µs offsets within a matching day (OnCalendar and Quartz
+    expressions are both of this shape): one outer sum, no per-occurrence loop.
+    """
+    lo, hi = int(lo), int(hi)
+    if hi <= lo:
+        return np.empty(0, dtype=np.int64)
+    first = lo // DAY_US
+    f = Days(first, -(-hi // DAY_US) - first)
+    day = f.days[rule.day_mask(f)]
+    offsets = rule.times_of_day()
+    times = ((day * DAY_US)[:, None] + offsets).ravel() if len(offsets) > 1 else day * DAY_US + int(offsets[0])
+    i, j = np.searchsorted(times, [lo, hi])
+    return times[i:j]
+
+
 def memo(maxsize: int):
     """``functools.lru_cache(maxsize)``, computing afresh for unhashable arguments.
 

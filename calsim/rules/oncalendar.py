@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CalsimError, RuleError
-from ._rrule_expand import Days, memo
+from ._rrule_expand import Days, day_table_wall_times, memo
 
 __all__ = ["OnCalendar", "PREFIX"]
 
@@ -310,16 +310,7 @@ class OnCalendar:
         numpy.ndarray of int64
             Sorted wall-clock microseconds.
         """
-        lo, hi = int(lo), int(hi)
-        if hi <= lo:
-            return np.empty(0, dtype=np.int64)
-        first = lo // DAY_US
-        f = Days(first, -(-hi // DAY_US) - first)
-        day = f.days[self.day_mask(f)]
-        offsets = self.times_of_day()
-        times = ((day * DAY_US)[:, None] + offsets).ravel() if len(offsets) > 1 else day * DAY_US + int(offsets[0])
-        i, j = np.searchsorted(times, [lo, hi])
-        return times[i:j]
+        return day_table_wall_times(self, lo, hi)
 
 
 def _parse(expr: str) -> OnCalendar:

@@ -59,7 +59,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from ..errors import RuleError
-from ._rrule_expand import Days, memo
+from ._rrule_expand import Days, day_table_wall_times, memo
 
 __all__ = ["QuartzCron", "PREFIX"]
 
@@ -363,16 +363,7 @@ class QuartzCron:
         numpy.ndarray of int64
             Sorted wall-clock microseconds.
         """
-        lo, hi = int(lo), int(hi)
-        if hi <= lo:
-            return np.empty(0, dtype=np.int64)
-        first = lo // DAY_US
-        f = Days(first, -(-hi // DAY_US) - first)
-        day = f.days[self.day_mask(f)]
-        offsets = self.times_of_day()
-        times = ((day * DAY_US)[:, None] + offsets).ravel() if len(offsets) > 1 else day * DAY_US + int(offsets[0])
-        i, j = np.searchsorted(times, [lo, hi])
-        return times[i:j]
+        return day_table_wall_times(self, lo, hi)
 
     def explain(self) -> str:
         """A short description, e.g. ``'quartz: at 02:30:00 on day-of-week MON-FRI'``."""
