@@ -1,0 +1,63 @@
+"""Presets: real schedulers' documented behaviour in calsim's vocabulary.
+
+Each function takes one scheduler's **own** setting names and defaults and
+returns a :class:`Preset`: a :class:`~calsim.simulation.policy.Policy`, the
+DST ``gap``/``fold`` policies that reproduce the scheduler, a suggested
+``tick`` (how often it wakes), ``notes`` saying what is undocumented or
+approximated, and the ``sources`` read. :meth:`Preset.apply` puts it on
+schedules. Each preset's docstring tabulates its settings with the docs or
+code they follow; where docs and current code disagree, a parameter offers
+both and defaults to what the code does.
+
+============  =====================  ===============  ==============================  ===================  ==================
+preset        DST gap                DST fold         after downtime (``catchup``)    overlap              jitter
+============  =====================  ===============  ==============================  ===================  ==================
+kubernetes    skip                   both             latest, deadline excludes its   allow/buffer_latest  none
+                                                      own edge; docs: >100 stuck      /cancel_other
+temporal      skip                   both             earliest (SKIP), 365 d window   six policies         ``[0, jitter)``
+apscheduler   shift; skip if every   both             memory store: none after a      skip (1 instance)    ``jitter`` s
+              hour (3.11 code)                        restart; suspend or persistent:
+                                                      latest (coalesce) or all in
+                                                      turn, expired past the grace
+quartz        skip                   both             RAM store: none after a         allow / buffer_one   none
+                                                      restart; paused or JDBC: the    (/ buffer_all)
+                                                      misfire instruction
+systemd       skip                   first            skip; ``Persistent``: latest;   buffer_one           RandomizedDelaySec
+                                                      a suspend: latest
+cronie        fixed-time: next_valid fixed: first     skip (the restart minute        allow                none
+              wildcard: skip         wildcard: both   too); a suspend of <= 3 h
+                                                      (wildcard: 5 min): all
+eventbridge   skip                   first            all, expired after event age    allow (undoc.)       flexible window
+============  =====================  ===============  ==============================  ===================  ==================
+
+Each preset is compared with its scheduler's own code in the tests (``tests/oracles/``); the
+differences that remain are in its ``notes``.
+
+Cron parsers differ too (robfig's ``*/n`` day rule, Temporal's AND of days,
+APScheduler 3.x's 0 = Monday): calsim expands every cron with the Vixie
+rules of :mod:`calsim.rules.cron`, and each preset's ``notes`` say where that
+differs.
+
+>>> import calsim
+>>> from calsim import presets
+>>> job = calsim.Schedule("backup", "America/New_York", "2026-03-01T00:00", "30 2 * * *")
+>>> [p.apply(job).gap for p in (presets.kubernetes(), presets.cronie())]
+['skip', 'next_valid']
+>>> f = calsim.expand([presets.cronie().apply(job)], "2026-03-08T00:00Z", "2026-03-09T00:00Z", release="2026f")
+>>> f.select("nominal_local", "due_utc", "notes").row(0)  # run right after the change, as cron does
+(datetime.datetime(2026, 3, 8, 2, 30), datetime.datetime(2026, 3, 8, 7, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), ['dst_gap_next_valid'])
+"""
+
+from __future__ import annotations
+
+from ._base import SCHEDULER_FIELDS, Preset, Wildcard  # noqa: F401  (SCHEDULER_FIELDS: what apply() sets)
+from .cronjob import kubernetes
+from .temporal_schedule import temporal
+from .apscheduler3 import apscheduler
+from .quartz_trigger import quartz
+from .systemd_timer import systemd
+from .cron_daemon import cronie
+from .eventbridge_scheduler import eventbridge
+from .eventbridge_scheduler import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F401  (cited by the tests)
+
+__all__ = ["Preset", "Wildcard", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge"]
