@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 import calsim
+import calsim.store_schema
 from calsim.store import _DDL_V1, SCHEMA_VERSION, LedgerStore
 
 START, END = "2026-03-01T00:00Z", "2026-04-01T00:00Z"
@@ -131,14 +132,14 @@ class TestMigrationFromVersion1:
     def test_a_failed_migration_leaves_the_version_1_file(self, runs, tmp_path, monkeypatch):
         path = tmp_path / "v1.duckdb"
         self.make_v1(path, runs)
-        real = calsim.store._create_scenario_table
+        real = calsim.store_schema._create_scenario_table
 
         def boom(con, name, *a, **k):
             if name == "it's latest":
                 raise RuntimeError("interrupted")
             return real(con, name, *a, **k)
 
-        monkeypatch.setattr(calsim.store, "_create_scenario_table", boom)
+        monkeypatch.setattr(calsim.store_schema, "_create_scenario_table", boom)
         with pytest.raises(RuntimeError, match="interrupted"):
             LedgerStore(path)
         with duckdb.connect(str(path), read_only=True) as con:
