@@ -92,7 +92,7 @@ MUTANTS = [
       "exactly max_missed missed times already stick"),
     M("sim-stuck-backlog-only", C, "    hit = np.union1d(rows, later)", "    hit = rows",
       "a stuck CronJob starts again at its next time"),
-    M("sim-expiry-missed-only", C, "    if (run.p_maxlate < run.p_grace).any():", "    if False:",
+    M("sim-expiry-missed-only", C, "        gone &= live\n", "        gone &= missed\n",
       "a deadline tighter than the grace is not applied to on-time picks"),
     M("sim-down-missed-any-time", C,
       "return (j >= 0) & (run.due >= starts[jj]) & (run.due <= ends[jj]) & ~run.suspends[jj] & run.has_due",

@@ -16,10 +16,10 @@ from ..resolution import FoldPolicy, GapPolicy, check_policy
 from ..rules.cron import Cron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
+from ..times import US
 
 __all__ = ["Preset", "Wildcard", "SCHEDULER_FIELDS"]
 
-US = 1_000_000
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
 SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "jitter", "max_missed",

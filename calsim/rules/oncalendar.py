@@ -58,13 +58,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CalsimError, RuleError
-from ._rrule_expand import Days, day_table_wall_times, memo
+from ._rrule_expand import US, Days, day_table_wall_times, memo
 
 __all__ = ["OnCalendar", "PREFIX"]
 
 PREFIX = "OnCalendar="
-US = 1_000_000
-DAY_US = 86_400 * US
 MIN_YEAR, MAX_YEAR = 1970, 2199  # calendarspec.c
 MAX_PER_DAY = 1_000_000
 _COMPONENTS_MAX = 240  # CALENDARSPEC_COMPONENTS_MAX

@@ -59,13 +59,11 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from ..errors import RuleError
-from ._rrule_expand import Days, day_table_wall_times, memo
+from ._rrule_expand import US, Days, day_table_wall_times, memo
 
 __all__ = ["QuartzCron", "PREFIX"]
 
 PREFIX = "quartz:"
-US = 1_000_000
-DAY_US = 86_400 * US
 MIN_YEAR, MAX_YEAR = 1970, 2199
 MONTHS = tuple("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())
 WEEKDAYS = tuple("SUN MON TUE WED THU FRI SAT".split())

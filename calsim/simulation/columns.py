@@ -103,28 +103,26 @@ def catch_up(run: RunState) -> None:
     live = run.has_due & (run.state < 0)
     late = run.pick - run.eligible
     edge = run.per_row(run.p_edge)
-    if (run.p_maxlate < run.p_grace).any():
-        # A limit tighter than the grace: a run later than max_lateness is never
-        # started, missed or not (Kubernetes' deadline, APScheduler's grace).
+    missed = beyond(late, run.per_row(run.p_grace), edge)
+    if run.outages and run.p_down_missed.any():
+        missed |= _due_while_down(run) & run.p_down_missed[run.s]
+    missed &= live
+    if (run.p_maxlate < BIG).any():
+        # A run later than max_lateness is never started, missed or not (Kubernetes'
+        # deadline, APScheduler's grace, Temporal's window, EventBridge's event age).
+        # (Expired missed rows still mark their wake-up as one that found a misfire.)
         gone = beyond(late, run.per_row(run.p_maxlate), edge)
         gone &= live
         run.state[gone] = S["expired"]
         run.reason[gone] = R["max_lateness"]
         live &= ~gone
         del gone
-    missed = beyond(late, run.per_row(run.p_grace), edge)
-    if run.outages and run.p_down_missed.any():
-        missed |= _due_while_down(run) & run.p_down_missed[run.s]
-    missed &= live
     m = np.flatnonzero(missed)
-    del missed
+    del missed, late
     if not len(m):
         return
     s_m = run.s[m]
-    expired = beyond(late[m], run.p_maxlate[s_m], run.p_edge[s_m])
-    del late
-    run.state[m[expired]] = S["expired"]
-    run.reason[m[expired]] = R["max_lateness"]
+    expired = run.state[m] == S["expired"]
     # Each wake-up that found a misfire has one mode: suspend_catchup when one of its
     # missed rows was left by a short enough suspend, else catchup. For a coalescing
     # mode (or a backlog run in turn) the on-time rows it picks join its backlog.
