@@ -513,7 +513,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="what-if: in --new, ZONE follows POSIX_TZ from INSTANT (repeatable)")
     s.set_defaults(func=_cmd_tzdiff)
 
-    fleet_help = "a fleet or scenario TOML file, crontab, Kubernetes CronJob manifest, .ics file, or example:N[:SEED]"
+    fleet_help = ("a schedule file (fleet or scenario TOML, crontab, Kubernetes CronJobs, .ics, systemd .timer, "
+                  "EventBridge JSON/CloudFormation/Terraform, GitHub workflow, Temporal JSON) or example:N[:SEED]")
 
     s = sub.add_parser("preview", help="the next runs of each schedule, with every DST surprise explained")
     s.add_argument("fleet", help=fleet_help)

@@ -251,3 +251,19 @@ def test_fuzzed_field_values_only_raise_calsim_errors(extra):
         from_eventbridge(json.dumps({**base, **extra}))
     except CalsimError as exc:
         assert_clear(exc)
+
+
+def test_an_item_that_is_not_an_object_is_refused_and_the_others_imported():
+    t = from_eventbridge(json.dumps([{"Name": "a", "ScheduleExpression": "rate(1 hour)"}, 5, ["x"]]))
+    assert [s.id for s in t] == ["default/a"]
+    assert [r.source.item for r in t.refused] == [2, 3]
+    assert all("expected an object (mapping), got" in r.reason for r in t.refused)
+
+
+def test_a_cloudformation_schedule_without_properties_is_refused_alone():
+    doc = {"Resources": {"Good": {"Type": "AWS::Scheduler::Schedule",
+                                  "Properties": {"ScheduleExpression": "rate(1 hour)"}},
+                         "Bad": {"Type": "AWS::Scheduler::Schedule", "Properties": "oops"}}}
+    t = from_eventbridge(json.dumps(doc))
+    assert [s.id for s in t] == ["default/Good"]
+    assert "Bad" in t.refused[0].reason and "expected an object" in t.refused[0].reason

@@ -6,7 +6,8 @@ content                                                    read by
 ``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.fleetfile.load`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
-``ScheduleExpression`` or ``AWS::Scheduler::Schedule``     :func:`~calsim.importers.from_eventbridge`
+``ScheduleExpression``, ``AWS::Scheduler::Schedule`` or   :func:`~calsim.importers.from_eventbridge`
+Terraform ``"aws_scheduler_schedule"`` (HCL or JSON)
 JSON with ``structuredCalendar``/``interval``/...          :func:`~calsim.importers.from_temporal`
 (a Temporal ScheduleSpec)
 YAML with ``on:`` and ``jobs:`` (a GitHub workflow)        :func:`~calsim.importers.from_github_actions`
@@ -54,7 +55,8 @@ _FLEET = re.compile(r"^\s*(\[\[\s*schedule\s*\]\]|\[\s*scenario\s*\])", re.MULTI
 _YAML_KIND = re.compile(r"^(kind|apiVersion)\s*:", re.MULTILINE)
 _TIMER = re.compile(r"^\s*\[Timer\]\s*$", re.MULTILINE)
 _VCALENDAR = re.compile(r"^\s*BEGIN:VCALENDAR\s*$", re.MULTILINE | re.IGNORECASE)
-_EVENTBRIDGE = re.compile(r'AWS::Scheduler::Schedule|^\s*"?ScheduleExpression"?\s*:', re.MULTILINE)
+_EVENTBRIDGE = re.compile(r'AWS::Scheduler::Schedule|^\s*"?ScheduleExpression"?\s*:|"aws_scheduler_schedule"',
+                          re.MULTILINE)
 _TEMPORAL = re.compile(r'"(structuredCalendar|structured_calendar|cronString|cron_string|interval|'
                        r'excludeStructuredCalendar|timezoneName)"')
 _GH_ON = re.compile(r"^[\"']?on[\"']?\s*:", re.MULTILINE)

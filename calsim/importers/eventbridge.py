@@ -4,7 +4,12 @@ Accepted input (JSON or YAML): the object ``aws scheduler get-schedule``
 prints (``Name``, ``GroupName``, ``ScheduleExpression``...), a list of them
 or ``{"Schedules": [...]}`` of full objects, a CloudFormation template
 (``Resources`` of ``Type: AWS::Scheduler::Schedule``; other resources are
-listed in ``skipped``) or one such resource, or its bare ``Properties``.
+listed in ``skipped``) or one such resource, or its bare ``Properties``,
+or Terraform's ``aws_scheduler_schedule`` resources (HCL, ``.tf.json`` or
+``terraform show -json``; :mod:`calsim.importers.terraform` renames their
+arguments to the API's fields, so messages name the API field:
+``ScheduleExpression`` for ``schedule_expression``). An item that is not an
+object is refused alone.
 Every schedule maps onto :func:`calsim.presets.eventbridge`:
 
 ===============================================  ====================================================
@@ -59,6 +64,7 @@ from ..presets import Preset, eventbridge
 from ..rules.every import Every
 from ..rules.quartz import QuartzCron
 from ..schedule import Schedule
+from . import terraform
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -125,17 +131,24 @@ def from_eventbridge(path_or_text: object, *, source: str | None = None, start: 
     label = source or (path.name if path is not None else file)
     where = f"eventbridge: {label}"
     stem = Path(label).name.split(".")[0] or "schedule"
-    data = _load(text, where)
-    found, skipped = _schedules(data, where, file)
+    if terraform.is_terraform(text):
+        found, skipped = _terraform(text, "hcl", where, file)
+    else:
+        data = _load(text, where)
+        found, skipped = (_terraform(data, "json", where, file) if terraform.looks_like(data)
+                          else _schedules(data, where, file))
     if not found:
-        raise InputError(f"{where}: no schedule found (expected get-schedule JSON with ScheduleExpression, or a "
-                         f"CloudFormation template with Type: {RESOURCE_TYPE})")
+        raise InputError(f"{where}: no schedule found (expected get-schedule JSON with ScheduleExpression, a "
+                         f"CloudFormation template with Type: {RESOURCE_TYPE}, or Terraform "
+                         f"{terraform.RESOURCE} resources)")
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
     items = Items(strict)
     for k, (props, logical) in enumerate(found, 1):
-        src = Source("eventbridge", file, item=k, text=str(props.get("ScheduleExpression", "")))
-        what = f"schedule {props.get('Name') or logical or k}"
+        expr = props.get("ScheduleExpression", "") if isinstance(props, dict) else ""
+        src = Source("eventbridge", file, item=k, text=_show(expr) if not isinstance(expr, str) else expr[:200])
+        name = props.get("Name") if isinstance(props, dict) else None
+        what = f"schedule {name if isinstance(name, str) and name else logical or k}"
         out = items.run(src, what, _schedule, props, logical or stem, f"{where} schedule {k}", file, k, start)
         if out is None:
             continue
@@ -165,24 +178,31 @@ def _load(text: str, where: str) -> Any:
         raise InputError(f"{where}: cannot read the document ({type(exc).__name__})") from None
 
 
+def _terraform(data: Any, shape: str, where: str, file: str) -> tuple[list[tuple[dict, str | None]], list[Skipped]]:
+    """Schedules of a Terraform document (:mod:`calsim.importers.terraform`), other resources skipped."""
+    found, others = terraform.resources(data, shape, where)
+    skipped = [Skipped(Source("eventbridge", file, item=k, text=addr), f"resource {addr}",  # type: ignore[arg-type]
+                       f"type is not {terraform.RESOURCE}") for k, addr in enumerate(others, 1)]
+    return list(found), skipped
+
+
 def _schedules(data: Any, where: str, file: str) -> tuple[list[tuple[dict, str | None]], list[Skipped]]:
     """``(Properties, logical id)`` of every schedule in the document, and the resources skipped."""
     found: list[tuple[dict, str | None]] = []
     skipped: list[Skipped] = []
     if isinstance(data, list):
         for k, item in enumerate(data, 1):
-            found.append((_obj(item, f"{where} item {k}"), None))
+            found.append((item, None))  # a non-object item is refused on its own (_schedule)
         return found, skipped
     data = _obj(data, where)
     if isinstance(data.get("Resources"), dict):
         for k, (logical, res) in enumerate(data["Resources"].items(), 1):
-            res = _obj(res, f"{where} resource {logical!r}")
-            kind = res.get("Type")
+            kind = res.get("Type") if isinstance(res, dict) else None
             if kind != RESOURCE_TYPE:
                 skipped.append(Skipped(Source("eventbridge", file, item=k, text=str(logical)),  # type: ignore[arg-type]
                                        f"resource {logical!r}", f"Type {_show(kind)} is not {RESOURCE_TYPE}"))
                 continue
-            found.append((_obj(res.get("Properties"), f"{where} resource {logical!r}: Properties"), str(logical)))
+            found.append((res.get("Properties"), str(logical)))
         return found, skipped
     if data.get("Type") == RESOURCE_TYPE:
         return [(_obj(data.get("Properties"), f"{where}: Properties"), None)], skipped
@@ -191,13 +211,14 @@ def _schedules(data: Any, where: str, file: str) -> tuple[list[tuple[dict, str |
         if items and all(isinstance(i, dict) and "ScheduleExpression" not in i for i in items):
             raise InputError(f"{where}: Schedules has no ScheduleExpression (list-schedules output is a summary; "
                              "read each with aws scheduler get-schedule)")
-        return [(_obj(i, f"{where} Schedules item {k}"), None) for k, i in enumerate(items, 1)], skipped
+        return [(i, None) for i in items], skipped
     if "ScheduleExpression" in data:
         return [(data, None)], skipped
     return found, skipped
 
 
-def _schedule(props: dict, fallback: str, where: str, file: str, item: int, start: object) -> tuple[Schedule, Preset]:
+def _schedule(props: Any, fallback: str, where: str, file: str, item: int, start: object) -> tuple[Schedule, Preset]:
+    props = _obj(props, f"{where} ({fallback})" if fallback else where)
     name = _str(props.get("Name", fallback), f"{where}: Name")
     group = _str(props.get("GroupName", "default"), f"{where}: GroupName") or "default"
     where = f"{where} {name!r}"
@@ -316,12 +337,17 @@ def _str(value: Any, where: str, *, required: bool = False) -> str:
     if isinstance(value, _Intrinsic) or (isinstance(value, dict) and len(value) == 1 and
                                          any(str(k) == "Ref" or str(k).startswith("Fn::") for k in value)):
         raise InputError(f"{where}: {_show(value)} is a CloudFormation function; calsim needs the literal value")
+    if isinstance(value, terraform.Expression):
+        raise InputError(f"{where}: {_show(value)} is a Terraform expression; calsim needs the literal value "
+                         "(read the output of terraform show -json instead)")
     if not isinstance(value, str):
         raise InputError(f"{where}: expected a string, got {_show(value)}")
     return value
 
 
 def _int(value: Any, where: str) -> int:
+    if isinstance(value, terraform.Expression):
+        _str(value, where)
     if isinstance(value, str) and value.strip().isdigit():  # CloudFormation YAML may quote numbers
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
