@@ -391,8 +391,8 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
         info = store.sql("SELECT horizon_start, horizon_end FROM scenarios WHERE name = $1", [args.scenario]).row(0)
         ids = store.sql("SELECT DISTINCT schedule_id FROM occurrences WHERE scenario = $1",
                         [args.scenario])["schedule_id"].to_list()
-        history = read_history(args.history, args.kind, crontab=args.crontab, ids=ids, zone=args.zone,
-                               year=args.year)
+        history = read_history(args.history, args.kind, crontab=args.crontab, ids=ids, timers=args.timer,
+                               zone=args.zone, year=args.year)
         renames = {}
         for spec in args.map or ():
             name, sep, sid = spec.partition("=")
@@ -569,6 +569,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--kind", default=None, choices=("kubernetes", "journal", "syslog", "csv", "parquet"),
                    help="the history's format (default: told by content)")
     s.add_argument("--crontab", default=None, help="syslog: the crontab whose commands the CMD lines name")
+    s.add_argument("--timer", action="append", default=None, metavar="FILE",
+                   help="journal: a .timer unit of the scenario, so its Unit= service maps to it (repeatable)")
     s.add_argument("--zone", default="UTC", help="syslog: the host's zone for 'Mar  9 10:15:01' stamps (default UTC)")
     s.add_argument("--year", type=int, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp")
     s.add_argument("--map", action="append", metavar="NAME=SCHEDULE_ID",

@@ -89,6 +89,7 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
                   else pl.col("started_utc"))
         led = led.filter(_inside(pl.col("due_utc"), lo, hi))
         act = act.filter(_inside(run_at, lo, hi))
+    act = _assign_groups(act, led)
     led = led.with_row_index("occ")
     act = act.with_row_index("run")
     if "nominal_local" in act.columns:
@@ -159,6 +160,38 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
     return pl.concat([shape(ran), shape(missing)]).sort(
         "schedule_id", "nominal_local", "started_utc", nulls_last=True, maintain_order=True)
 
+
+
+def _assign_groups(act: pl.DataFrame, led: pl.DataFrame) -> pl.DataFrame:
+    """Give a run named by a job with several triggers to the trigger that fired it.
+
+    One job can be several schedules: a systemd timer's ``OnCalendar=``
+    lines are ``backup:1``, ``backup:2``... while the journal only knows
+    ``backup.service``, so its runs arrive as ``backup``. A timer elapses at
+    the earliest next time of all its calendars (systemd.timer(5)), so a run
+    belongs to the member due last at or before its scheduled time (else its
+    start); ties go to the lowest id. Two members due at the same instant
+    fire once in systemd, so the other member's occurrence shows as missing.
+    """
+    names = set(led["schedule_id"].unique().to_list())
+    strays = set(act["schedule_id"].unique().to_list()) - names
+    if not strays:
+        return act
+    members = (led.select("schedule_id", "due_utc")
+               .with_columns(pl.col("schedule_id").str.replace(r":[0-9]+$", "").alias("_group"))
+               .filter((pl.col("_group") != pl.col("schedule_id")) & pl.col("_group").is_in(sorted(strays)))
+               .sort("due_utc", "schedule_id", descending=[False, True]))
+    if members.is_empty():
+        return act
+    at = pl.coalesce("scheduled_utc", "started_utc") if "scheduled_utc" in act.columns else pl.col("started_utc")
+    act = act.with_row_index("_row").with_columns(at.alias("_at"))
+    fired = (act.filter(pl.col("_at").is_not_null()).sort("_at")
+             .join_asof(members.rename({"schedule_id": "_member", "_group": "schedule_id"}), left_on="_at",
+                        right_on="due_utc", by="schedule_id", strategy="backward", check_sortedness=False)
+             .select("_row", "_member"))
+    return (act.join(fired, on="_row", how="left")
+            .with_columns(pl.coalesce("_member", "schedule_id").alias("schedule_id"))
+            .sort("_row").drop("_row", "_at", "_member"))
 
 
 def _inside(col: pl.Expr, lo: int | None, hi: int | None) -> pl.Expr:

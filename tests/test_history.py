@@ -54,6 +54,8 @@ def stores(tmp_path_factory):
         "fleet": [str(EXAMPLES / "fleet.toml"), "--from", "2026-03-07T00:00Z", "--to", "2026-03-10T00:00Z",
                   "--release", "2026f"],
         "incident": [str(EXAMPLES / "incident.toml")],
+        "timer": [str(EXAMPLES / "backup.timer"), "--from", "2026-03-02T00:00Z", "--to", "2026-03-09T00:00Z",
+                  "--release", "2026f"],
     }
     out = {}
     for name, args in runs.items():
@@ -65,6 +67,24 @@ def stores(tmp_path_factory):
 
 
 class TestShippedHistories:
+    # backup.timer (two OnCalendar= lines: backup:1 daily 02:30 UTC, backup:2 Sundays 06:00 Berlin = 05:00Z;
+    # Unit=db-backup.service), 2026-03-02..08: runs 20 s after each time (RandomizedDelaySec puts the
+    # ledger's start up to 15 min later, so they are on time), 03-05 never ran (machine off), 03-06 ran
+    # at 03:30 on boot (an hour late), and a `systemctl start db-backup` by hand on 03-04 14:00 is extra.
+    def test_journal_of_a_timer_with_two_calendars_and_another_unit_name(self, stores, capsys):
+        assert main(["reconcile", "timer", str(HIST / "backup.journal.json"), "--db", stores["timer"],
+                     "--timer", str(EXAMPLES / "backup.timer")]) == 0
+        c = counts(capsys)
+        assert set(c) == {"backup:1", "backup:2"}
+        assert pick(c["backup:1"]) == (5, 1, 0, 1, 1)
+        assert pick(c["backup:2"]) == (1, 0, 0, 0, 0)
+
+    def test_without_the_timer_the_service_name_is_not_guessed(self, stores, capsys):
+        assert main(["reconcile", "timer", str(HIST / "backup.journal.json"), "--db", stores["timer"]]) == 0
+        c = counts(capsys)
+        assert pick(c["db-backup.service"]) == (0, 0, 0, 0, 8)
+        assert c["backup:1"]["missing"] == 7
+
     # cronjobs.yaml, 2026-03-06..09. nightly-invoices: 03-07 never created (missing), 03-08 02:30 does
     # not exist in New York (the ledger skips it, no Job), 03-09 created by a controller with stale
     # tzdata (annotation 02:30-05:00 = 07:30Z, the ledger says 06:30Z: wrong instant). db-backup:
@@ -150,6 +170,15 @@ class TestReaders:
         row = read_history(json.dumps(job) + "\n").row(0, named=True)
         assert row["scheduled_utc"] == dt.datetime(2026, 3, 6, 6, 0, tzinfo=UTC)
         assert (row["status"], row["finished_utc"]) == ("failed", dt.datetime(2026, 3, 6, 6, 1, tzinfo=UTC))
+
+    def test_journal_service_maps_to_the_timer_whose_unit_starts_it(self):
+        h = read_history(HIST / "backup.journal.json", timers=EXAMPLES / "backup.timer")
+        assert h["schedule_id"].unique().to_list() == ["backup"]  # the group: reconcile picks the calendar
+
+    def test_journal_unit_named_like_a_multi_calendar_timer_is_its_group(self):
+        text = (HIST / "backup.journal.json").read_text().replace("db-backup.service", "backup.service")
+        h = read_history(text, kind="journal", ids=["backup:1", "backup:2"])
+        assert h["schedule_id"].unique().to_list() == ["backup"]
 
     def test_journal_oneshot_run_spans_starting_to_deactivated(self):
         h = read_history(HIST / "journal.json", ids=["billing/nightly"])

@@ -109,8 +109,8 @@ def detect_history(text: str) -> str:
 
 
 def read_history(path_or_text: object, kind: str | None = None, *, crontab: object = None,
-                 ids: Iterable[str] | None = None, zone: str = "UTC", year: int | None = None,
-                 source: str | None = None) -> pl.DataFrame:
+                 ids: Iterable[str] | None = None, timers: object = None, zone: str = "UTC",
+                 year: int | None = None, source: str | None = None) -> pl.DataFrame:
     """Read a run history (see the module docstring) into reconcile's frame.
 
     Parameters
@@ -126,7 +126,17 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
         syslog only (required there): the crontab whose entries the commands
         are matched to (a path, its text, or :func:`~calsim.importers.from_crontab`'s result).
     ids
-        journal only: the schedule ids to match unit names to.
+        journal only: the schedule ids to match unit names to (``backup.service``
+        is ``backup`` when that id is known; a unit whose timer has several
+        ``OnCalendar=`` lines, ids ``backup:1``, ``backup:2``..., is named
+        ``backup`` and :func:`calsim.reconcile` gives each run to the
+        calendar that fired it).
+    timers
+        journal only: the ``.timer`` units the scenario came from (a path,
+        its text, a list of them, or :func:`~calsim.importers.from_systemd`'s
+        result): a service is matched to the timer whose ``Unit=`` starts
+        it, also when the names differ (``nightly.timer`` with
+        ``Unit=backup.service``).
     zone, year
         syslog only, for traditional ``Mar  9 10:15:01`` stamps (no zone,
         no year): the host's zone (as cron's ``zone=``, default UTC) and the
@@ -170,7 +180,7 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
     elif kind == "kubernetes":
         out = _frame(_kubernetes(_text(data, label), label))
     elif kind == "journal":
-        out = _frame(_journal(_text(data, label), label, ids))
+        out = _frame(_journal(_text(data, label), label, ids, _timer_units(timers)))
     else:
         out = _frame(_syslog(_text(data, label), label, crontab, zone, year))
     return out.sort("schedule_id", "started_utc", maintain_order=True)
@@ -332,8 +342,25 @@ def _kubernetes(text: str, label: str) -> list[dict[str, object]]:
 
 # -- systemd journal --------------------------------------------------------------------------------------
 
-def _journal(text: str, label: str, ids: Iterable[str] | None) -> list[dict[str, object]]:
+def _timer_units(timers: object) -> dict[str, str]:
+    """``{service unit: timer id}`` of the timers given (a schedule ``stem:k`` counts as ``stem``)."""
+    from .systemd import from_systemd
+
+    if timers is None:
+        return {}
+    many = timers if isinstance(timers, (list, tuple)) else [timers]
+    units: dict[str, str] = {}
+    for t in many:
+        imported = t if hasattr(t, "sources") else from_systemd(t)
+        for sid, src in imported.sources.items():
+            if src.command:
+                units.setdefault(str(src.command), re.sub(r":\d+$", "", sid))
+    return units
+
+
+def _journal(text: str, label: str, ids: Iterable[str] | None, units: dict[str, str]) -> list[dict[str, object]]:
     known = set(ids) if ids is not None else set()
+    known |= set(units.values())
     open_runs: dict[str, dict[str, object]] = {}
     last_run: dict[str, dict[str, object]] = {}
     rows: list[dict[str, object]] = []
@@ -381,7 +408,8 @@ def _journal(text: str, label: str, ids: Iterable[str] | None) -> list[dict[str,
             rows.append(open_runs.pop(unit))
     rows.extend(open_runs.values())
     for r in rows:
-        r["schedule_id"] = _unit_id(str(r["schedule_id"]), known)
+        unit = str(r["schedule_id"])
+        r["schedule_id"] = units.get(unit) or _unit_id(unit, known)
     return rows
 
 
@@ -416,8 +444,8 @@ def _unit_id(unit: str, known: set[str]) -> str:
     stem = unit[: -len(".service")]
     unescaped = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m[1], 16)), stem.replace("-", "/"))
     for cand in (unit, stem, unescaped, stem + ".timer"):
-        if cand in known:
-            return cand
+        if cand in known or any(k.startswith(cand + ":") for k in known):
+            return cand  # a group of calendars (`stem:1`, `stem:2`): reconcile picks the one that fired
     return unit
 
 
