@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,99 @@ def test_fuzzed_cron_strings_only_ever_raise_calsim_errors(text):
         from_temporal(_spec(cronString=[text]))
     except CalsimError as exc:
         assert "\n" not in str(exc)
+
+
+# -- refusals: each calendar, cron string and interval is an item (issue 14 item 4)
+
+_GOOD = {"structuredCalendar": {"second": _rng(0), "minute": _rng(0), "hour": _rng(7), "dayOfMonth": _rng(1, 31),
+                                "month": _rng(1, 12), "year": _rng(2000, 2100), "dayOfWeek": _rng(0, 6)},
+         "calendar": {"hour": "8"}, "cronString": "0 9 * * *", "@every": "@every 2h/5m",
+         "interval": {"interval": "3h"}}
+_BAD = {  # kind: (value, the refusal's what, its reason)
+    "structuredCalendar": ({"hour": [{"start": 24}]}, "spec.structuredCalendar[1]",
+                           r"spec.structuredCalendar\[1\].hour\[1\]: start 24 is out of range \(allowed 0..23\)"),
+    "calendar": ({"dayOfWeek": "FUNDAY"}, "spec.calendar[1]",
+                 r"spec.calendar\[1\].dayOfWeek: 'FUNDAY': 'FUNDAY' is out of range or not a value"),
+    "cronString": ("0 9 * *", "spec.cronString[1]", r"spec.cronString\[1\]: '0 9 \* \*' has 4 fields"),
+    "@every": ("@every 1h/2h", "spec.cronString[2]",
+               r"spec.cronString\[2\]: phase 7200s must be less than the interval 3600s"),
+    "interval": ({"interval": "1h", "phase": "90m"}, "spec.interval[1]",
+                 r"spec.interval\[1\]: phase 5400s must be less than the interval 3600s"),
+}
+
+
+def _items(bad=()):
+    """A spec with one item of each kind (two cron strings: a calendar, then an @every); ``bad`` kinds replaced."""
+    pick = {k: _BAD[k][0] if k in bad else v for k, v in _GOOD.items()}
+    return _spec(structuredCalendar=[pick["structuredCalendar"]], calendar=[pick["calendar"]],
+                 cronString=[pick["cronString"], pick["@every"]], interval=[pick["interval"]])
+
+
+@pytest.mark.parametrize("kind", list(_BAD))
+def test_one_bad_item_is_refused_and_the_others_keep_the_ids_they_have_when_it_is_fixed(kind):
+    fixed = from_temporal(_items())
+    t = from_temporal(_items(bad={kind}))
+    [r] = t.refused
+    refused_id = fixed[r.source.item - 1].id
+    assert [(s.id, s.rule) for s in t] == [(s.id, s.rule) for s in fixed if s.id != refused_id]
+    assert refused_id == f"s:{r.source.item}" and len(t) == 4
+    assert r.what == _BAD[kind][1]
+    assert re.search(_BAD[kind][2], r.reason)
+
+
+def test_a_refused_cron_string_keeps_its_text_in_the_source():
+    t = from_temporal(_items(bad={"cronString"}))
+    assert (t.refused[0].source.text, t.refused[0].source.item) == ("0 9 * *", 3)
+
+
+def test_strict_raises_the_first_bad_item_in_id_order():
+    with pytest.raises(RuleError, match=r"^temporal: <temporal text>: spec.calendar\[1\]\.dayOfWeek"):
+        from_temporal(_items(bad={"interval", "calendar"}), strict=True)
+
+
+def test_every_item_refused_raises_the_first_naming_the_others_as_every_importer_does():
+    with pytest.raises(RuleError) as exc:
+        from_temporal(_items(bad=set(_BAD)))
+    assert re.search(_BAD["structuredCalendar"][2], str(exc.value))
+    assert str(exc.value).endswith("(and 4 more item(s) refused; nothing imported)")
+    assert [r.what for r in exc.value.refused] == ["spec.structuredCalendar[1]", "spec.calendar[1]",
+                                                   "spec.cronString[1]", "spec.cronString[2]", "spec.interval[1]"]
+
+
+def test_a_calendar_matching_no_time_still_takes_no_number_beside_a_refused_item():
+    empty = dict(_GOOD["structuredCalendar"], year=[])
+    t = from_temporal(_spec(structuredCalendar=[empty], cronString=["0 9 * *", "0 4 * * *"]))
+    assert [s.id for s in t] == ["s:2"] and t.refused[0].source.item == 1 and len(t.skipped) == 1
+
+
+def test_a_refused_cron_strings_tz_prefix_still_sets_the_zone_of_the_others():
+    # Fixing the refused string must not move the others to another zone.
+    t = from_temporal(_spec(cronString=["TZ=Asia/Tokyo 0 9 * *", "TZ=Asia/Tokyo 0 4 * * *"]))
+    assert [(s.id, s.zone) for s in t] == [("s:2", "Asia/Tokyo")]
+
+
+def test_a_tz_prefix_beside_a_string_without_one_refuses_the_file():
+    # spec.go canonicalizeSpec compares every string's zone, "" for none (errConflictingTimezoneNames).
+    with pytest.raises(RuleError, match=r"spec.cronString\[2\]: no TZ= conflicts with TZ=Asia/Tokyo"):
+        from_temporal(_spec(cronString=["TZ=Asia/Tokyo 0 9 * * *", "0 4 * * *"]))
+
+
+def test_cron_strings_with_different_tz_prefixes_refuse_the_file():
+    with pytest.raises(RuleError, match=r"spec.cronString\[2\]: TZ=Europe/Paris conflicts with TZ=Asia/Tokyo"):
+        from_temporal(_spec(cronString=["TZ=Asia/Tokyo 0 9 * * *", "TZ=Europe/Paris 0 4 * * *", "0 1 * * *"]))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_bad_shared_field_refuses_the_file_before_any_bad_item(strict):
+    with pytest.raises(InputError, match=r"spec.jitter: str 'soon' is not a duration"):
+        from_temporal(_spec(cronString=["0 9 * *", "0 4 * * *"], jitter="soon"), strict=strict)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(list(_BAD)), unique=True, max_size=4))
+def test_fuzzed_bad_items_never_move_the_ids_of_the_good_ones(bad):
+    fixed = {s.id: s.rule for s in from_temporal(_items())}
+    t = from_temporal(_items(bad=set(bad)))
+    assert {s.id: s.rule for s in t} == {k: v for k, v in fixed.items()
+                                         if int(k.split(":")[1]) not in {r.source.item for r in t.refused}}
+    assert len(t.refused) == len(bad)

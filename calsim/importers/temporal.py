@@ -30,9 +30,19 @@ Temporal (``message.proto``)       calsim
 
 **Identity.** The id is the JSON's ``scheduleId`` if present (``describe``
 does not print it), else the file name without ``.json``; with several
-calendars and intervals, ``<id>:1``, ``<id>:2``... in the order above.
+calendars and intervals, ``<id>:1``, ``<id>:2``... in this order:
+``structuredCalendar``, ``calendar``, calendar cron strings, ``@every`` cron
+strings, ``interval``. A calendar that matches no time is skipped and takes
+no number; a refused item keeps its number, so the others' ids do not move.
 Temporal takes the *union* of them (an instant two specs match fires once);
 calsim expands each as its own schedule, which the notes say.
+
+**Refusals.** Each calendar, cron string and interval is an item: a bad one
+is refused (``Imported.refused``, naming ``spec.cronString[2]``, the field
+and the value) and the others imported, unless ``strict=True``. The shared
+fields (zone, start/end, jitter, policies, a malformed exclude) and a conflict
+between cron strings' ``TZ=`` refuse the whole file; an exclude that covers
+only some of one item's times (see below) refuses that item.
 
 **Excludes.** Temporal skips each *instant* an exclude calendar matches;
 calsim's exclusion works on local dates. An exclude whose time fields cover
@@ -53,92 +63,27 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import re
 import zoneinfo
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ..calendars import Calendar
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, temporal
 from ..rules.every import Every
 from ..schedule import Schedule
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
+from .temporal_calendar import (TemporalExclude, _Cal, _calendar_rule, _cron_body, _cron_kind, _cron_tz,
+                                _duration, _excludes, _from_strings, _get, _obj, _show, _structured)
 
 __all__ = ["from_temporal", "TemporalExclude"]
 
-# Field bounds of StructuredCalendarSpec (service/worker/scheduler/spec.go validateStructuredCalendar;
-# years: calendar.go minCalendarYear/maxCalendarYear, what "*" compiles to).
-_FIELDS = ("second", "minute", "hour", "dayOfMonth", "month", "year", "dayOfWeek")
-_BOUNDS = {"second": (0, 59), "minute": (0, 59), "hour": (0, 23), "dayOfMonth": (1, 31), "month": (1, 12),
-           "year": (2000, 2100), "dayOfWeek": (0, 7)}
-# CalendarSpec string defaults (message.proto): seconds, minutes and hours default to 0, the rest to "*".
-_DEFAULTS = {"second": "0", "minute": "0", "hour": "0", "dayOfMonth": "*", "month": "*", "year": "*",
-             "dayOfWeek": "*"}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_DOWS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
-_RRULE_DAYS = ("SU", "MO", "TU", "WE", "TH", "FR", "SA")
 _OVERLAP = ("SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER", "TERMINATE_OTHER", "ALLOW_ALL")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d)")
-_DUR_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _SPEC_KEYS = ("structuredCalendar", "calendar", "cronString", "interval", "excludeStructuredCalendar",
               "excludeCalendar", "startTime", "endTime", "jitter", "timezoneName")
-
-
-@dataclass(frozen=True)
-class TemporalExclude(Calendar):
-    """The local dates a Temporal exclude calendar names (year, month, day of month, day of week, ANDed).
-
-    ``days()`` computes them for any range, so an exclude such as "every
-    25 December" needs no horizon.
-
-    >>> import datetime as dt
-    >>> cal = TemporalExclude("x", "1", months=frozenset({12}), doms=frozenset({25}))
-    >>> [str(d) for d in cal.days(dt.date(2026, 12, 1), dt.date(2027, 12, 31))]
-    ['2026-12-25', '2027-12-25']
-    """
-
-    years: frozenset = field(default=frozenset(range(2000, 2101)), repr=False)
-    months: frozenset = field(default=frozenset(range(1, 13)), repr=False)
-    doms: frozenset = field(default=frozenset(range(1, 32)), repr=False)
-    dows: frozenset = field(default=frozenset(range(7)), repr=False)  # 0 = Sunday, as Temporal counts
-
-    def days(self, first: dt.date, last: dt.date) -> np.ndarray:
-        """Excluded local dates in ``[first, last]`` as sorted ``datetime64[D]``."""
-        d = np.arange(np.datetime64(first, "D"), np.datetime64(last, "D") + 1)
-        if d.size == 0:
-            return d
-        y = d.astype("datetime64[Y]").astype(np.int64) + 1970
-        m = d.astype("datetime64[M]").astype(np.int64) % 12 + 1
-        dom = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
-        dow = (d.astype(np.int64) + 4) % 7  # 1970-01-01 was a Thursday (4 when Sunday is 0)
-        keep = (np.isin(y, sorted(self.years)) & np.isin(m, sorted(self.months)) & np.isin(dom, sorted(self.doms))
-                & np.isin(dow, sorted(self.dows)))
-        return d[keep]
-
-
-@dataclass(frozen=True)
-class _Cal:
-    """A compiled calendar: the set of values each field matches."""
-
-    sets: dict[str, frozenset]
-    where: str
-
-    def times(self) -> frozenset:
-        """Seconds of the day it matches."""
-        return frozenset(h * 3600 + m * 60 + s for h in self.sets["hour"] for m in self.sets["minute"]
-                         for s in self.sets["second"])
-
-    def empty(self) -> bool:
-        return any(not v for v in self.sets.values())
 
 
 def from_temporal(path_or_text: object, *, source: str | None = None, start: object = None,
@@ -156,10 +101,12 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
         Anchor of the calendar rules when the spec has no ``startTime``
         (default ``2000-01-01T00:00``, Temporal's first calendar year).
     strict
-        False (default): a calendar or interval calsim cannot express is
-        refused (``Imported.refused``) and the others imported; True: the
-        first one raises. The spec's shared fields (zone, start/end,
-        policies) apply to all: a bad one refuses the file.
+        False (default): a calendar, cron string or interval that is
+        malformed or that calsim cannot express is refused
+        (``Imported.refused``) and the others imported; True: the first one
+        (in id order) raises. The spec's shared fields (zone, start/end,
+        jitter, policies, excludes) apply to all: a bad one refuses the file
+        with one error, whatever ``strict`` says.
 
     Returns
     -------
@@ -177,6 +124,11 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
         interval Temporal refuses, an exclude calsim cannot express.
     PolicyError
         An unknown overlap policy.
+
+    An item's error (a calendar, cron string or interval, or an exclude
+    that covers only some of that item's times) raises only with
+    ``strict=True`` or when every item is refused (the first, naming how
+    many more: as every importer does).
     """
     if isinstance(path_or_text, str) and path_or_text.lstrip().startswith(("{", "[")):
         text, file, path = path_or_text, source or "<temporal text>", None
@@ -213,45 +165,40 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
     name = Path(label).name if label and not label.startswith("<") else "temporal"
     sid = sid_raw.strip() if isinstance(sid_raw, str) else (name[:-5] if name.endswith(".json") else name)
 
+    items = Items(strict)
     notes: list[str] = []
     tz_name = _get(spec, "timezoneName") or ""
     if not isinstance(tz_name, str):
         raise InputError(f"{where}: spec.timezoneName: expected a zone name, got {tz_name!r}")
-    calendars: list[tuple[str, _Cal]] = []
-    for i, raw in enumerate(_list(spec, "structuredCalendar", where), 1):
-        calendars.append(("structuredCalendar", _structured(raw, f"{where}: spec.structuredCalendar[{i}]", True)))
-    for i, raw in enumerate(_list(spec, "calendar", where), 1):
-        calendars.append(("calendar", _from_strings(raw, f"{where}: spec.calendar[{i}]")))
-    intervals: list[tuple[int, int, str]] = []
+    entries = _entries(spec, where)
+    # An item's error is kept (not raised) until the shared fields are read: a bad shared field refuses
+    # the file in both modes, and strict=True then raises the first bad item in id order.
+    errors: dict[int, CalsimError] = {}
+    # A cron string's TZ= sets the whole spec's zone (spec.go canonicalizeSpec), so every prefix is read
+    # first, even of a string whose fields are bad: refusing that string must not move the others' zone.
+    # Temporal compares every string's prefix, absent ones included ("" for none): a TZ= string beside
+    # one without refuses the spec (spec.go canonicalizeSpec, errConflictingTimezoneNames).
     cron_tz: str | None = None
-    for i, raw in enumerate(_list(spec, "cronString", where), 1):
-        at = f"{where}: spec.cronString[{i}]"
-        kind, value, tz = _cron_string(raw, at)
-        if tz is not None:
-            if cron_tz is not None and tz != cron_tz:
-                raise RuleError(f"{at}: TZ={tz} conflicts with TZ={cron_tz} of an earlier cron string "
-                                "(Temporal requires all cron strings to agree)")
-            cron_tz = tz
-        if kind == "calendar":
-            calendars.append(("cronString", value))
-        else:
-            intervals.append((*value, at))
+    first: tuple[str, str] | None = None
+    for n, (key, at, raw) in enumerate(entries):
+        if key != "cronString":
+            continue
+        try:
+            tz = _cron_tz(raw, at)[0]
+        except CalsimError as exc:
+            errors[n] = exc
+            continue
+        if first is not None and (tz or "") != first[0]:
+            mine, theirs = (f"TZ={tz}" if tz else "no TZ="), (f"TZ={first[0]}" if first[0] else "no TZ=")
+            raise RuleError(f"{at}: {mine} conflicts with {theirs} of {first[1].split(': ')[-1]} "
+                            "(Temporal requires all cron strings to agree on the zone, a missing TZ= included)")
+        if first is None:
+            first = (tz or "", at)
+        cron_tz = tz or cron_tz
     if cron_tz:
         if tz_name and tz_name != cron_tz:
             raise RuleError(f"{where}: spec.cronString: TZ={cron_tz} conflicts with timezoneName {tz_name!r}")
         tz_name = cron_tz
-    for i, raw in enumerate(_list(spec, "interval", where), 1):
-        at = f"{where}: spec.interval[{i}]"
-        iv = _obj(raw, at)
-        every = _duration(_get(iv, "interval"), f"{at}.interval", required=True)
-        phase = _duration(_get(iv, "phase"), f"{at}.phase") or 0
-        intervals.append((every, phase, at))
-    for every, phase, at in intervals:
-        # spec.go validateInterval: at least 1 s, 0 <= phase < interval (both truncated to seconds).
-        if every < 1:
-            raise RuleError(f"{at}: interval {every} s is too small (Temporal requires at least 1s)")
-        if phase >= every:
-            raise RuleError(f"{at}: phase {phase}s must be less than the interval {every}s")
     excludes = [_structured(raw, f"{where}: spec.excludeStructuredCalendar[{i}]", False)
                 for i, raw in enumerate(_list(spec, "excludeStructuredCalendar", where), 1)]
     excludes += [_from_strings(raw, f"{where}: spec.excludeCalendar[{i}]")
@@ -283,93 +230,112 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
     if _get(state, "limitedActions") is True:
         notes.append(f"state.limitedActions: only {_get(state, 'remainingActions') or 0} more actions run; "
                      "not modelled")
-    if len(calendars) + len(intervals) > 1:
+    if len(entries) > 1:
         notes.append("Temporal takes the union of all calendars and intervals (an instant two of them match "
                      "fires once, and jitter stops at the next time of any); calsim expands each as its own "
                      "schedule")
 
+    # Number the items: a calendar that matches no time is skipped and takes no number (as before
+    # refusals existed); a refused item keeps its number, so fixing it does not rename the others.
     skipped: list[Skipped] = []
-    live = []
-    for kind, cal in calendars:
-        if cal.empty():
-            skipped.append(Skipped(Source("temporal", file, text=kind), cal.where.split(": ")[-1],
+    numbered: list[tuple[str, Any, _Cal | tuple[int, int] | CalsimError]] = []
+    for n, (key, at, raw) in enumerate(entries):
+        body = errors.get(n)
+        if body is None:
+            try:
+                body = _item(key, raw, at)
+            except CalsimError as exc:
+                body = exc
+        if isinstance(body, _Cal) and body.empty():
+            skipped.append(Skipped(Source("temporal", file, text=key), at.split(": ")[-1],
                                    "a field has no range, so the calendar matches no time (Temporal: all "
                                    "fields must have at least one range)"))
         else:
-            live.append((kind, cal))
-    rules = [("calendar", kind, cal) for kind, cal in live] + [("interval", at, (e, p)) for e, p, at in intervals]
-    if not rules:
+            numbered.append((at, raw, body))
+    if not numbered:
         raise InputError(f"{where}: the spec has no calendar, cron string or interval that matches a time")
 
     end_to = None if end_at is None else end_at + dt.timedelta(seconds=1)  # endTime is inclusive, 1 s resolution
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
-    items = Items(strict)
-    for k, (what, kind, body) in enumerate(rules, 1):
-        rid = sid if len(rules) == 1 else f"{sid}:{k}"
-        text = kind if isinstance(kind, str) and what == "interval" else getattr(body, "where", kind)
-        out = items.run(Source("temporal", file, item=k, text=str(text).split(": ")[-1]), str(text).split(": ")[-1],
-                        _rule_schedule, what, kind, body, rid, notes, start_at, start, zone, excludes, end_to, file,
-                        preset)
+    for k, (at, raw, body) in enumerate(numbered, 1):
+        rid = sid if len(numbered) == 1 else f"{sid}:{k}"
+        label = at.split(": ")[-1]
+        src = Source("temporal", file, item=k, text=raw if isinstance(raw, str) else label)
+        if isinstance(body, CalsimError):
+            items.refuse(src, label, body)
+            continue
+        out = items.run(src, label, _rule_schedule, body, at, rid, notes, start_at, start, zone, excludes, end_to,
+                        Source("temporal", file, item=k), preset)
         if out is not None:
             schedules.append(out)
             presets[rid] = preset
     return items.done(schedules, skipped, presets)
 
 
-def _rule_schedule(what: str, kind: Any, body: Any, rid: str, notes: list[str], start_at: dt.datetime | None,
-                   start: object, zone: str, excludes: list, end_to: dt.datetime | None, file: str,
+def _entries(spec: dict, where: str) -> list[tuple[str, str, Any]]:
+    """``(field, where, raw)`` of every calendar, cron string and interval, in id order (see Identity)."""
+    def of(key: str) -> list[tuple[str, str, Any]]:
+        return [(key, f"{where}: spec.{key}[{i}]", raw) for i, raw in enumerate(_list(spec, key, where), 1)]
+    crons = of("cronString")
+    return (of("structuredCalendar") + of("calendar") + [c for c in crons if _cron_kind(c[2]) == "calendar"]
+            + [c for c in crons if _cron_kind(c[2]) == "interval"] + of("interval"))
+
+
+def _item(key: str, raw: Any, at: str) -> _Cal | tuple[int, int]:
+    """One calendar (:class:`_Cal`) or interval ``(every, phase)`` in seconds, checked."""
+    if key == "structuredCalendar":
+        return _structured(raw, at, True)
+    if key == "calendar":
+        return _from_strings(raw, at)
+    if key == "cronString":
+        _, body = _cron_body(_cron_tz(raw, at)[1], raw, at)
+        return body if isinstance(body, _Cal) else _interval(*body, at)
+    iv = _obj(raw, at)
+    return _interval(_duration(_get(iv, "interval"), f"{at}.interval", required=True),
+                     _duration(_get(iv, "phase"), f"{at}.phase") or 0, at)
+
+
+def _interval(every: int, phase: int, at: str) -> tuple[int, int]:
+    # spec.go validateInterval: at least 1 s, 0 <= phase < interval (both truncated to seconds).
+    if every < 1:
+        raise RuleError(f"{at}: interval {every} s is too small (Temporal requires at least 1s)")
+    if phase >= every:
+        raise RuleError(f"{at}: phase {phase}s must be less than the interval {every}s")
+    return every, phase
+
+
+def _rule_schedule(body: _Cal | tuple[int, int], at: str, rid: str, notes: list[str], start_at: dt.datetime | None,
+                   start: object, zone: str, excludes: list, end_to: dt.datetime | None, source: Source,
                    preset: Preset) -> Schedule:
     """The schedule of one calendar or interval of the spec."""
     rnotes = list(notes)
-    if what == "calendar":
-        assert isinstance(body, _Cal)
-        at = body.where
+    if isinstance(body, _Cal):
         rule, first, until = _calendar_rule(body, at)
         sched_start: object = _start(first, start_at, start, zone)
         if until is not None:
             rule += f";UNTIL={until}"
         exclude = _excludes(excludes, body.times(), None, at, rnotes, zone)
+        text = rule
     else:
-        e, p = body  # type: ignore[misc]
-        at = kind
+        e, p = body
         rule = Every(dt.timedelta(seconds=e), anchor=_EPOCH + dt.timedelta(seconds=p))
         sched_start = _iso(start_at) if start_at is not None else (start or DEFAULT_START)
         times = None
         if zone == "UTC" and 86400 % e == 0:
             times = frozenset((p + j * e) % 86400 for j in range(86400 // e))
         exclude = _excludes(excludes, times, e, at, rnotes, zone)
-    text = rule if isinstance(rule, str) else f"interval {body[0]}s phase {body[1]}s"  # type: ignore[index]
-    src = Source("temporal", file, text=text, notes=tuple(rnotes))
+        text = f"interval {e}s phase {p}s"
     try:
         sched = preset.apply(Schedule(rid, zone, sched_start, rule, exclude=tuple(exclude),
                                       effective_to=None if end_to is None else _iso(end_to)))
     except CalsimError as exc:
         raise reraise(exc, at) from None
     assert isinstance(sched, Schedule)
-    return attach(sched, src)
+    return attach(sched, dataclasses.replace(source, text=text, notes=tuple(rnotes)))
 
 
-# -- JSON helpers: every message names the field and the value
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"([A-Z])", lambda m: "_" + m[1].lower(), key)
-
-
-def _get(obj: Any, key: str) -> Any:
-    """``obj[key]`` under its protojson (camelCase) or proto (snake_case) name; None if absent."""
-    if not isinstance(obj, dict):
-        return None
-    if key in obj:
-        return obj[key]
-    return obj.get(_snake(key))
-
-
-def _obj(value: Any, where: str) -> dict:
-    if not isinstance(value, dict):
-        raise InputError(f"{where}: expected a JSON object, got {_show(value)}")
-    return value
+# -- JSON values of the document (the shared readers are in temporal_calendar)
 
 
 def _list(obj: dict, key: str, where: str) -> list:
@@ -379,36 +345,6 @@ def _list(obj: dict, key: str, where: str) -> list:
     if not isinstance(value, list):
         raise InputError(f"{where}: spec.{key}: expected a JSON array, got {_show(value)}")
     return value
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
-
-
-def _duration(value: Any, where: str, *, required: bool = False) -> int | None:
-    """Whole seconds of a protojson Duration (``"3600s"``, ``"1.5s"``) or Go-style ``"1h30m"``/``"2d"``.
-
-    Temporal truncates intervals, phases and windows to the second (message.proto IntervalSpec).
-    """
-    if value is None:
-        if required:
-            raise InputError(f"{where}: required (a duration such as '3600s' or '1h')")
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and value == value \
-            and value < 1e12:
-        return int(value)
-    if isinstance(value, str):
-        s = value.strip()
-        total, pos = 0.0, 0
-        for m in _DURATION.finditer(s):
-            if m.start() != pos:
-                break
-            total += float(m[1]) * _DUR_UNITS[m[2]]
-            pos = m.end()
-        if s and pos == len(s) and total < 1e12:
-            return int(total)
-    raise InputError(f"{where}: {_show(value)} is not a duration (allowed e.g. '3600s', '1.5s', '1h30m', '2d')")
 
 
 def _time(value: Any, where: str) -> dt.datetime | None:
@@ -446,191 +382,6 @@ def _overlap(value: Any, where: str) -> str:
                      f"{', '.join(_OVERLAP)})")
 
 
-# -- calendars
-
-
-def _int(value: Any, where: str) -> int:
-    if value is None:
-        return 0  # protojson omits zero values
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InputError(f"{where}: expected an integer, got {_show(value)}")
-    try:
-        return int(value)
-    except ValueError:
-        raise InputError(f"{where}: expected an integer, got {_show(value)}") from None
-
-
-def _structured(raw: Any, where: str, strict: bool) -> _Cal:
-    """The value sets of a StructuredCalendarSpec (calendar.go iterateRanges; bounds of spec.go)."""
-    cal = _obj(raw, where)
-    sets: dict[str, frozenset] = {}
-    for f in _FIELDS:
-        ranges = _get(cal, f)
-        if ranges is None:
-            ranges = []
-        if not isinstance(ranges, list):
-            raise InputError(f"{where}.{f}: expected an array of ranges, got {_show(ranges)}")
-        lo, hi = _BOUNDS[f]
-        values: set[int] = set()
-        for j, r in enumerate(ranges, 1):
-            at = f"{where}.{f}[{j}]"
-            r = _obj(r, at)
-            a, b, step = _int(_get(r, "start"), at + ".start"), _int(_get(r, "end"), at + ".end"), \
-                _int(_get(r, "step"), at + ".step")
-            if not lo <= a <= hi:
-                raise RuleError(f"{at}: start {a} is out of range (allowed {lo}..{hi})")
-            if b != 0 and (b > hi or (strict and b < a)):
-                raise RuleError(f"{at}: end {b} is before start {a} or out of range (allowed {a}..{hi})")
-            if step < 0:
-                raise RuleError(f"{at}: step {step} is negative (allowed 0 or more; 0 means 1)")
-            # message.proto Range: end < start reads as end = start, step 0 as 1.
-            values.update(range(a, max(a, b) + 1, step or 1))
-        if f == "dayOfWeek":
-            values = {v % 7 for v in values}  # 7 is Sunday too (calendar.go makeBitMatcher)
-        sets[f] = frozenset(values)
-    return _Cal(sets, where)
-
-
-def _from_strings(raw: Any, where: str) -> _Cal:
-    """A CalendarSpec (string fields, message.proto defaults) compiled as calendar.go parseCalendarToStructured."""
-    cal = _obj(raw, where)
-    sets = {}
-    for f in _FIELDS:
-        value = _get(cal, f)
-        if value is not None and not isinstance(value, str):
-            raise InputError(f"{where}.{f}: expected a string such as '*' or '1-5', got {_show(value)}")
-        sets[f] = _make_range(value or "", _DEFAULTS[f], f, f"{where}.{f}")
-    return _Cal(sets, where)
-
-
-def _cron_string(raw: Any, where: str):
-    """``("calendar", _Cal, tz)`` or ``("interval", (every, phase), tz)`` of a Temporal cron string.
-
-    calendar.go parseCronString: optional ``TZ=``/``CRON_TZ=`` prefix, ``@every <interval>[/<phase>]``,
-    the @hourly... shorthands, then 5 (minute..day-of-week), 6 (+ year) or 7 (second first) fields;
-    a ``#`` starts a comment.
-    """
-    if not isinstance(raw, str):
-        raise InputError(f"{where}: expected a string, got {_show(raw)}")
-    text = raw.split("#", 1)[0].strip()
-    tz = None
-    if text.startswith(("TZ=", "CRON_TZ=")):
-        head, _, text = text.partition(" ")
-        tz = head.split("=", 1)[1]
-        text = text.strip()
-        if not text or not tz:
-            raise RuleError(f"{where}: {raw!r} has a TZ= prefix but no zone or no schedule after it")
-    if text.startswith("@every"):
-        body = text[len("@every"):].strip()
-        every, _, phase = body.partition("/")
-        if not every:
-            raise RuleError(f"{where}: {raw!r}: @every needs a duration such as '@every 1h' or '@every 1h/15m'")
-        e = _duration(every, where)
-        p = _duration(phase, where) if phase else 0
-        return "interval", (e, p), tz
-    text = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
-            "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}.get(text, text)
-    fields = text.split()
-    names = {5: ("minute", "hour", "dayOfMonth", "month", "dayOfWeek"),
-             6: ("minute", "hour", "dayOfMonth", "month", "dayOfWeek", "year"),
-             7: ("second", "minute", "hour", "dayOfMonth", "month", "dayOfWeek", "year")}.get(len(fields))
-    if names is None:
-        raise RuleError(f"{where}: {raw!r} has {len(fields)} fields (allowed 5, 6 or 7, or @every/@daily...)")
-    given = dict(zip(names, fields))
-    sets = {f: _make_range(given.get(f, ""), _DEFAULTS[f] if f != "year" else "*", f, f"{where} {f}")
-            for f in _FIELDS}
-    return "calendar", _Cal(sets, where), tz
-
-
-def _make_range(s: str, default: str, field: str, where: str) -> frozenset:
-    """The values a CalendarSpec string matches (calendar.go makeRange)."""
-    lo, hi = _BOUNDS[field]
-    s = s.strip() or default
-    values: set[int] = set()
-    for part in s.split(","):
-        step, has_step = 1, False
-        if "/" in part:
-            base, _, st = part.partition("/")
-            if "/" in st or not st.isdigit() or int(st) < 1:
-                raise RuleError(f"{where}: {s!r}: bad step in {part!r} (allowed a whole number >= 1)")
-            part, step, has_step = base, int(st), True
-        a, b = lo, hi
-        if part != "*":
-            if "-" in part:
-                x, _, y = part.partition("-")
-                a = _value(x, lo, hi, field, where, s)
-                b = _value(y, a, hi, field, where, s)
-            else:
-                a = _value(part, lo, hi, field, where, s)
-                b = a if not has_step else hi  # "x/y" runs from x to the end of the field
-        values.update(range(a, b + 1, step))
-    if field == "dayOfWeek":
-        values = {v % 7 for v in values}
-    return frozenset(values)
-
-
-def _value(token: str, lo: int, hi: int, field: str, where: str, whole: str) -> int:
-    t = token.strip().lower()
-    # calendar.go parseValue: month names by a prefix of 3+ letters, weekdays by 2+.
-    table, need = ((_MONTHS, 3) if field == "month" else (_DOWS, 2) if field == "dayOfWeek" else ((), 99))
-    if len(t) >= need and t.isalpha():
-        for i, name in enumerate(table):
-            if name.startswith(t):
-                return i + 1 if field == "month" else i
-    if t.isdigit() and lo <= int(t) <= hi:
-        return int(t)
-    raise RuleError(f"{where}: {whole!r}: {token!r} is out of range or not a value (allowed {lo}..{hi}"
-                    + (", month names" if field == "month" else ", weekday names" if field == "dayOfWeek" else "")
-                    + ")")
-
-
-def _compact(values: frozenset) -> str:
-    """``1,2,3,5`` -> ``1-3,5``."""
-    out, run = [], []
-    for v in sorted(values):
-        if run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-        run = [v]
-    if run:
-        out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-    return ",".join(out)
-
-
-def _calendar_rule(cal: _Cal, where: str) -> tuple[str, int | None, str | None]:
-    """``(rule, first year or None, local UNTIL or None)``: Vixie cron where exact, else an RRULE."""
-    s = cal.sets
-    full = {f: s[f] == frozenset(range(_BOUNDS[f][0], _BOUNDS[f][1] + 1)) for f in _FIELDS if f != "dayOfWeek"}
-    full["dayOfWeek"] = s["dayOfWeek"] == frozenset(range(7))
-    years = sorted(s["year"])
-    first = until = None
-    if not full["year"]:
-        if years[-1] - years[0] + 1 != len(years):
-            raise RuleError(f"{where}: year {_compact(s['year'])}: calsim imports one contiguous range of years "
-                            "(split the calendar into one per range)")
-        first, until = years[0], f"{years[-1]}1231T235959"
-    # Temporal ANDs day of month and day of week (message.proto); Vixie cron ORs them when both are
-    # restricted, so such a calendar (and any with seconds or years) becomes an RRULE, whose BYxxx
-    # parts all limit a DAILY rule.
-    if s["second"] == {0} and full["year"] and (full["dayOfMonth"] or full["dayOfWeek"]):
-        parts = [_compact(s["minute"]), _compact(s["hour"])]
-        parts += ["*" if full[f] else _compact(s[f]) for f in ("dayOfMonth", "month", "dayOfWeek")]
-        return " ".join(parts), None, None
-    rule = ["FREQ=DAILY"]
-    if not full["month"]:
-        rule.append("BYMONTH=" + ",".join(map(str, sorted(s["month"]))))
-    if not full["dayOfMonth"]:
-        rule.append("BYMONTHDAY=" + ",".join(map(str, sorted(s["dayOfMonth"]))))
-    if not full["dayOfWeek"]:
-        rule.append("BYDAY=" + ",".join(_RRULE_DAYS[d] for d in sorted(s["dayOfWeek"])))
-    # BYHOUR/BYMINUTE/BYSECOND always: left out, RFC 5545 would take them from DTSTART.
-    for part, f in (("BYHOUR", "hour"), ("BYMINUTE", "minute"), ("BYSECOND", "second")):
-        rule.append(f"{part}=" + ",".join(map(str, sorted(s[f]))))
-    return ";".join(rule), first, until
-
-
 def _start(first_year: int | None, start_at: dt.datetime | None, default: object, zone: str) -> object:
     """The schedule's start: ``startTime`` (an instant), or the first year's 1 January (local), the later."""
     if first_year is None:
@@ -639,30 +390,3 @@ def _start(first_year: int | None, start_at: dt.datetime | None, default: object
     if start_at is not None and start_at.astimezone(zoneinfo.ZoneInfo(zone)).replace(tzinfo=None) > year_start:
         return _iso(start_at)
     return year_start.isoformat(timespec="seconds")
-
-
-def _excludes(excludes: list[_Cal], times: frozenset | None, period: int | None, where: str,
-              notes: list[str], zone: str) -> list[Calendar]:
-    """calsim calendars for the excludes that remove whole local days of this rule."""
-    out: list[Calendar] = []
-    day = frozenset(range(86400))
-    for n, ex in enumerate(excludes, 1):
-        label = ex.where.split(": ")[-1]
-        if ex.empty():
-            notes.append(f"{label} has a field with no range: it excludes nothing")
-            continue
-        ex_times = ex.times()
-        if ex_times == day or (times is not None and times <= ex_times):
-            digest = hashlib.blake2b(repr(sorted((f, sorted(v)) for f, v in ex.sets.items())).encode(),
-                                     digest_size=4).hexdigest()
-            out.append(TemporalExclude(f"temporal-exclude{n}", digest, years=ex.sets["year"],
-                                       months=ex.sets["month"], doms=ex.sets["dayOfMonth"],
-                                       dows=ex.sets["dayOfWeek"]))
-        elif times is not None and not times & ex_times:
-            notes.append(f"{label} matches none of this rule's times of day (a CalendarSpec exclude defaults to "
-                         "hour 0, minute 0, second 0): it excludes nothing")
-        else:
-            what = "an interval's times of day vary" if period is not None else "it matches some of the rule's times"
-            raise RuleError(f"{where}: {label}: calsim excludes whole local days, but this exclude covers only some "
-                            f"times of day and {what} (widen it to hour 0-23, minute 0-59, second 0-59)")
-    return out
