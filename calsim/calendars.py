@@ -108,11 +108,11 @@ class Calendar:
 
     @classmethod
     def from_file(cls, path: str | Path) -> Calendar:
+        from .input_files import read_file
+
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as exc:
-            raise ScheduleError(f"exclude: cannot read calendar file {str(path)!r} ({exc.strerror})") from None
+        text = read_file(p, "exclude: calendar file")
+        assert isinstance(text, str)
         name, version, dates = p.stem, None, []
         for n, line in enumerate(text.splitlines(), 1):
             s = line.strip()

@@ -328,11 +328,13 @@ def _scenario(args: argparse.Namespace):
 def _sniff(path: str) -> str | None:
     if path.startswith("example:"):
         return None
+    from .input_files import read_file
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(65536)
-    except (OSError, UnicodeDecodeError):
+        text = read_file(path, "fleet")  # never opens a FIFO or a device: it would block or never end
+    except CalsimError:
         return None  # _fleet() reports the unreadable file with its reason
+    return str(text)[:65536]
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:

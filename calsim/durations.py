@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 
 from .errors import InputError
@@ -20,6 +21,10 @@ from .errors import InputError
 __all__ = ["duration_us", "format_duration"]
 
 US = 1_000_000
+# Longer than any grace, window or period a scheduler takes, and far inside int64 µs (292,000 years),
+# so due + duration never overflows for any instant calsim handles (years 1..9999).
+MAX_DAYS = 365_000
+MAX_US = MAX_DAYS * 86400 * US
 _UNITS = {
     "us": 1, "ms": 1_000, "s": US, "sec": US, "secs": US, "second": US, "seconds": US,
     "m": 60 * US, "min": 60 * US, "mins": 60 * US, "minute": 60 * US, "minutes": 60 * US,
@@ -42,36 +47,57 @@ def duration_us(value: object, field: str = "duration", *, allow_zero: bool = Fa
     elif isinstance(value, bool):
         raise InputError(f"{field}: expected {_ALLOWED}, got {value!r}")
     elif isinstance(value, (int, float)):
+        if not math.isfinite(value) or abs(value) > MAX_US / US:
+            raise InputError(f"{field}: {_show(value)} seconds is out of range (at most {MAX_DAYS:,} days)")
         us = round(value * US)
     elif isinstance(value, str):
         us = _parse(value.strip(), field)
     else:
-        raise InputError(f"{field}: expected {_ALLOWED}, got {type(value).__name__} {value!r}")
+        raise InputError(f"{field}: expected {_ALLOWED}, got {type(value).__name__} {_show(value)}")
+    if us > MAX_US:
+        raise InputError(f"{field}: {_show(value)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
+                         "duration calsim takes")
     if us < 0 or (us == 0 and not allow_zero):
         raise InputError(f"{field}: {value!r} must be {'at least 0' if allow_zero else 'positive'}")
     return us
 
 
+def _show(value: object) -> str:
+    """``repr(value)``, cut: a message never carries an attacker-sized value."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _parse(text: str, field: str) -> int:
+    if len(text) > 100:
+        raise InputError(f"{field}: {_show(text)} is not a duration ({len(text):,} characters); expected {_ALLOWED}")
     m = _SHORT.match(text)
     if m and m[2].lower() in _UNITS:
-        return round(float(m[1]) * _UNITS[m[2].lower()])
+        return _us(float(m[1]) * _UNITS[m[2].lower()], text, field)
     m = _ISO.match(text.upper())
     if m and text.upper() not in ("P", "PT") and not text.upper().endswith("T"):
         parts = {k: float(v) for k, v in m.groupdict().items() if v}
-        return round(
+        return _us(
             parts.get("w", 0) * 7 * 86400 * US
             + parts.get("d", 0) * 86400 * US
             + parts.get("h", 0) * 3600 * US
             + parts.get("m", 0) * 60 * US
-            + parts.get("s", 0) * US
+            + parts.get("s", 0) * US, text, field
         )
     if re.match(r"^P(\d+Y|\d+M)", text.upper()):
         raise InputError(
             f"{field}: {text!r} is a calendar period (months/years have no fixed length); "
             f"expected {_ALLOWED}, or use a calendar rule (RRULE/cron) for calendar periods"
         )
-    raise InputError(f"{field}: cannot parse {text!r}; expected {_ALLOWED}")
+    raise InputError(f"{field}: cannot parse {_show(text)}; expected {_ALLOWED}")
+
+
+def _us(value: float, text: str, field: str) -> int:
+    """Round to µs, refusing what is beyond MAX_US (also infinity: float('1' * 400) is inf)."""
+    if not math.isfinite(value) or value > MAX_US:
+        raise InputError(f"{field}: {_show(text)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
+                         "duration calsim takes")
+    return round(value)
 
 
 def format_duration(us: int) -> str:

@@ -85,6 +85,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .input_files import read_file
 from .errors import CalsimError, PolicyError, ScheduleError
 from .rules.every import Every
 from .rules.window import Window
@@ -111,16 +112,14 @@ def _unknown(where: str, given: object, known: set[str]) -> None:
 
 def _read(path: str | Path, what: str) -> tuple[Path, dict, str]:
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise ScheduleError(f"{what}: cannot read {str(path)!r} ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ScheduleError(f"{what}: {str(path)!r} is not a text file") from None
+    text = read_file(p, what)
+    assert isinstance(text, str)
     try:
         return p, tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         raise ScheduleError(f"{what}: {str(path)!r} is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ScheduleError(f"{what}: {str(path)!r}: tables or arrays nested too deeply") from None
 
 
 def _header_lines(text: str, table: str) -> list[int]:

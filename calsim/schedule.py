@@ -43,6 +43,9 @@ from .times import instant_us, local_us
 
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
 
+MAX_ID_LENGTH = 1000
+MAX_REVISION = 2**62
+
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
 Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
@@ -147,7 +150,14 @@ class Schedule:
     def __post_init__(self) -> None:
         sid = self.id
         if not isinstance(sid, str) or not sid.strip():
-            raise ScheduleError(f"id: expected a non-empty string, got {sid!r}")
+            shown = repr(sid)
+            raise ScheduleError(f"id: expected a non-empty string, got {shown if len(shown) <= 60 else shown[:57] + '...'}")
+        if len(sid) > MAX_ID_LENGTH or any(c < " " or c == "\x7f" for c in sid):
+            # Ids end up in DuckDB, CSV, terminals and file names: a NUL or an escape sequence there
+            # is never what the user meant (and may be an attack on whoever reads the output).
+            bad = "longer than 1,000 characters" if len(sid) > MAX_ID_LENGTH else "holds a control character"
+            raise ScheduleError(f"id: {sid[:40]!r}{'...' if len(sid) > 40 else ''} {bad} "
+                                "(allowed: printable text, at most 1,000 characters)")
         where = f"schedule {sid!r}: "
         try:
             self._validate(where)
@@ -170,8 +180,11 @@ class Schedule:
         check_policy("gap", self.gap, get_args(GapPolicy))
         check_policy("fold", self.fold, get_args(FoldPolicy))
         check_policy("invalid_day", self.invalid_day, get_args(InvalidDayPolicy))
-        if not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1:
-            raise ScheduleError(f"{where}revision: expected an integer >= 1, got {self.revision!r}")
+        if (not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1
+                or self.revision > MAX_REVISION):
+            shown = repr(self.revision)
+            raise ScheduleError(f"{where}revision: expected a whole number from 1 to {MAX_REVISION:,} (it is stored "
+                                f"as a 64-bit integer), got {shown if len(shown) <= 40 else shown[:37] + '...'}")
 
         rule, block_start, tzid = parse_rule(self.rule)
         block_utc = None

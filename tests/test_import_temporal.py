@@ -256,7 +256,7 @@ def test_snake_case_proto_names_are_read_too():
 
 
 @pytest.mark.parametrize("doc,error,message", [
-    ("{not json", InputError, r"temporal: <temporal text>: not JSON \(Expecting property name"),
+    ("{not json", InputError, r"temporal: <temporal text>: not valid JSON \(Expecting property name"),
     ('{"info": {}}', InputError, "no schedule spec"),
     (_spec(structuredCalendar=[{"hour": [{"start": 24}]}]), RuleError,
      r"spec.structuredCalendar\[1\].hour\[1\]: start 24 is out of range \(allowed 0..23\)"),

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Iterator, Literal, Mapping
 
 from ..errors import CalsimError, InputError
+from ..input_files import check_text, read_file
 from ..schedule import Schedule
 
 __all__ = ["Source", "Skipped", "Imported", "Items", "attach", "read_input"]
@@ -248,27 +249,23 @@ def read_input(path_or_text: object, fmt: str, label: str | None) -> tuple[str, 
     path as given, or ``label`` (default ``"<text>"``... the caller's choice).
     """
     if isinstance(path_or_text, bytes):
-        try:
-            return path_or_text.decode("utf-8-sig"), label or f"<{fmt} text>", None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{fmt}: {label or f'<{fmt} text>'}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return check_text(path_or_text, fmt, label or f"<{fmt} text>"), label or f"<{fmt} text>", None
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "\r" in path_or_text):
-        return path_or_text.lstrip("\ufeff"), label or f"<{fmt} text>", None
+        name = label or f"<{fmt} text>"
+        return check_text(path_or_text.encode("utf-8", "surrogatepass"), fmt, name), name, None
     if isinstance(path_or_text, (str, os.PathLike)):
         p = Path(path_or_text)
         name = label or str(path_or_text)
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            hint = " (to pass the content itself, give a str with a line break)" if isinstance(path_or_text, str) else ""
-            raise InputError(f"{fmt}: cannot read {str(path_or_text)!r} ({exc.strerror or exc}){hint}") from None
-        try:
-            return data.decode("utf-8-sig"), name, p
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{fmt}: {name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    raise InputError(
-        f"{fmt}: expected a path or the file's text, got {type(path_or_text).__name__} {path_or_text!r}"
-    )
+        if isinstance(path_or_text, str) and not p.exists() and len(path_or_text) > 0 and not os.path.lexists(p):
+            shown = path_or_text if len(path_or_text) <= 120 else path_or_text[:117] + "..."
+            raise InputError(f"{fmt}: cannot read {shown!r} (No such file or directory) "
+                             "(to pass the content itself, give a str with a line break)")
+        text = read_file(p, fmt)
+        assert isinstance(text, str)
+        return text, name, p
+    shown = repr(path_or_text)
+    raise InputError(f"{fmt}: expected a path or the file's text, got {type(path_or_text).__name__} "
+                     f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
 
 
 def reraise(exc: CalsimError, prefix: str) -> CalsimError:

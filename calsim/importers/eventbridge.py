@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,7 @@ from ..rules.every import Every
 from ..rules.quartz import QuartzCron
 from ..schedule import Schedule
 from . import terraform
+from ._yaml import load_json, load_one
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -163,19 +163,9 @@ def from_eventbridge(path_or_text: object, *, source: str | None = None, start: 
 
 
 def _load(text: str, where: str) -> Any:
-    try:
-        if text.lstrip()[:1] in ("{", "["):
-            return json.loads(text)
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise InputError(f"{where}: not valid YAML ({problem}{at})") from None
-    except (RecursionError, ValueError) as exc:
-        raise InputError(f"{where}: cannot read the document ({type(exc).__name__})") from None
+    if text.lstrip()[:1] in ("{", "["):
+        return load_json(text, where)
+    return load_one(text, where, _Loader)
 
 
 def _terraform(data: Any, shape: str, where: str, file: str) -> tuple[list[tuple[dict, str | None]], list[Skipped]]:

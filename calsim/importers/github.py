@@ -37,7 +37,6 @@ after the change) and fold ``first`` (undocumented; noted).
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from ..presets import Preset
 from ..rules.cron import Cron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
+from ._yaml import documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -140,16 +140,8 @@ def _read(path_or_text: object, source: str | None, start: object, collect: Item
     text, file, path = read_input(path_or_text, "github", source)
     label = source or (path.name if path is not None else file)
     where = f"github: {label}"
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{where}:{at}: not YAML ({problem})") from None
-    except RecursionError:
-        raise InputError(f"{where}: YAML nested too deeply") from None
+    docs = documents(text, where)
+    node, data = (docs[0][1], docs[0][2]) if docs else (None, None)
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected a workflow (a mapping with 'on:' and 'jobs:'), got "
                          f"{type(data).__name__}")

@@ -53,10 +53,10 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 import polars as pl
 
+from ..input_files import DEFAULT_MAX_HISTORY_BYTES, read_file
 from ..errors import CalsimError, InputError
 
 __all__ = ["read_history", "detect_history", "HISTORY_KINDS", "HISTORY_SCHEMA"]
@@ -192,12 +192,11 @@ def _read(path_or_text: object, source: str | None) -> tuple[bytes, str]:
     if isinstance(path_or_text, bytes):
         return path_or_text, source or "<history>"
     if isinstance(path_or_text, str) and ("\n" in path_or_text or "\r" in path_or_text):
-        return path_or_text.encode("utf-8"), source or "<history>"
+        return path_or_text.encode("utf-8", "surrogatepass"), source or "<history>"
     if isinstance(path_or_text, (str, os.PathLike)):
-        try:
-            return Path(path_or_text).read_bytes(), source or str(path_or_text)
-        except OSError as exc:
-            raise InputError(f"history: cannot read {str(path_or_text)!r} ({exc.strerror or exc})") from None
+        data = read_file(path_or_text, "history", binary=True, limit=DEFAULT_MAX_HISTORY_BYTES)
+        assert isinstance(data, bytes)
+        return data, source or str(path_or_text)
     raise InputError(f"history: expected a path, the file's text or a DataFrame, got {type(path_or_text).__name__}")
 
 
@@ -266,15 +265,11 @@ def _table(frame: pl.DataFrame, label: str) -> pl.DataFrame:
 # -- Kubernetes Jobs ----------------------------------------------------------------------------------------
 
 def _kubernetes(text: str, label: str) -> list[dict[str, object]]:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        import yaml  # kubectl get jobs -o yaml: the same object
+    from ._yaml import load_json, load_one
 
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(f"kubernetes jobs: {label}: neither JSON nor YAML ({_first(exc)})") from None
+    where = f"kubernetes jobs: {label}"
+    # kubectl get jobs -o yaml prints the same object as -o json
+    doc = load_json(text, where) if text.lstrip()[:1] in ("{", "[") else load_one(text, where)
     if not isinstance(doc, dict):
         raise InputError(f"kubernetes jobs: {label}: expected the object `kubectl get jobs -o json` prints, "
                          f"got {type(doc).__name__}")

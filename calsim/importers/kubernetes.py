@@ -81,6 +81,7 @@ from ..presets import Preset, kubernetes
 from ..rules.cron import Cron
 from ..rules.every import Every
 from ..schedule import Schedule
+from ._yaml import documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -207,21 +208,7 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
 
 def _documents(text: str, label: str):
     """``(number, node, data)`` of each YAML document, with the node for line numbers."""
-    loader = yaml.SafeLoader(text)
-    try:
-        n = 0
-        while loader.check_node():
-            n += 1
-            node = loader.get_node()
-            data = loader.construct_document(node)
-            yield n, node, data
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"kubernetes: {label}{at}: not valid YAML ({problem})") from None
-    finally:
-        loader.dispose()
+    return documents(text, f"kubernetes: {label}")
 
 
 def _yaml_type(value: object) -> str:

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import re
 import zoneinfo
 from pathlib import Path
@@ -73,6 +72,7 @@ from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, temporal
 from ..rules.every import Every
 from ..schedule import Schedule
+from ._yaml import load_json
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 from .temporal_calendar import (TemporalExclude, _Cal, _calendar_rule, _cron_body, _cron_kind, _cron_tz,
@@ -136,12 +136,7 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
         text, file, path = read_input(path_or_text, "temporal", source)
     label = source or (path.name if path is not None else file)
     where = f"temporal: {label}"
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{where}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise InputError(f"{where}: JSON nested too deeply") from None
+    doc = load_json(text, where)
     if not isinstance(doc, dict):
         raise InputError(f"{where}: expected a JSON object (temporal schedule describe -o json), "
                          f"got {type(doc).__name__}")
