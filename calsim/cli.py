@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import get_args
+from typing import NoReturn, get_args
 
 import polars as pl
 
@@ -151,6 +151,9 @@ def instant(text: str):
 def _cmd_tzdiff(args: argparse.Namespace) -> int:
     from .tzchanges import tzdiff
 
+    _check_db(args.db)
+    if args.format == "parquet" and not args.output:
+        raise InputError("--output: required with --format parquet (a file path)")
     old, new = release(args.old), release(args.new)
     for spec in args.override or ():
         zone, sep, rest = spec.partition("@")
@@ -173,12 +176,9 @@ def _cmd_tzdiff(args: argparse.Namespace) -> int:
     else:
         summary = (f"0 of {len(schedules):,} schedules change between tzdata {old.version} and {new.version} "
                    f"in [{start}, {end})")
+    name = args.name or f"tzdiff {old.version}->{new.version} {start}..{end}"
     if args.db:
-        from .store import LedgerStore
-
-        name = args.name or f"tzdiff {old.version}->{new.version} {start}..{end}"
-        with LedgerStore(args.db) as store:
-            store.write_tzdiff(name, diff, replace=True)
+        _refuse_other_diff(args.db, name, diff, args.replace)
         summary += f"; written to {args.db} as {name!r}"
     out = diff.with_columns(pl.col("old_notes", "new_notes").list.join(";"))
     if args.format == "parquet":
@@ -197,7 +197,30 @@ def _cmd_tzdiff(args: argparse.Namespace) -> int:
         print(summary)
         if diff.height:
             print(_table(out))
+    if args.db:  # last: a refused or failed output leaves the store as it was
+        from .store import LedgerStore
+
+        with LedgerStore(args.db) as store:
+            store.write_tzdiff(name, diff, replace=args.replace)
     return 1 if (args.fail_on_change and diff.height) else 0
+
+
+def _refuse_other_diff(db: str, name: str, diff: pl.DataFrame, replace: bool) -> None:
+    """As :func:`_refuse_overwrite`, for a tz diff stored under ``name`` (read-only, before any write)."""
+    import os
+
+    from .errors import ScenarioExistsError
+    from .store import LedgerStore
+
+    if replace or db == ":memory:" or not os.path.exists(db):
+        return
+    with LedgerStore(db, read_only=True) as store:
+        if name in store.sql("SELECT DISTINCT name FROM tz_diffs")["name"].to_list():
+            old = store.tzdiff(name)
+            cols = [c for c in diff.columns if c in old.columns]
+            if not old.select(cols).equals(diff.select(cols)):
+                raise ScenarioExistsError(f"--db: a different tz diff is already stored as {name!r} in {db}; "
+                                          "pass --replace to replace it, or --name for another name")
 
 
 def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = None) -> None:
@@ -232,12 +255,33 @@ def _output_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
 
 
-def _check_db(path: str | None) -> None:
-    """Refuse a store path in a missing directory before any work is done."""
-    from pathlib import Path
+def _whole_number(text: str) -> int:
+    """argparse type: a whole number >= 1 (digits only; ``1_000_000`` and ``1e6`` accepted as Python reads them)."""
+    raw = text.replace("_", "")
+    try:
+        value = int(raw) if raw.isdigit() else int(float(raw)) if raw[:1].isdigit() and len(raw) <= 30 else -1
+    except (ValueError, OverflowError):
+        value = -1
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text[:40]!r}")
+    return value
 
-    if path and path != ":memory:" and not Path(path).resolve().parent.is_dir():
-        raise InputError(f"--db: directory {str(Path(path).parent)!r} does not exist")
+
+def _limit_option(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--max-occurrences", default=None, metavar="N", type=_whole_number,
+                   help="refuse work estimated above N occurrences (default: $CALSIM_MAX_OCCURRENCES, else 50 million)")
+
+
+def _check_db(path: str | None) -> None:
+    """Refuse a store path the store would refuse (remote prefix, not a store, unwritable) before any work."""
+    from .errors import StoreError
+    from .store import check_store_path
+
+    if path:
+        try:
+            check_store_path(path)
+        except StoreError as exc:
+            raise type(exc)(f"--db: {str(exc).removeprefix('path: ')}") from None
 
 
 def _cmd_preview(args: argparse.Namespace) -> int:
@@ -347,12 +391,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     summary = pl.concat([ledger.summary() for ledger in ledgers], how="diagonal_relaxed")
     note = None
     if args.db:
-        from .store import LedgerStore
-
-        with LedgerStore(args.db) as store:
-            for ledger in ledgers:
-                store.write(ledger, replace=True)
+        _refuse_overwrite(args.db, ledgers, args.replace)
         note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(l.name) for l in ledgers)}"
+    # The store is written last: a refused or failed output leaves it as it was.
     if args.format == "table":
         print(_table(summary))
         if note:
@@ -360,7 +401,34 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:
         frame = pl.concat([ledger.frame for ledger in ledgers])
         _emit(frame, args, note or f"{frame.height:,} ledger rows of {len(ledgers)} scenario(s)")
+    if args.db:
+        from .store import LedgerStore
+
+        with LedgerStore(args.db) as store:
+            for ledger in ledgers:
+                store.write(ledger, replace=args.replace)
     return 0
+
+
+def _refuse_overwrite(db: str, ledgers: list, replace: bool) -> None:
+    """Refuse (before anything is written) when a different ledger is stored under one of the names.
+
+    Opened read-only: a refused command must leave the file byte-identical,
+    and opening DuckDB for writing may checkpoint it. The same ledger again
+    is fine (writing it is a no-op), so re-running a command is idempotent.
+    """
+    import os
+
+    from .errors import ScenarioExistsError
+    from .store import LedgerStore
+
+    if replace or db == ":memory:" or not os.path.exists(db):
+        return
+    with LedgerStore(db, read_only=True) as store:
+        for ledger in ledgers:
+            if store.stored(ledger) == "different":
+                raise ScenarioExistsError(f"--db: a different ledger is already stored as {ledger.name!r} in {db}; "
+                                          "pass --replace to replace it, or --name for another name")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -478,10 +546,54 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with calsim's error contract: one line on stderr, the closest option or choice suggested, exit 2.
+
+    argparse prints a usage block of a dozen lines for a typo; the user needs
+    the one flag they mistyped and where to look.
+    """
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        hint = _suggest(self, message)
+        where = _active(self).prog
+        sys.stderr.write(f"{where}: error: {message}{hint} (see `{where} --help`)\n")
+        raise SystemExit(2)
+
+
+def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
+    """``" (did you mean --x?)"`` for an unknown option or choice, else ``""``."""
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if m:
+        choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in m.group(2).split(",")]
+        near = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.5)
+        return f" (did you mean {near[0]!r}?)" if near else ""
+    m = re.search(r"unrecognized arguments: (\S+)", message)
+    if m and m.group(1).startswith("-"):
+        flag = m.group(1).split("=", 1)[0]
+        options = {o for a in _active(parser)._actions for o in a.option_strings}
+        near = difflib.get_close_matches(flag, sorted(options), n=1, cutoff=0.7)
+        return f" (did you mean {near[0]}?)" if near else ""
+    return ""
+
+
+def _active(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The subcommand's parser when the command line named one (unknown flags are reported by the top parser)."""
+    argv = getattr(parser, "_calsim_argv", None) or []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for token in argv:
+                if token in action.choices:
+                    return action.choices[token]
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="calsim", description="When recurring schedules really fire.")
+    p = _Parser(prog="calsim", description="When recurring schedules really fire.")
     p.add_argument("--version", action="version", version=f"calsim {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("releases", help="list the tz database releases usable offline")
     s.add_argument("--fetch", metavar="VERSION", default=None, help="first download this release into the user cache")
@@ -502,6 +614,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("fleet", help="a TOML fleet file, or example:N[:SEED]")
     _import_options(s)
+    _limit_option(s)
     s.add_argument("--old", required=True, help="release: version (2025b), wheel, zoneinfo dir, installed, system")
     s.add_argument("--new", required=True, help="release, as --old")
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
@@ -510,6 +623,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
     s.add_argument("--fail-on-change", action="store_true", help="exit 1 when any occurrence moves")
     s.add_argument("--db", default=None, help="also store the diff in this ledger store (DuckDB file), table tz_diffs")
+    s.add_argument("--replace", action="store_true",
+                   help="replace a different diff stored under the same name (default: refuse, exit 2)")
     s.add_argument("--name", default=None, help="the name to store the diff under (with --db)")
     s.add_argument("--override", action="append", metavar="ZONE@INSTANT=POSIX_TZ",
                    help="what-if: in --new, ZONE follows POSIX_TZ from INSTANT (repeatable)")
@@ -526,6 +641,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--after", default=None, help="first instant (default: now)")
     s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
     _output_options(s)
+    _limit_option(s)
     s.set_defaults(func=_cmd_preview)
 
     s = sub.add_parser("expand", help="every occurrence of a fleet in a UTC window")
@@ -535,6 +651,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
     s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
     _output_options(s)
+    _limit_option(s)
     s.set_defaults(func=_cmd_expand)
 
     s = sub.add_parser("simulate", help="run a fleet through outages, budgets and policies; print the summary")
@@ -551,8 +668,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="override every schedule's catch-up (all, latest, earliest, skip, bounded); several compare")
     s.add_argument("--name", default=None, help="scenario name (default: the file's, or 'simulation')")
     s.add_argument("--db", default=None, help="write the ledger(s) to this DuckDB ledger store")
+    s.add_argument("--replace", action="store_true",
+                   help="replace a different ledger stored under the same scenario name (default: refuse, exit 2)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     _output_options(s)
+    _limit_option(s)
     s.set_defaults(func=_cmd_simulate)
 
     s = sub.add_parser("compare", help="scenarios of a ledger store side by side")
@@ -609,20 +729,51 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
     parser = _parser()
+    parser._calsim_argv = list(sys.argv[1:] if argv is None else argv)  # type: ignore[attr-defined]
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse already printed its one-line usage error
+    except SystemExit as exc:  # _Parser printed its one-line error (or --help/--version their text)
         return int(exc.code or 0)
     try:
-        return int(args.func(args))
+        _preflight(args)
+        from . import limits
+
+        with limits.scope(getattr(args, "max_occurrences", None)):
+            return int(args.func(args))
     except CalsimError as exc:
-        print(f"calsim: error: {exc}", file=sys.stderr)
+        print(f"calsim: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head`: not an error
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a path too long, a permission, a read-only filesystem... met outside a reader
+        name = f" {str(exc.filename)[:120]!r}:" if exc.filename else ""
+        print(f"calsim: error:{name} {exc.strerror or type(exc).__name__}", file=sys.stderr)
+        return 2
+
+
+def _preflight(args: argparse.Namespace) -> None:
+    """Refuse a bad output before any work: every file the command would write is checked first.
+
+    ``--output`` and ``report --out`` must be writable regular files (or not
+    exist yet, in a writable directory; see :func:`calsim.atomic.check_writable`),
+    so a long simulation never ends in "cannot write" and a refused command
+    leaves nothing half-done. The store (``--db``) is checked by each command
+    before it simulates, and written last.
+    """
+    from .atomic import check_writable
+
+    if getattr(args, "output", None):
+        check_writable(args.output, "--output")
+    if getattr(args, "command", None) == "report" and getattr(args, "out", None):
+        check_writable(args.out, "--out")
+
+
+def _one_line(text: str) -> str:
+    """An error message on one line (a library message is one line; a wrapped one may not be)."""
+    return " ".join(text.split("\n")) if "\n" in text else text
 
 
 def entry() -> None:  # pragma: no cover - console script

@@ -70,8 +70,10 @@ from urllib.parse import quote
 
 import polars as pl
 
+from . import limits
 from .errors import CalsimError, InputError, StoreError
 from .simulation.ledger import LEDGER_SCHEMA, LEDGER_STATES
+from .simulation.occurrences import check_scenario
 from .simulation.policy import Policy
 from .simulation.scenario import Pause, Resume, Revise, Scenario, Trigger
 
@@ -312,12 +314,18 @@ def scenario_directory(output: str, name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None) -> dict:
-    """Simulate one sub-scenario, write its ledger as ``part-<k>.parquet``; return a few numbers."""
+def _run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None,
+                   max_occurrences: int | None = None) -> dict:
+    """Simulate one sub-scenario, write its ledger as ``part-<k>.parquet``; return a few numbers.
+
+    ``max_occurrences`` is the client's limit (the whole fleet was checked
+    against it), so a worker's environment does not decide it.
+    """
     from .simulation.engine import run_local
 
     t0 = time.perf_counter()
-    frame = run_local(sub, progress=False).frame
+    with limits.scope(max_occurrences):
+        frame = run_local(sub, progress=False).frame
     t1 = time.perf_counter()
     name = f"part-{k:05d}.parquet"
     size = _write_atomic(lambda fh: frame.write_parquet(fh, compression="zstd", statistics=True),
@@ -422,7 +430,8 @@ def _iso(us: int) -> str:
 
 
 def simulate(scenario: Scenario, client: object = None, output: object = None, partitions: int | None = None, *,
-             retries: int = 2, storage_options: dict | None = None) -> "LedgerDataset":
+             retries: int = 2, storage_options: dict | None = None,
+             max_occurrences: int | None = None) -> "LedgerDataset":
     """Simulate ``scenario`` on a Dask cluster, the ledger written as Parquet under ``output``.
 
     Parameters
@@ -449,6 +458,11 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         tasks are rerun by the scheduler anyway). A rerun replaces the file.
     storage_options
         Passed to fsspec (and to polars when reading) for URL outputs.
+    max_occurrences
+        Refuse, on the client and before partitioning, a scenario whose
+        estimated occurrences exceed this (see :func:`calsim.simulate`);
+        None: ``CALSIM_MAX_OCCURRENCES``, else 100 million. The workers
+        check their partitions against the same limit.
 
     Returns
     -------
@@ -472,18 +486,20 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         raise InputError(f"retries: {retries!r} (allowed an integer >= 0)")
     if storage_options is not None and not isinstance(storage_options, dict):
         raise InputError(f"storage_options: expected a dict or None, got {type(storage_options).__name__}")
+    cap = limits.max_occurrences(max_occurrences)
+    check_scenario(scenario, cap)  # the whole fleet, before anything is partitioned or submitted
     if _is_url(output):
         _fs(output, storage_options)  # fails early, naming output, when fsspec cannot open it
     client, owned = _get_client(client)
     try:
-        return _simulate(scenario, client, output, partitions, retries, storage_options)
+        return _simulate(scenario, client, output, partitions, retries, storage_options, cap)
     finally:
         if owned:
             client.close()
 
 
 def _simulate(scenario: Scenario, client, output: str, partitions: int | None, retries: int,
-              storage_options: dict | None) -> "LedgerDataset":
+              storage_options: dict | None, cap: int) -> "LedgerDataset":
     from . import __version__
 
     t0 = time.perf_counter()
@@ -499,7 +515,7 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
     futures = []
     for k, ids in enumerate(bins):
         sub = _sub_scenario(scenario, set(ids))
-        futures.append(client.submit(_run_partition, sub, k, directory, storage_options,
+        futures.append(client.submit(_run_partition, sub, k, directory, storage_options, cap,
                                      key=f"calsim-partition-{token}-{k:05d}", retries=retries))
     try:
         results = client.gather(futures)

@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from . import limits
 from .calendars import Calendar
 from .errors import InputError
 from .tzdb import Release, ReleaseLike, release as get_release
@@ -49,7 +50,7 @@ from .tzif import ZoneTable
 __all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules"]
 
 DAY = 86400 * US
-_MARGIN = 2 * DAY  # wall times within two days of the UTC window can land in it (offsets < 26 h)
+_MARGIN = limits.MARGIN  # wall times within two days of the UTC window can land in it (offsets < 26 h)
 _INVALID_NOTES = ("", "invalid_day_backward", "invalid_day_forward")
 # A COUNT rule that finds no instance in 400 years (a full Gregorian cycle)
 # never will: the search stops there instead of hanging.
@@ -99,26 +100,52 @@ def _start_wall(s: Schedule, table: ZoneTable) -> int:
     return s.start_utc + int(table.offset_at_utc(np.array([s.start_utc // US]))[0]) * US
 
 
-def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable) -> tuple[np.ndarray, np.ndarray]:
-    """Walls from DTSTART through the COUNT-th instance that survives the gap policy."""
+def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable,
+                   cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Walls from DTSTART through the COUNT-th instance that survives the gap policy, none at or after ``cap``.
+
+    Instances at or after ``cap`` (the window's end) can never be rows, so
+    the search stops there: COUNT=10**12 costs what the instances up to the
+    window's end cost (what :func:`calsim.limits.estimate` counts), never
+    more. The search goes forward in chunks: the first about as long as
+    COUNT instances take at the rule's densest (so a COUNT=10 rule that
+    fires every second looks at one day, not sixty), then doubling, so a
+    rule that skips months or years needs few rounds. What is kept is at
+    most COUNT instances plus the skipped ones.
+    """
     want = rule.count
     assert want is not None
-    span = 60 * DAY
-    while True:
-        walls, inv = rule.candidates(dtstart, dtstart, dtstart + span, s.invalid_day)
+    per_day = limits.per_day(rule)
+    if per_day == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int8)
+    span = max(DAY, -(-want // per_day) * DAY)
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    found = 0
+    at = dtstart
+    while at < cap and at < _MAX_WALL:
+        end = min(at + span, cap)
+        walls, inv = rule.candidates(dtstart, at, end, s.invalid_day)
         if len(walls):
             counted = np.ones(len(walls), dtype=bool)
             if s.gap == "skip":
                 # Folds do not change what is counted: one nominal instance each.
                 counted = resolve_wall(walls, table, gap="skip", fold="first").kind != 1
-            if int(counted.sum()) >= want:
-                last = int(np.flatnonzero(counted)[want - 1])
-                return walls[: last + 1], inv[: last + 1]
-        elif span > _SEARCH_LIMIT:
-            return walls, inv  # a rule that never matches: empty, after a bounded search
-        if dtstart + span > _MAX_WALL:
-            return walls, inv
+            n = int(counted.sum())
+            if found + n >= want:
+                last = int(np.flatnonzero(counted)[want - found - 1])
+                parts.append((walls[: last + 1], inv[: last + 1]))
+                break
+            found += n
+            parts.append((walls, inv))
+        elif not parts and end - dtstart > _SEARCH_LIMIT:
+            break  # a rule that never matches: empty, after a bounded search
+        at = end
         span *= 2
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int8)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([w for w, _ in parts]), np.concatenate([v for _, v in parts])
 
 
 def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -130,8 +157,12 @@ def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.nda
     # it, and 09:00:00 is before a 09:00:00.5 start.
     dtstart = _start_wall(s, table)
     wlo, whi = max(lo - _MARGIN, dtstart), hi + _MARGIN
+    if isinstance(rule, RRule) and rule.until is not None:
+        # Nothing after UNTIL is generated: a local UNTIL is a wall time, a UTC
+        # one an instant, whose wall time is less than a margin later.
+        whi = min(whi, rule.until + (_MARGIN if rule.until_utc else 1))
     if isinstance(rule, RRule) and rule.count is not None:
-        walls, inv = _counted_walls(s, rule, dtstart, table)
+        walls, inv = _counted_walls(s, rule, dtstart, table, whi)
         keep = (walls >= wlo) & (walls < whi)
         walls, inv = walls[keep], inv[keep]
     elif whi <= wlo:
@@ -248,7 +279,8 @@ def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
     return wall, fold, inst, offset
 
 
-def expand(schedules: object, start: object, end: object, release: ReleaseLike = None) -> pl.DataFrame:
+def expand(schedules: object, start: object, end: object, release: ReleaseLike = None, *,
+           max_occurrences: int | None = None) -> pl.DataFrame:
     """Expand schedules into occurrences over the UTC window ``[start, end)``.
 
     Parameters
@@ -260,6 +292,10 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
         Instants (ISO with ``Z``/offset, aware datetimes); naive means UTC.
     release
         The tz database release (see :func:`calsim.release`).
+    max_occurrences
+        Refuse, before expanding, a call whose estimated rows
+        (:func:`calsim.limits.estimate`, an upper bound) exceed this; None:
+        the ``CALSIM_MAX_OCCURRENCES`` environment variable, else 100 million.
 
     Returns
     -------
@@ -275,15 +311,24 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
     Rule expansion is vectorised per schedule; resolution runs once per
     (zone, gap, fold) group over all of its schedules' times, and merging,
     calendars and the window are column operations over the whole fleet.
+
+    Raises
+    ------
+    InputError
+        Among others, when the estimate exceeds ``max_occurrences``: the
+        message gives the estimate, the heaviest schedule, the limit and how
+        to raise it.
     """
-    frame, _, _ = expand_indexed(as_schedules(schedules), start, end, release)
+    frame, _, _ = expand_indexed(as_schedules(schedules), start, end, release, max_occurrences=max_occurrences)
     return frame
 
 
-def expand_indexed(schedules: list[Schedule], start: object, end: object, release: ReleaseLike = None):
+def expand_indexed(schedules: list[Schedule], start: object, end: object, release: ReleaseLike = None, *,
+                   max_occurrences: int | None = None, what: str = "expand"):
     """:func:`expand`, also returning the schedules in frame order and each row's index into them.
 
     For the simulation, which needs per-row policies without joining on ids.
+    ``what`` names the caller in the message of a refusal over ``max_occurrences``.
     """
     rel = get_release(release)
     lo = instant_us(start, "start")
@@ -292,6 +337,7 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
     scheds = sorted(schedules, key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
+    limits.check(scheds, lo, hi, max_occurrences, what, rel)  # before anything is allocated
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
     hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
     # The row columns are passed on, not kept here: _finish frees each one

@@ -16,7 +16,8 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from .expansion import expand
+from . import limits
+from .expansion import expand_indexed
 from .tzdb import ReleaseLike, release as get_release
 from .resolution import resolve_wall
 from .schedule import Schedule
@@ -38,7 +39,8 @@ def _start_instant(s: Schedule, rel) -> int:
     return s.parsed_rule.anchor_us(0)
 
 
-def preview(schedule: Schedule, n: int = 10, after: object = None, release: ReleaseLike = None) -> pl.DataFrame:
+def preview(schedule: Schedule, n: int = 10, after: object = None, release: ReleaseLike = None, *,
+            max_occurrences: int | None = None) -> pl.DataFrame:
     """The first ``n`` occurrences at or after ``after`` (default: the schedule's start), explained.
 
     Returns the occurrence frame of :func:`calsim.expand` plus an ``explain``
@@ -46,17 +48,48 @@ def preview(schedule: Schedule, n: int = 10, after: object = None, release: Rele
     ("2026-03-08: not run, 02:30 does not exist in America/New_York (tzdata
     2026f)"). Searches forward in growing windows for up to 400 years, so a
     rule that never matches returns an empty frame instead of hanging.
+
+    ``max_occurrences`` (None: ``CALSIM_MAX_OCCURRENCES``, else 100 million)
+    bounds the work: an ``n`` above it is refused before anything is done,
+    and no search window is expanded whose estimated rows exceed it (see
+    :mod:`calsim.limits`).
     """
+    cap = limits.max_occurrences(max_occurrences)
+    limits.check_count(n, cap, "preview", "n")
     rel = get_release(release)
     lo = instant_us(after, "after") if after is not None else _start_instant(schedule, rel)
-    span = 31 * 86400 * US
-    frame = expand([schedule], _iso_z(lo), _iso_z(lo + span), rel)
+    span = _fit(schedule, lo, 0, 31 * 86400 * US, rel, cap)
+    frame = _expand(schedule, lo, span, rel, cap)
     while frame.height < n and span < _LIMIT_YEARS * _YEAR:
-        span *= 4
-        frame = expand([schedule], _iso_z(lo), _iso_z(lo + span), rel)
+        span = _fit(schedule, lo, span, span * 4, rel, cap)
+        frame = _expand(schedule, lo, span, rel, cap)
     frame = frame.head(n)
     texts = [_explain(row, rel.version, rel) for row in frame.iter_rows(named=True)]
     return frame.with_columns(pl.Series("explain", texts, dtype=pl.String))
+
+
+def _expand(schedule: Schedule, lo: int, span: int, rel, cap: int) -> pl.DataFrame:
+    frame, _, _ = expand_indexed([schedule], _iso_z(lo), _iso_z(lo + span), rel, max_occurrences=cap,
+                                 what="preview")
+    return frame
+
+
+def _fit(schedule: Schedule, lo: int, span: int, wanted: int, rel, cap: int) -> int:
+    """The next search window: ``wanted`` long, or the longest the limit allows (refused if not past ``span``)."""
+    if limits.estimate([schedule], lo, lo + wanted, rel) <= cap:
+        return wanted
+    # A dense rule, or many rows asked for: bisect on whole minutes.
+    step = 60 * US
+    good, bad = span // step, wanted // step
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if limits.estimate([schedule], lo, lo + mid * step, rel) <= cap:
+            good = mid
+        else:
+            bad = mid
+    if good * step <= span:  # cannot grow: refused with the usual message, naming the estimate
+        limits.check([schedule], lo, lo + wanted, cap, "preview", rel)
+    return good * step
 
 
 def _iso_z(us: int) -> str:

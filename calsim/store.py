@@ -74,6 +74,28 @@ Decisions
   Inside one process, share one store (DuckDB serialises its writers).
 * :meth:`LedgerStore.reconcile` compares a production run history with a
   stored ledger and changes nothing.
+* Only a local file (or ``":memory:"``) is opened, and nothing reaches the
+  network: a path DuckDB would read as an extension or a remote location
+  (``md:``, ``s3://``, ``https://``, any ``scheme:`` prefix) is refused,
+  and the connection never installs or loads an extension by itself
+  (``autoinstall_known_extensions``/``autoload_known_extensions`` off), so a
+  SQLite file, a remote URL or a view in a foreign file cannot fetch one.
+  ``enable_external_access`` stays on: attached datasets are views over
+  local Parquet files and :meth:`LedgerStore.export_parquet` writes files.
+* What is opened must be a DuckDB file (its header says ``DUCK``) or a new
+  name in a writable directory; anything else is a one-line
+  :class:`StoreError` before DuckDB sees it: a directory, a device, a FIFO
+  (DuckDB would block reading it), a symlink to anything but a regular file
+  (one to a file opens that file, so the write-ahead log sits beside it), a
+  Parquet, SQLite or text file, and an empty file (DuckDB refuses one too;
+  an existing file is never taken over as a new store). Opening for writing
+  also needs a writable directory (DuckDB writes ``<file>.wal`` beside the
+  file) and a ``<file>.wal``, when there is one, that is a regular file.
+* An I/O failure while writing (a full disk, a file size limit) is a
+  :class:`StoreError` naming the file and the cause; the write is rolled
+  back. When DuckDB invalidates the database after such a failure, the
+  store reopens it (DuckDB replays its log up to the last commit) and drops
+  the unpublished table of the failed write, so the store reads as before.
 * Instants are ``TIMESTAMPTZ`` read back in UTC (the connection's ``TimeZone``
   is set to UTC), nominal times ``TIMESTAMP``; ``kind``/``state``/``reason``
   are DuckDB ENUMs restored as polars Enums.
@@ -89,11 +111,14 @@ Decisions
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
 import json
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -110,11 +135,13 @@ from .errors import (
     StoreError,
     UnknownScenarioError,
 )
+from .atomic import check_writable, os_error_cause, show_path, write_atomically
 from .simulation.ledger import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, Ledger
 from .reconcile import RECONCILE_CLASSES
 from .tzchanges import TZDIFF_SCHEMA
 from .store_schema import (  # the schema, tables and migrations
     _BATCH_ROWS,
+    _checked_table,
     _DDL_V1,
     _drop_orphans,
     _fill_scenario_table,
@@ -132,7 +159,7 @@ from .store_schema import (  # the schema, tables and migrations
 )
 
 # The store's errors live in calsim.errors (one hierarchy) and are re-exported here.
-__all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES"]
+__all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES", "check_store_path"]
 
 SCHEMA_VERSION = 3
 MAX_NAME = 200
@@ -142,6 +169,170 @@ _SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": U
                            "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
 _SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
                            "account": pl.String, "rule": pl.String, "policy": pl.String})
+
+
+# Never install or load an extension behind the caller's back (DuckDB would
+# download httpfs for an s3:// path, sqlite_scanner for a SQLite file, ...).
+_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+           "allow_community_extensions": False}
+# What DuckDB reads as "not a local file" (ExtensionHelper::ExtractExtensionPrefixFromPath in
+# duckdb/duckdb src/main/extension/extension_load.cpp: two or more alphanumeric characters and a
+# colon; a "scheme://" goes to a registered file system instead). A superset of both; one letter
+# and a colon stays a Windows drive.
+_PREFIX = re.compile(r"([A-Za-z][A-Za-z0-9_+.\-]+):")
+_MAGIC = b"DUCK"  # at offset 8 of every DuckDB database file (after the header checksum)
+
+
+def _store_path(path: object) -> str:
+    """The text of a store path, if DuckDB will read it as a plain local file (or ``":memory:"``)."""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
+        raise StoreError(f"path: expected a file path or ':memory:', got {type(path).__name__}")
+    text = os.fspath(path)
+    if text == ":memory:":
+        return text
+    if not text.strip():
+        raise StoreError("path: expected a file path or ':memory:', got an empty string")
+    if "\x00" in text:
+        raise StoreError(f"path: {show_path(text)} holds a NUL character, which no file name can")
+    found = _PREFIX.match(text)
+    if found or text.startswith(":memory:"):
+        if isinstance(path, os.PathLike):
+            return os.path.join(os.curdir, text)  # a Path object names a file, never a URL
+        remote = bool(found) and text[found.end():].startswith("//")
+        what = ("a remote location" if remote else "an extension prefix") if found else "a named in-memory database"
+        scheme = found.group(0) if found else ":memory:"
+        hint = "" if remote else f" (for a local file of that name, write './{text[:40]}')"
+        raise StoreError(f"path: {show_path(text)} would be read by DuckDB as {what} ({scheme!r}), not a local file; "
+                         f"the store opens local files or ':memory:' only{hint}")
+    return text
+
+
+def check_store_path(path: object, *, read_only: bool = False) -> None:
+    """Refuse a store path as :class:`LedgerStore` would, without opening (or creating) anything.
+
+    For a command that checks every output before it does any work.
+    """
+    text = _store_path(path)
+    if text != ":memory:":
+        _check_store_file(text, read_only)
+
+
+def _refuse(shown: str, why: str) -> StoreError:
+    return StoreError(f"path: cannot open {shown} as a DuckDB database: {why}")
+
+
+def _file_kind(head: bytes) -> str:
+    if head.startswith(b"SQLite format 3\x00"):
+        return "a SQLite database"
+    if head.startswith(b"PAR1"):
+        return "a Parquet file"
+    if head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\x28\xb5\x2f\xfd")):
+        return "a compressed archive"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary data"
+    return "a text file"
+
+
+def _check_store_file(text: str, read_only: bool) -> str:
+    """Refuse what cannot be a store (see "Decisions"); return the file DuckDB should open."""
+    shown = show_path(text)
+    try:
+        st = os.lstat(text)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _refuse(shown, f"{os.strerror(exc.errno or 0)}") from None
+    file = text
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        try:
+            file = os.path.realpath(text, strict=True)
+            st = os.stat(file)
+        except OSError as exc:
+            raise _refuse(shown, "it is a symlink to a missing or unreachable path "
+                                 f"({os.strerror(exc.errno or 0)})") from None
+    if st is None:
+        if read_only:
+            raise _refuse(shown, "it does not exist (a store is created by opening it without read_only)")
+        _check_directory(text, shown)
+        return file
+    if stat.S_ISDIR(st.st_mode):
+        raise _refuse(shown, "it is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                else "a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file")
+        raise _refuse(shown, f"it is {kind}")
+    if st.st_size == 0:
+        raise _refuse(shown, "it is an empty file (calsim does not take over an existing file; "
+                             "remove it to create a new store there)")
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise _refuse(shown, f"{os.strerror(exc.errno or 0)}") from None
+    if head[8:12] != _MAGIC:
+        raise _refuse(shown, f"it is {_file_kind(head)} (no DuckDB header)")
+    wal = file + ".wal"
+    if os.path.lexists(wal):
+        wst = os.lstat(wal)
+        if not stat.S_ISREG(wst.st_mode):
+            # DuckDB replays and appends to it: a FIFO would block, a link would write elsewhere.
+            raise _refuse(shown, f"its write-ahead log {show_path(wal)} is not a regular file; "
+                                 "calsim will not read or write through it")
+    if not read_only:
+        if not st.st_mode & 0o222:
+            raise _refuse(shown, f"it is read-only (mode {stat.S_IMODE(st.st_mode):04o}); open it with read_only=True "
+                                 "to read it")
+        _check_directory(file, shown)
+    return file
+
+
+def _check_directory(file: str, shown: str) -> None:
+    """Writing a store needs its directory: DuckDB creates the file and ``<file>.wal`` there."""
+    parent = os.path.dirname(os.path.abspath(file))
+    if not os.path.isdir(parent):
+        raise _refuse(shown, f"its directory does not exist ({show_path(parent)})")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        try:
+            readonly = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):
+            readonly = False
+        cause = "a read-only file system" if readonly else "permission denied"
+        raise _refuse(shown, f"its directory {show_path(parent)} is not writable ({cause}); "
+                             "DuckDB writes the store and its .wal log there (read_only=True only reads)")
+
+
+def _cause(exc: BaseException) -> str:
+    """DuckDB's reason in one short line (the original one when it invalidated the database)."""
+    msg = str(exc)
+    original = re.search(r'Original error: "(.*)"', msg, re.S)
+    if original:
+        msg = original.group(1)
+    line = next((ln.strip() for ln in msg.splitlines() if ln.strip()), type(exc).__name__)
+    while True:
+        shorter = re.sub(r"^(?:[A-Za-z]+ ){0,3}?[A-Za-z]+ Error: |^Failed to commit: ", "", line)
+        if shorter == line:
+            break
+        line = shorter
+    return line[:240] + ("..." if len(line) > 240 else "")
+
+
+def _lock_error(shown: str, exc: BaseException) -> LedgerLockedError:
+    """Who holds the file, in DuckDB's words: it adds "you would be able to open this database in
+    read-only mode" when only readers hold it (LocalFileSystem::OpenFile, duckdb/duckdb
+    src/common/local_file_system.cpp, tries a read lock after the write lock fails)."""
+    msg = str(exc)
+    pid = re.search(r"\(PID (\d+)\)|PID (\d+)", msg)
+    who = f"another process (PID {pid.group(1) or pid.group(2)})" if pid else "another process"
+    if "read-only mode" in msg:
+        return LedgerLockedError(
+            f"path: {shown} is open read-only in {who}; it can be read meanwhile with "
+            "LedgerStore(path, read_only=True), and written once every reader has closed it")
+    return LedgerLockedError(
+        f"path: {shown} is open for writing in {who}; close that store or wait for it to finish, "
+        "or open read-only with LedgerStore(path, read_only=True) once no process is writing")
 
 
 def _jsonable(value: object) -> object:
@@ -188,7 +379,8 @@ class LedgerStore:
     Parameters
     ----------
     path
-        A DuckDB file (created with its tables when new) or ``":memory:"``.
+        A local DuckDB file (created with its tables when new) or
+        ``":memory:"``; never a URL or an extension prefix (see "Decisions").
     read_only
         Open for reading only; several processes may do so at once when no
         process holds the file open for writing (DuckDB's rule).
@@ -196,42 +388,102 @@ class LedgerStore:
     Raises
     ------
     LedgerLockedError
-        Another process has the file open for writing.
+        Another process has the file open (for writing, or read-only when
+        this one wants to write: the message says which, and its PID).
     SchemaVersionError
         The file's store layout is newer than this calsim knows.
     StoreError
-        The file is not a DuckDB database or not a calsim store.
+        The path is not a local file, the file is not a DuckDB database (or
+        is corrupt) or not a calsim store, or it cannot be written.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
         import duckdb
 
-        self.path = str(path)
-        self.read_only = read_only
+        self._con = None  # type: ignore[assignment]
+        self.path = _store_path(path)
+        self.read_only = bool(read_only)
+        self._shown = show_path(self.path)
+        memory = self.path == ":memory:"
+        self._file = self.path if memory else _check_store_file(self.path, self.read_only)
+        created = not memory and not os.path.exists(self._file)
         try:
-            self._con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:
-            msg = str(exc)
-            if "lock" in msg.lower():
-                raise LedgerLockedError(
-                    f"path: {self.path!r} is open for writing in another process ({msg.splitlines()[0]}); "
-                    "close that store or wait for it to finish, or open read-only with "
-                    "LedgerStore(path, read_only=True) once no process is writing"
-                ) from None
-            raise StoreError(f"path: cannot open {self.path!r} as a DuckDB database: {msg}") from None
-        except duckdb.Error as exc:
-            raise StoreError(f"path: cannot open {self.path!r} as a DuckDB database: {exc}") from None
+            self._con = self._connect()
+        except LedgerLockedError:
+            raise
+        except StoreError:
+            if created:
+                self._remove_created()
+            raise
         try:
             self._con.execute("SET TimeZone = 'UTC'")
             self._open_schema()
-        except BaseException:
+        except BaseException as exc:
             self.close()  # release the file before reporting
+            if created:
+                self._remove_created()  # a store that could not be made leaves no file behind
+            if isinstance(exc, duckdb.Error):
+                raise StoreError(f"path: cannot open {self._shown} as a calsim store: {_cause(exc)}") from None
             raise
+
+    def _connect(self) -> Any:
+        import duckdb
+
+        try:
+            return duckdb.connect(self._file, read_only=self.read_only, config=dict(_CONFIG))
+        except duckdb.Error as exc:
+            if "Could not set lock on file" in str(exc):
+                raise _lock_error(self._shown, exc) from None
+            raise StoreError(f"path: cannot open {self._shown} as a DuckDB database: {_cause(exc)}") from None
+
+    def _remove_created(self) -> None:
+        """Remove the file (and log) this store created before failing to make it a store."""
+        for f in (self._file, self._file + ".wal"):
+            try:
+                if os.path.isfile(f) and not os.path.islink(f):
+                    os.unlink(f)
+            except OSError:
+                pass
+
+    def _recover(self) -> None:
+        """Reopen the file after DuckDB invalidated the database (a fatal I/O error such as a full disk).
+
+        DuckDB replays its log up to the last commit; the unpublished table of
+        the failed write is dropped (best effort: if the disk is still full, the
+        next write drops it). If the file cannot be reopened, the store stays closed.
+        """
+        try:
+            self._con.close()
+        except Exception:  # noqa: BLE001 - closing an invalidated database
+            pass
+        try:
+            con = self._connect()
+        except StoreError:
+            return
+        self._con = con
+        try:
+            con.execute("SET TimeZone = 'UTC'")
+            self._transaction(_drop_orphans)
+        except Exception:  # noqa: BLE001 - best effort, see above
+            pass
+
+    @contextlib.contextmanager
+    def _writing(self, what: str) -> Any:
+        """Turn DuckDB's failures while writing ``what`` into a :class:`StoreError` naming the file and the cause."""
+        import duckdb
+
+        try:
+            yield
+        except duckdb.Error as exc:
+            if isinstance(exc, duckdb.FatalException) or "invalidated" in str(exc):
+                self._recover()
+            raise StoreError(f"path: cannot write {what} to {self._shown}: {_cause(exc)}; "
+                             "the store keeps what it held before") from None
 
     # -- lifecycle ---------------------------------------------------------
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        if self._con is not None:
+        if getattr(self, "_con", None) is not None:
             self._con.close()
             self._con = None  # type: ignore[assignment]
 
@@ -249,21 +501,21 @@ class LedgerStore:
         tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         if "calsim_meta" not in tables:
             if tables:
-                raise StoreError(f"path: {self.path!r} is a DuckDB file but not a calsim ledger store "
+                raise StoreError(f"path: {self._shown} is a DuckDB file but not a calsim ledger store "
                                  f"(it has tables {sorted(tables)} and no calsim_meta)")
             if self.read_only:
-                raise StoreError(f"path: {self.path!r} is empty; open it once without read_only to create the store")
+                raise StoreError(f"path: {self._shown} is empty; open it once without read_only to create the store")
             self._transaction(self._create)
             return
         row = con.execute("SELECT value FROM calsim_meta WHERE key = 'schema_version'").fetchall()
         version = int(row[0][0]) if row else 0
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
-                f"path: {self.path!r} has store schema version {version}, newer than {SCHEMA_VERSION} "
+                f"path: {self._shown} has store schema version {version}, newer than {SCHEMA_VERSION} "
                 "(the newest this calsim knows); upgrade calsim to read it")
         while version < SCHEMA_VERSION:
             if self.read_only:
-                raise SchemaVersionError(f"path: {self.path!r} has store schema version {version}; open it "
+                raise SchemaVersionError(f"path: {self._shown} has store schema version {version}; open it "
                                          f"without read_only once to migrate it to {SCHEMA_VERSION}")
             step = MIGRATIONS.get(version)
             if step is None:
@@ -305,7 +557,7 @@ class LedgerStore:
 
     def _writable(self) -> None:
         if self.read_only:
-            raise StoreError(f"path: {self.path!r} was opened with read_only=True; open it without to write")
+            raise StoreError(f"path: {self._shown} was opened with read_only=True; open it without to write")
 
     # -- writing -----------------------------------------------------------
     def write(self, ledger: Ledger | pl.DataFrame, *, name: str | None = None, scenario: object = None,
@@ -351,16 +603,38 @@ class LedgerStore:
             raise LedgerSchemaError(f"ledger: key columns may not be null, got nulls in {nulls}")
         other = frame.filter(pl.col("scenario") != name)
         if other.height:
-            raise InputError(f"ledger: column 'scenario' holds {other['scenario'][0]!r}, expected {name!r} in every row")
+            raise InputError(f"ledger: column 'scenario' holds {_shown_name(other['scenario'][0])}, "
+                             f"expected {_shown_name(name)} in every row")
+        with self._writing(f"ledger {_shown_name(name)}"):
+            return self._write(frame, name, ledger, scenario, replace)
+
+    def stored(self, ledger: Ledger) -> str:
+        """``"absent"``, ``"same"`` or ``"different"``: what is stored under ``ledger``'s name (read-only).
+
+        What :meth:`write` would do without ``replace``: write, nothing, or
+        refuse. A command that writes several ledgers asks first for each, so
+        it refuses before it has written any of them.
+        """
+        frame = ledger.frame if isinstance(ledger, Ledger) else ledger
+        name = getattr(ledger, "name", None)
+        rows = self._con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
+        if not rows:
+            return "absent"
+        return "same" if self._same(rows[0][0], _digest(frame), name, frame) else "different"
+
+    def _same(self, old: str, digest: str, name: str, frame: pl.DataFrame) -> bool:
+        return old == digest or (not old.startswith(_digest_prefix()) and _same_rows(self.ledger(name), frame))
+
+    def _write(self, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replace: bool) -> bool:
         digest = _digest(frame)
         rows = self._con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
         old = rows[0] if rows else None
         if old is not None:
-            if old[0] == digest or (not old[0].startswith(_digest_prefix()) and _same_rows(self.ledger(name), frame)):
+            if self._same(old[0], digest, name, frame):
                 return False
             if not replace:
                 raise ScenarioExistsError(
-                    f"name: a different ledger is already stored as {name!r} in {self.path!r}; "
+                    f"name: a different ledger is already stored as {_shown_name(name)} in {self._shown}; "
                     "pass replace=True to replace it, or write under another name")
         meta = self._scenario_row(name, frame, scenario, digest)
         data = frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
@@ -417,11 +691,16 @@ class LedgerStore:
                 raise
             raise _duplicate_error(frame, name) from None
         finally:
-            if table is not None:  # a failed publish leaves the filled table unpublished: drop it
-                self._transaction(_drop_orphans)
-            self._con.execute("RESET preserve_insertion_order")
+            # Best effort: after a fatal I/O error the connection is unusable
+            # (the caller reopens it) and the original error must surface.
+            with contextlib.suppress(duckdb.Error):
+                if table is not None:  # a failed publish leaves the filled table unpublished: drop it
+                    self._transaction(_drop_orphans)
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("RESET preserve_insertion_order")
             for v in ("_calsim_meta_in", "_calsim_sched_in", "_calsim_occ_in"):
-                self._con.unregister(v)
+                with contextlib.suppress(duckdb.Error):
+                    self._con.unregister(v)
         return True
 
     def attach(self, dataset: object, name: str | None = None, *, replace: bool = False) -> bool:
@@ -464,8 +743,8 @@ class LedgerStore:
         if rows and rows[0][0] == digest:
             return False
         if rows and not replace:
-            raise ScenarioExistsError(f"name: a different ledger is already stored as {name!r} in {self.path!r}; "
-                                      "pass replace=True to replace it")
+            raise ScenarioExistsError(f"name: a different ledger is already stored as {_shown_name(name)} in "
+                                      f"{self._shown}; pass replace=True to replace it")
         source = "read_parquet([" + ", ".join(_literal(f) for f in files) + "])" if files else None
         types = {c: _sql_type(c, t) for c, t in LEDGER_SCHEMA.items()}
         if source is not None:
@@ -513,13 +792,15 @@ class LedgerStore:
             con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, view])
             _refresh_occurrences_view(con)
 
-        self._con.register("_calsim_meta_in", scen.to_arrow())
-        self._con.register("_calsim_sched_in", sched.to_arrow())
-        try:
-            self._transaction(body)
-        finally:
-            for v in ("_calsim_meta_in", "_calsim_sched_in"):
-                self._con.unregister(v)
+        with self._writing(f"dataset {_shown_name(name)}"):
+            self._con.register("_calsim_meta_in", scen.to_arrow())
+            self._con.register("_calsim_sched_in", sched.to_arrow())
+            try:
+                self._transaction(body)
+            finally:
+                for v in ("_calsim_meta_in", "_calsim_sched_in"):
+                    with contextlib.suppress(Exception):
+                        self._con.unregister(v)
         return True
 
     def _scenario_row(self, name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
@@ -583,23 +864,27 @@ class LedgerStore:
             if old.drop("seq").select(TZDIFF_SCHEMA.names()).equals(diff.select(TZDIFF_SCHEMA.names())):
                 return False
             if not replace:
-                raise ScenarioExistsError(f"name: a different tz diff is already stored as {name!r}; pass replace=True")
+                raise ScenarioExistsError(f"name: a different tz diff is already stored as {_shown_name(name)}; "
+                                          "pass replace=True")
         data = diff.select(TZDIFF_SCHEMA.names()).with_row_index("seq").with_columns(
             pl.lit(name).alias("name"), pl.col("seq").cast(pl.Int64))
         cols = ", ".join(_q(c) for c in ["name", "seq", *TZDIFF_SCHEMA.names()])
-        self._con.register("_calsim_tz_in", data.to_arrow(compat_level=pl.CompatLevel.newest()))
-        try:
-            self._transaction(lambda con: (con.execute("DELETE FROM tz_diffs WHERE name = ?", [name]),
-                                           con.execute(f"INSERT INTO tz_diffs ({cols}) SELECT {cols} FROM _calsim_tz_in")))
-        finally:
-            self._con.unregister("_calsim_tz_in")
+        with self._writing(f"tz diff {_shown_name(name)}"):
+            self._con.register("_calsim_tz_in", data.to_arrow(compat_level=pl.CompatLevel.newest()))
+            try:
+                self._transaction(lambda con: (
+                    con.execute("DELETE FROM tz_diffs WHERE name = ?", [name]),
+                    con.execute(f"INSERT INTO tz_diffs ({cols}) SELECT {cols} FROM _calsim_tz_in")))
+            finally:
+                with contextlib.suppress(Exception):
+                    self._con.unregister("_calsim_tz_in")
         return True
 
     def tzdiff(self, name: str) -> pl.DataFrame:
         """The tz diff frame stored under ``name``."""
         out = self.sql("SELECT * FROM tz_diffs WHERE name = $1 ORDER BY seq", [name])
         if not out.height:
-            raise UnknownScenarioError(f"name: no tz diff {name!r} in {self.path!r}")
+            raise UnknownScenarioError(f"name: no tz diff {_shown_name(name)} in {self._shown}")
         return out.select(TZDIFF_SCHEMA.names()).cast(dict(TZDIFF_SCHEMA))
 
     # -- reading -----------------------------------------------------------
@@ -613,7 +898,9 @@ class LedgerStore:
                 return pl.DataFrame()
             table = rel.to_arrow_table()
         except duckdb.Error as exc:
-            raise StoreError(f"query: {exc}") from None
+            # DuckDB's message spans lines (hints, a caret under the query): its first line says what failed.
+            first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            raise StoreError(f"query: {first[:300]}") from None
         out = pl.from_arrow(table)
         assert isinstance(out, pl.DataFrame)
         return out
@@ -626,12 +913,16 @@ class LedgerStore:
         have = set(self.sql("SELECT name FROM scenarios")["name"].to_list())
         for n in names:
             if n not in have:
-                raise UnknownScenarioError(f"name: no scenario {n!r} in {self.path!r} (stored: {sorted(have)})")
+                stored = ", ".join(_shown_name(h) for h in sorted(have)[:10]) + (
+                    f" and {len(have) - 10} more" if len(have) > 10 else "")
+                raise UnknownScenarioError(f"name: no scenario {_shown_name(n)} in {self._shown} "
+                                           f"(stored: {stored or 'none'})")
 
     def ledger(self, name: str) -> pl.DataFrame:
         """The ledger frame stored as ``name``, equal to the one written (order and dtypes)."""
         self._known([name])
-        table = self.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0]
+        table = _checked_table(
+            self.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0])
         if self.sql("SELECT count(*) AS n FROM duckdb_views() WHERE view_name = $1", [table])["n"][0]:
             # An attached dataset: its rows in the order the local engine gives (see calsim.distributed).
             from .distributed import _local_order
@@ -688,7 +979,8 @@ class LedgerStore:
                            WHERE {ins} AND started_utc IS NOT NULL""", params).row(0)
         base = base.with_columns(pl.Series("lateness_p50_s", row[0::2], pl.Float64),
                                  pl.Series("lateness_p95_s", row[1::2], pl.Float64)).drop("_n")
-        tables = dict(self._con.execute("SELECT scenario, table_name FROM occurrence_tables").fetchall())
+        tables = {s: _checked_table(t) for s, t in
+                  self.sql("SELECT scenario, table_name FROM occurrence_tables").iter_rows()}
         gaps = pl.concat([
             self.sql("WITH g AS (" + _GAPS_SQL.format(where="", source=tables[n]) + ")\n"
                      "SELECT CAST(scenario AS VARCHAR) AS scenario, CAST(max(gap_s) AS DOUBLE) AS longest_gap_s, "
@@ -704,18 +996,34 @@ class LedgerStore:
             pl.col("most_missed").fill_null(0).cast(pl.Int64))
 
     def export_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write every table to ``<directory>/<table>.parquet``; returns the paths."""
+        """Write every table to ``<directory>/<table>.parquet``; returns the paths.
+
+        Each file is written atomically and only over a regular file (see
+        :mod:`calsim.atomic`); a failure is a :class:`StoreError` naming the file.
+        """
+        import duckdb
+
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        out = []
-        for table in ("scenarios", "schedules", "occurrences", "tz_diffs"):
-            p = d / f"{table}.parquet"
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"directory: cannot create {show_path(d)}: {os_error_cause(exc)}") from None
+        targets = [(table, d / f"{table}.parquet") for table in ("scenarios", "schedules", "occurrences", "tz_diffs")]
+        for _, p in targets:  # refuse a bad target before writing any file
+            check_writable(p, "directory")
+        for table, p in targets:
             order = "name" if table == "scenarios" else ("name, seq" if table == "tz_diffs" else
                                                          "scenario, seq" if table == "occurrences" else "scenario, schedule_id, revision")
-            path_sql = "'" + str(p).replace("'", "''") + "'"
-            self._con.execute(f"COPY (SELECT * FROM {_q(table)} ORDER BY {order}) TO {path_sql} (FORMAT parquet)")
-            out.append(p)
-        return out
+
+            def copy(tmp: str, table: str = table, order: str = order) -> None:
+                self._con.execute(f"COPY (SELECT * FROM {_q(table)} ORDER BY {order}) "
+                                  f"TO {_literal(tmp)} (FORMAT parquet)")
+
+            try:
+                write_atomically(p, copy, "directory")
+            except duckdb.Error as exc:
+                raise StoreError(f"directory: cannot write {show_path(p)}: {_cause(exc)}") from None
+        return [p for _, p in targets]
 
     # -- reconciliation ----------------------------------------------------
     def reconcile(self, name: str, actual: pl.DataFrame | str | os.PathLike[str], *, grace: object = "5min",
@@ -729,9 +1037,16 @@ class LedgerStore:
         return reconcile(self, name, actual, grace=grace, max_shift=max_shift)
 
 
+def _shown_name(name: object) -> str:
+    """``repr`` of a name for a message, cut to 60 characters."""
+    text = name if isinstance(name, str) else str(name)
+    return repr(text[:60]) + ("..." if len(text) > 60 else "")
+
+
 def _check_name(name: object) -> None:
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"name: expected a non-empty scenario name, got {name!r}")
+        got = _shown_name(name) if isinstance(name, str) else type(name).__name__
+        raise InputError(f"name: expected a non-empty scenario name, got {got}")
     if len(name) > MAX_NAME:
         raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
 

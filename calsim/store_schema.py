@@ -7,11 +7,12 @@ which is why the migrations drop and restore those around a type change.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 import polars as pl
 
-from .errors import SchemaVersionError
+from .errors import SchemaVersionError, StoreError
 from .simulation.ledger import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES
 from .tzchanges import TZDIFF_SCHEMA
 
@@ -24,6 +25,25 @@ UTC = pl.Datetime("us", "UTC")
 def _q(name: str) -> str:
     """Quote one SQL identifier (the only place identifiers are quoted)."""
     return '"' + name.replace('"', '""') + '"'
+
+
+_TABLE = re.compile(r"occ_[0-9]{1,18}")
+
+
+def _checked_table(name: object) -> str:
+    """A scenario table's name read from ``occurrence_tables``, refused unless calsim could have made it.
+
+    The name is put into SQL unquoted (it is also the prefix of its ENUM type and
+    index), so a file that is not calsim's own cannot smuggle SQL in through it.
+
+    >>> _checked_table("occ_12")
+    'occ_12'
+    """
+    if not isinstance(name, str) or not _TABLE.fullmatch(name):
+        shown = repr(name[:40]) if isinstance(name, str) else type(name).__name__
+        raise StoreError(f"occurrence_tables: table name {shown} is not one calsim makes (occ_<n>); "
+                         "the file is not a calsim store or was changed by hand")
+    return name
 
 
 def _enum_sql(values: tuple[str, ...]) -> str:
@@ -200,6 +220,7 @@ def _drop_orphans(con: Any) -> None:
 def _drop_scenario_table(con: Any, name: str) -> None:
     row = con.execute("SELECT table_name FROM occurrence_tables WHERE scenario = ?", [name]).fetchone()
     if row:
+        _checked_table(row[0])
         if con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [row[0]]).fetchone()[0]:
             con.execute(f"DROP VIEW {row[0]}")  # an attached Parquet dataset: the files stay
         else:
@@ -221,7 +242,8 @@ def _refresh_occurrences_view(con: Any) -> None:
     The other views name ``occurrences`` and DuckDB binds a view's query
     when it is run, so they follow the new definition.
     """
-    tables = [r[0] for r in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall()]
+    tables = [_checked_table(r[0])
+              for r in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall()]
     if tables:
         cols = ", ".join("CAST(schedule_id AS VARCHAR) AS schedule_id" if c == "schedule_id" else _q(c)
                          for c in _OCC_COLUMNS)

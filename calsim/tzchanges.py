@@ -36,8 +36,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from . import limits
 from .errors import InputError, UnknownZoneError
-from .expansion import as_schedules, expand
+from .expansion import as_schedules, expand_indexed
 from .times import US, instant_us
 from .tzdb import ReleaseLike, release as get_release
 
@@ -164,7 +165,8 @@ def _change_kind() -> pl.Expr:
     return expr.otherwise(pl.lit("moved"))
 
 
-def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object, end: object) -> pl.DataFrame:
+def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object, end: object, *,
+           max_occurrences: int | None = None) -> pl.DataFrame:
     """Occurrences of ``schedules`` in ``[start, end)`` whose resolution differs between two releases.
 
     ``Every`` schedules (elapsed time from a UTC anchor) are never listed:
@@ -172,6 +174,11 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     Only schedules whose zone :func:`zone_changes` flags (over the window
     widened by two days, since a wall time resolves with offsets near it) are
     re-expanded; the others cannot move.
+
+    ``max_occurrences`` (None: ``CALSIM_MAX_OCCURRENCES``, else 100 million)
+    bounds each of the two expansions: when the estimated rows of the
+    re-expanded schedules exceed it, the call is refused before either
+    expansion starts (see :mod:`calsim.limits`).
 
     Returns
     -------
@@ -205,10 +212,13 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     picked = [s for s in scheds if s.zone in affected and s.kind != "every"]
     if not picked:
         return pl.DataFrame(schema=TZDIFF_SCHEMA)
+    cap = limits.max_occurrences(max_occurrences)
+    for rel in (a, b):  # both before either expansion starts (folds differ between releases)
+        limits.check(picked, lo, hi, cap, "tzdiff", rel)
     key = ["schedule_id", "revision", "nominal_local", "fold"]
     cols = key + ["zone", "due_utc", "notes"]
-    fa = expand(picked, _iso(lo), _iso(hi), a).select(cols)
-    fb = expand(picked, _iso(lo), _iso(hi), b).select(cols)
+    fa = expand_indexed(picked, _iso(lo), _iso(hi), a, max_occurrences=cap, what="tzdiff")[0].select(cols)
+    fb = expand_indexed(picked, _iso(lo), _iso(hi), b, max_occurrences=cap, what="tzdiff")[0].select(cols)
     j = fa.join(fb, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     j = j.rename({"due_utc": "old_utc", "due_utc_new": "new_utc", "notes": "old_notes", "notes_new": "new_notes"})
     j = j.with_columns(pl.coalesce("zone", "zone_new").alias("zone"))

@@ -1,4 +1,4 @@
-"""TZif files (RFC 8536) and their POSIX TZ footer, as columnar transition tables.
+"""TZif files (RFC 8536, RFC 9636) and their POSIX TZ footer, as columnar transition tables.
 
 A zone is turned into one :class:`ZoneTable`: a sorted ``int64`` array of UTC
 transition instants (epoch seconds) and an ``int32`` array of the UTC offsets
@@ -10,9 +10,15 @@ Two details matter for exactness:
 * Slim TZif files (the PyPI ``tzdata`` wheels are slim) stop their explicit
   transitions at the last rule change and rely on the POSIX TZ string in the
   footer for every later year (RFC 8536 §3.3). The footer is therefore parsed
-  and its transitions generated year by year, as far ahead as a caller needs.
+  and its transitions generated, as far ahead as a caller needs (at most
+  through :data:`MAX_RULE_YEAR`).
 * Transitions that do not change the UTC offset (a change of abbreviation or
   of the isdst flag only) move no wall clock, so they are dropped.
+
+A TZif file may come from an untrusted directory or wheel, so everything the
+header announces is checked before it is used (counts, sizes, indices, time
+range, footer fields): a bad file is one :class:`CorruptReleaseError` naming
+the zone and what is wrong, never a numpy error, a huge allocation or a loop.
 
 Examples
 --------
@@ -22,6 +28,10 @@ Examples
 (-18000, -14400)
 >>> [t for t, _ in tz.transitions(2026)]  # 2026-03-08T07:00Z, 2026-11-01T06:00Z
 [1772953200, 1793512800]
+>>> PosixTZ.parse("EST5EDT,M13.2.0,M11.1.0")
+Traceback (most recent call last):
+...
+calsim.errors.CorruptReleaseError: tz_string: 'EST5EDT,M13.2.0,M11.1.0' has month 13 in rule 'M13.2.0' ...
 """
 
 from __future__ import annotations
@@ -33,12 +43,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CorruptReleaseError
+from .errors import CorruptReleaseError, InputError
 
-__all__ = ["PosixTZ", "ZoneTable", "parse_tzif", "write_tzif"]
+__all__ = ["PosixTZ", "ZoneTable", "parse_tzif", "write_tzif", "MAX_TZIF_BYTES", "MAX_RULE_YEAR"]
 
 _DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+
+# A real TZif file is under 5 KB (the largest of tzdata 2026f, fat, is 3.9 KB).
+MAX_TZIF_BYTES = 1 << 20
+# Footer rules are followed through this year and no further: calsim's times
+# are years 1..9999 (datetime), whose instants reach into 10000, and callers
+# ask one year beyond their last instant. 8,000 years of a DST rule are 16,000
+# transitions (200 KB); beyond, a table would grow without bound.
+MAX_RULE_YEAR = 10_001
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
@@ -47,6 +66,25 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     y = year - 1
     ordinal = y * 365 + y // 4 - y // 100 + y // 400 + _DAYS_BEFORE_MONTH[month] + leap + day
     return ordinal - _EPOCH_ORDINAL
+
+
+def _isleap(years: np.ndarray) -> np.ndarray:
+    return (years % 4 == 0) & ((years % 100 != 0) | (years % 400 == 0))
+
+
+def _days_np(years: np.ndarray, month: int, day: int) -> np.ndarray:
+    """:func:`_days_from_civil` for an array of years (one month and day)."""
+    y = years - 1
+    leap = _isleap(years) if month > 2 else False
+    return y * 365 + y // 4 - y // 100 + y // 400 + (_DAYS_BEFORE_MONTH[month] + day - _EPOCH_ORDINAL) + leap
+
+
+def _cut(value: object, limit: int = 60) -> str:
+    """``repr`` of a value for a message, cut so that a hostile file or argument cannot flood it."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # ---------------------------------------------------------------------------
@@ -61,8 +99,10 @@ _TZ_RE = re.compile(
     rf"^(?P<std>{_NAME})(?P<stdoff>{_OFFSET})"
     rf"(?:(?P<dst>{_NAME})(?P<dstoff>{_OFFSET})?"
     rf"(?:,(?P<start>{_DATE})(?:/(?P<starttime>{_OFFSET}))?"
-    rf",(?P<end>{_DATE})(?:/(?P<endtime>{_OFFSET}))?)?)?$"
+    rf",(?P<end>{_DATE})(?:/(?P<endtime>{_OFFSET}))?)?)?$",
+    re.ASCII,  # "\d" must not accept other scripts' digits
 )
+_MAX_TZ_STRING = 1024  # two names of tz's 255-byte maximum, offsets and rules fit easily
 
 
 def _parse_hms(text: str) -> int:
@@ -70,6 +110,18 @@ def _parse_hms(text: str) -> int:
     parts = [int(p) for p in text.lstrip("+-").split(":")]
     parts += [0] * (3 - len(parts))
     return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2])
+
+
+def _check_hms(text: str, what: str, max_hours: int, fail) -> int:
+    """Range-check ``[+-]hh[:mm[:ss]]``: POSIX allows hours 0..24 in offsets; RFC 8536 §3.3.1 allows
+    -167..167 in rule times (as tz's localtime.c ``getsecs``); minutes and seconds are 0..59."""
+    parts = [int(p) for p in text.lstrip("+-").split(":")]
+    if parts[0] > max_hours:
+        lo = -max_hours if what == "time" else 0
+        fail(f"{what} {text!r} (hours allowed {lo}..{max_hours})")
+    if any(p > 59 for p in parts[1:]):
+        fail(f"{what} {text!r} (minutes and seconds allowed 0..59)")
+    return _parse_hms(text)
 
 
 @dataclass(frozen=True)
@@ -82,36 +134,50 @@ class _RuleDate:
     c: int = 0
 
     @classmethod
-    def parse(cls, text: str) -> _RuleDate:
+    def parse(cls, text: str, fail=None) -> _RuleDate:
+        def bad(what: str, value: int, lo: int, hi: int) -> None:
+            if not lo <= value <= hi:
+                msg = f"{what} {value} in rule {text!r} (allowed {lo}..{hi}, POSIX.1-2017 §8.3)"
+                if fail is None:
+                    raise CorruptReleaseError(f"tz_string: {msg}")
+                fail(msg)
+
         if text.startswith("J"):
+            bad("Julian day", int(text[1:]), 1, 365)
             return cls("J", int(text[1:]))
         if text.startswith("M"):
             m, w, d = (int(x) for x in text[1:].split("."))
+            bad("month", m, 1, 12)
+            bad("week", w, 1, 5)
+            bad("weekday", d, 0, 6)
             return cls("M", m, w, d)
+        bad("day of year", int(text), 0, 365)
         return cls("n", int(text))
 
-    def day(self, year: int) -> int:
-        """Days since the epoch of this rule's date in ``year``."""
-        jan1 = _days_from_civil(year, 1, 1)
+    def days(self, years: np.ndarray) -> np.ndarray:
+        """Days since the epoch of this rule's date in each of ``years`` (an int64 array)."""
+        jan1 = _days_np(years, 1, 1)
         if self.kind == "J":
             # Julian day 1..365; February 29 is never counted, so day 60 is
             # always March 1.
-            n = self.a
-            if calendar.isleap(year) and n >= 60:
-                n += 1
-            return jan1 + n - 1
+            return jan1 + (self.a - 1) + (_isleap(years) & (self.a >= 60))
         if self.kind == "n":
             return jan1 + self.a  # zero-based, counts February 29
         month, week, weekday = self.a, self.b, self.c
-        first = _days_from_civil(year, month, 1)
-        # 1970-01-01 was a Thursday (weekday 4 with Sunday = 0).
-        first_wd = (first + 4) % 7
-        day = first + (weekday - first_wd) % 7 + 7 * (week - 1)
+        first = _days_np(years, month, 1)
+        # 1970-01-01 was a Thursday (weekday 4 with Sunday = 0); numpy's % is
+        # Python's, never negative.
+        day = first + (weekday - (first + 4) % 7) % 7 + 7 * (week - 1)
         if week == 5:
-            days_in_month = calendar.monthrange(year, month)[1]
-            while day >= first + days_in_month:
-                day -= 7
+            # "5" is the last such weekday: at most one week too far, as
+            # first + 6 + 28 - 7 < first + 28.
+            length = _MONTH_DAYS[month] + (_isleap(years) if month == 2 else 0)
+            day = np.where(day >= first + length, day - 7, day)
         return day
+
+    def day(self, year: int) -> int:
+        """Days since the epoch of this rule's date in ``year``."""
+        return int(self.days(np.array([year], dtype=np.int64))[0])
 
 
 @dataclass(frozen=True)
@@ -127,56 +193,91 @@ class PosixTZ:
     end_time: int = 7200
 
     @classmethod
-    def parse(cls, text: str) -> PosixTZ:
-        m = _TZ_RE.match(text)
+    def parse(cls, text: str, field: str = "tz_string") -> PosixTZ:
+        """Parse and range-check a TZ string; ``field`` starts every error message."""
+
+        def fail(what: str) -> None:
+            raise CorruptReleaseError(f"{field}: {_cut(text)} has {what}")
+
+        m = _TZ_RE.match(text) if isinstance(text, str) and len(text) <= _MAX_TZ_STRING else None
         if m is None:
             raise CorruptReleaseError(
-                f"tz_string: cannot parse POSIX TZ string {text!r} "
-                "(expected e.g. 'EST5EDT,M3.2.0,M11.1.0' per RFC 8536 §3.3)"
+                f"{field}: cannot parse {_cut(text)} "
+                "(expected a POSIX TZ string such as 'EST5' or 'EST5EDT,M3.2.0,M11.1.0', RFC 8536 §3.3)"
             )
         # POSIX offsets count hours *west* of Greenwich: "EST5" is UTC-5.
-        std = -_parse_hms(m["stdoff"])
+        std = -_check_hms(m["stdoff"], "offset", 24, fail)
         if m["dst"] is None:
             return cls(text, std)
-        dst = -_parse_hms(m["dstoff"]) if m["dstoff"] else std + 3600
+        dst = -_check_hms(m["dstoff"], "offset", 24, fail) if m["dstoff"] else std + 3600
         if m["start"] is None:
             raise CorruptReleaseError(
-                f"tz_string: POSIX TZ string {text!r} names a DST zone without rules; "
+                f"{field}: POSIX TZ string {_cut(text)} names a DST zone without rules; "
                 "TZif footers must carry explicit ',start,end' rules (RFC 8536 §3.3)"
             )
         return cls(
             text,
             std,
             dst,
-            _RuleDate.parse(m["start"]),
-            _parse_hms(m["starttime"]) if m["starttime"] else 7200,
-            _RuleDate.parse(m["end"]),
-            _parse_hms(m["endtime"]) if m["endtime"] else 7200,
+            _RuleDate.parse(m["start"], fail),
+            _check_hms(m["starttime"], "time", 167, fail) if m["starttime"] else 7200,
+            _RuleDate.parse(m["end"], fail),
+            _check_hms(m["endtime"], "time", 167, fail) if m["endtime"] else 7200,
         )
 
     @property
     def has_dst(self) -> bool:
         return self.dst_offset is not None
 
-    def transitions(self, year: int) -> list[tuple[int, int]]:
-        """The two transitions of ``year`` as ``(utc_seconds, offset_after)``, in rule order.
+    def transitions_between(self, first_year: int, last_year: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every transition of years ``first_year..last_year``: ``(utc_seconds, offset_after)``.
 
-        The start time is read in standard time and the end time in daylight
-        time, the local time in force just before each change (POSIX).
+        Two per year in rule order (start, end), year after year, computed for
+        all years at once. The start time is read in standard time and the end
+        time in daylight time, the local time in force just before each change
+        (POSIX).
         """
-        if self.dst_offset is None:
-            return []
+        if self.dst_offset is None or last_year < first_year:
+            return np.empty(0, np.int64), np.empty(0, np.int32)
         assert self.start is not None and self.end is not None
-        start = self.start.day(year) * 86400 + self.start_time - self.std_offset
-        end = self.end.day(year) * 86400 + self.end_time - self.dst_offset
-        return [(start, self.dst_offset), (end, self.std_offset)]
+        years = np.arange(first_year, last_year + 1, dtype=np.int64)
+        start = self.start.days(years) * 86400 + (self.start_time - self.std_offset)
+        end = self.end.days(years) * 86400 + (self.end_time - self.dst_offset)
+        utc = np.stack([start, end], axis=1).ravel()
+        offsets = np.tile(np.array([self.dst_offset, self.std_offset], dtype=np.int32), len(years))
+        return utc, offsets
+
+    def transitions(self, year: int) -> list[tuple[int, int]]:
+        """The two transitions of ``year`` as ``(utc_seconds, offset_after)``, in rule order."""
+        utc, offsets = self.transitions_between(year, year)
+        return [(int(t), int(o)) for t, o in zip(utc, offsets)]
 
 
 # ---------------------------------------------------------------------------
-# TZif parsing (RFC 8536 §3)
+# TZif parsing (RFC 9636 §3, which obsoletes RFC 8536 and adds version 4)
 # ---------------------------------------------------------------------------
 
 _HEADER = struct.Struct(">4sc15x6l")
+_VERSIONS = (b"\x00", b"2", b"3", b"4")
+# Upper bounds on the header's counts, checked as tz's localtime.c
+# (tzloadbody: "0 <= typecnt && typecnt < TZ_MAX_TYPES", 256), times and leap
+# seconds generous multiples of tzfile.h's TZ_MAX_TIMES 2000 and TZ_MAX_LEAPS
+# 50: a header can neither announce absurd sizes nor make a negative count
+# read "the rest of the buffer" (numpy's count=-1). Real files: at most 310
+# transitions, 18 types, 27 leap seconds.
+_MAX_COUNTS = {"isutcnt": 255, "isstdcnt": 255, "leapcnt": 1000, "timecnt": 10_000, "typecnt": 255, "charcnt": 4096}
+# Transitions and leap seconds are refused outside 1800..2500: the earliest
+# in tzdata is 1834 (a distribution's build with backzone), the latest 2087.
+# The bound also keeps ``seconds * 10**6`` inside int64 for the resolver.
+_FIRST_TIME = _days_from_civil(1800, 1, 1) * 86400
+_END_TIME = _days_from_civil(2501, 1, 1) * 86400
+# Some zic versions wrote a first transition at -2**59 (BIG_BANG in zic.c)
+# meaning "from the beginning of time": read as the type in force before any
+# transition, not as a time.
+_BIG_BANG = -(1 << 59)
+# RFC 9636 §3.2: utoff SHOULD lie in -89999..93599 (between -25 and 26 hours).
+_MIN_UTOFF, _MAX_UTOFF = -89999, 93599
+_MAX_FOOTER = _MAX_TZ_STRING
 
 
 @dataclass(frozen=True)
@@ -186,67 +287,179 @@ class _RawTZif:
     utoff: np.ndarray  # int32 seconds east
     isdst: np.ndarray  # bool
     footer: str | None
+    rule: PosixTZ | None = None  # the parsed footer
+    initial_type: int = 0  # the type in force before the first transition
 
 
-def _read_block(data: bytes, pos: int, v1: bool, name: str) -> tuple[_RawTZif, int]:
+def _iso(seconds: int) -> str:
+    text = str(np.datetime64(int(seconds), "s")) if abs(int(seconds)) < 1 << 62 else "far out of range"
+    return f"{int(seconds)} ({text})"
+
+
+def _read_block(data: bytes, pos: int, v1: bool, name: str, use: bool) -> tuple[_RawTZif | None, int]:
+    """Read (``use``) or skip the data block at ``pos``; returns it and the position after it.
+
+    The version 1 block of a version 2+ file is only skipped (RFC 9636 §4:
+    readers should ignore it), as tz's localtime.c ``tzloadbody`` does.
+    """
+    where = f"tzif: {_cut(name)}"
     try:
-        magic, _version, isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt = _HEADER.unpack_from(
-            data, pos
-        )
+        magic, _version, *counts = _HEADER.unpack_from(data, pos)
     except struct.error:
         raise CorruptReleaseError(
-            f"tzif: {name!r} is truncated at byte {pos} (expected a 44-byte TZif header, RFC 8536 §3.1)"
+            f"{where} is truncated at byte {pos} (expected a 44-byte TZif header, RFC 8536 §3.1)"
         ) from None
     if magic != b"TZif":
         raise CorruptReleaseError(
-            f"tzif: {name!r} is not a TZif file (bytes {pos}..{pos + 4} are {magic!r}, expected b'TZif')"
+            f"{where} is not a TZif file (bytes {pos}..{pos + 4} are {magic!r}, expected b'TZif')"
         )
-    if typecnt == 0:
-        raise CorruptReleaseError(f"tzif: {name!r} declares typecnt=0 (at least 1 local time type is required)")
+    for field, value in zip(_MAX_COUNTS, counts):
+        if not 0 <= value <= _MAX_COUNTS[field]:
+            raise CorruptReleaseError(
+                f"{where} declares {field}={value} in the header at byte {pos} "
+                f"(allowed 0..{_MAX_COUNTS[field]}, RFC 9636 §3.1)"
+            )
+    isutcnt, isstdcnt, leapcnt, timecnt, typecnt, charcnt = counts
     pos += _HEADER.size
     tsize = 4 if v1 else 8
     need = timecnt * tsize + timecnt + typecnt * 6 + charcnt + leapcnt * (tsize + 4) + isstdcnt + isutcnt
     if len(data) < pos + need:
         raise CorruptReleaseError(
-            f"tzif: {name!r} is truncated: its header announces {need} data bytes after byte {pos}, "
+            f"{where} is truncated: its header announces {need} data bytes after byte {pos}, "
             f"the file has {len(data) - pos}"
         )
+    if not use:
+        return None, pos + need
+    if typecnt == 0:
+        raise CorruptReleaseError(f"{where} declares typecnt=0 (at least 1 local time type is required)")
+    for field, value in (("isstdcnt", isstdcnt), ("isutcnt", isutcnt)):
+        if value not in (0, typecnt):
+            raise CorruptReleaseError(
+                f"{where} declares {field}={value} (allowed 0 or typecnt={typecnt}, RFC 9636 §3.1)"
+            )
     trans = np.frombuffer(data, dtype=">i4" if v1 else ">i8", count=timecnt, offset=pos).astype(np.int64)
     pos += timecnt * tsize
-    idx = np.frombuffer(data, dtype=np.uint8, count=timecnt, offset=pos).astype(np.int64)
+    idx = np.frombuffer(data, dtype=np.uint8, count=timecnt, offset=pos).astype(np.intp)
     pos += timecnt
     ttinfo = np.frombuffer(
         data, dtype=np.dtype([("utoff", ">i4"), ("isdst", "u1"), ("abbr", "u1")]), count=typecnt, offset=pos
     )
-    pos += typecnt * 6 + charcnt + leapcnt * (tsize + 4) + isstdcnt + isutcnt
+    pos += typecnt * 6
+    chars_end = pos + charcnt
+    pos = chars_end
+    leaps = np.frombuffer(
+        data, dtype=np.dtype([("t", ">i4" if v1 else ">i8"), ("corr", ">i4")]), count=leapcnt, offset=pos
+    )
+    pos += leapcnt * (tsize + 4)
+    flags = np.frombuffer(data, dtype=np.uint8, count=isstdcnt + isutcnt, offset=pos)
+    pos += isstdcnt + isutcnt
+
     if timecnt and int(idx.max()) >= typecnt:
+        i = int(np.argmax(idx >= typecnt))
         raise CorruptReleaseError(
-            f"tzif: {name!r} has a transition type index {int(idx.max())} (allowed 0..{typecnt - 1})"
+            f"{where} has transition {i} of type index {int(idx[i])} (allowed 0..{typecnt - 1})"
         )
-    if timecnt > 1 and np.any(np.diff(trans) <= 0):
-        raise CorruptReleaseError(f"tzif: {name!r} has transition times that are not strictly increasing")
-    raw = _RawTZif(trans, idx, ttinfo["utoff"].astype(np.int32), ttinfo["isdst"].astype(bool), None)
+    initial = 0
+    if timecnt and trans[0] == _BIG_BANG:
+        initial, trans, idx = int(idx[0]), trans[1:], idx[1:]
+    if len(trans) > 1 and np.any(trans[1:] <= trans[:-1]):
+        i = int(np.argmax(trans[1:] <= trans[:-1])) + 1
+        raise CorruptReleaseError(
+            f"{where} has transition times that are not strictly increasing "
+            f"(transition {i} at {_iso(trans[i])} follows {_iso(trans[i - 1])})"
+        )
+    if len(trans) and (trans[0] < _FIRST_TIME or trans[-1] >= _END_TIME):
+        i, t = (0, trans[0]) if trans[0] < _FIRST_TIME else (len(trans) - 1, trans[-1])
+        raise CorruptReleaseError(f"{where} has transition {i} at {_iso(t)} (allowed years 1800..2500)")
+    utoff = ttinfo["utoff"].astype(np.int32)
+    bad = (utoff < _MIN_UTOFF) | (utoff > _MAX_UTOFF)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise CorruptReleaseError(
+            f"{where} has local time type {i} with UTC offset {int(utoff[i])} s "
+            f"(allowed {_MIN_UTOFF}..{_MAX_UTOFF}, RFC 9636 §3.2)"
+        )
+    if ttinfo["isdst"].max() > 1:
+        i = int(np.argmax(ttinfo["isdst"] > 1))
+        raise CorruptReleaseError(
+            f"{where} has local time type {i} with isdst={int(ttinfo['isdst'][i])} (allowed 0 or 1)"
+        )
+    if int(ttinfo["abbr"].max()) >= charcnt:
+        i = int(np.argmax(ttinfo["abbr"] >= charcnt))
+        raise CorruptReleaseError(
+            f"{where} has local time type {i} with abbreviation index {int(ttinfo['abbr'][i])} "
+            f"(allowed 0..{charcnt - 1}, the size of its abbreviation table)"
+        )
+    if data[chars_end - 1] != 0:
+        raise CorruptReleaseError(f"{where} has an abbreviation table that does not end with NUL (RFC 9636 §3.2)")
+    if leapcnt:
+        lt, corr = leaps["t"].astype(np.int64), leaps["corr"].astype(np.int64)
+        # As tz's localtime.c: occurrences strictly increase and each correction
+        # differs from the previous one by at most 1 (RFC 9636 §3.2).
+        if (lt[0] < _FIRST_TIME or lt[-1] >= _END_TIME or np.any(lt[1:] <= lt[:-1])
+                or np.any(np.abs(np.diff(corr)) > 1)):
+            raise CorruptReleaseError(
+                f"{where} has {leapcnt} leap-second records that are not increasing 1800..2500 "
+                "with corrections changing by at most 1 (RFC 9636 §3.2)"
+            )
+    if isstdcnt + isutcnt and flags.max() > 1:
+        raise CorruptReleaseError(f"{where} has standard/wall or UT/local indicators other than 0 or 1")
+    raw = _RawTZif(trans, idx, utoff, ttinfo["isdst"].astype(bool), None, None, initial)
     return raw, pos
 
 
 def parse_tzif(data: bytes, name: str = "<bytes>") -> _RawTZif:
-    """Parse TZif bytes, preferring the 64-bit v2+ block and its footer."""
-    if len(data) < 5 or data[:4] != b"TZif":
+    """Parse and check TZif bytes, preferring the 64-bit v2+ block and its footer.
+
+    >>> parse_tzif(b"TZif2" + bytes(15) + (-1).to_bytes(4, "big", signed=True) + bytes(20), "Bad/Zone")
+    Traceback (most recent call last):
+    ...
+    calsim.errors.CorruptReleaseError: tzif: 'Bad/Zone' declares isutcnt=-1 in the header at byte 0 (allowed 0..255...)
+    """
+    where = f"tzif: {_cut(name)}"
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CorruptReleaseError(f"{where}: expected TZif bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if len(data) > MAX_TZIF_BYTES:
         raise CorruptReleaseError(
-            f"tzif: {name!r} is not a TZif file (starts with {bytes(data[:4])!r}, expected b'TZif')"
+            f"{where} is {len(data)} bytes (allowed up to {MAX_TZIF_BYTES}; a TZif file is a few KB)"
         )
+    if len(data) < 5 or data[:4] != b"TZif":
+        raise CorruptReleaseError(f"{where} is not a TZif file (starts with {data[:4]!r}, expected b'TZif')")
     version = data[4:5]
-    v1, pos = _read_block(data, 0, True, name)
-    if version in (b"\x00",):
-        return v1
-    raw, pos = _read_block(data, pos, False, name)
-    footer = None
-    if len(data) > pos and data[pos : pos + 1] == b"\n":
-        end = data.find(b"\n", pos + 1)
+    if version not in _VERSIONS:
+        raise CorruptReleaseError(
+            f"{where} has version byte {version!r} (allowed NUL, '2', '3' or '4', RFC 9636 §3.1)"
+        )
+    if version == b"\x00":
+        raw, _ = _read_block(data, 0, True, name, use=True)
+        assert raw is not None
+        return raw
+    _, pos = _read_block(data, 0, True, name, use=False)
+    raw, pos = _read_block(data, pos, False, name, use=True)
+    assert raw is not None
+    footer = rule = None
+    if pos < len(data):
+        # RFC 9636 §3.3: the footer is a TZ string between two newlines.
+        if data[pos] != 0x0A:
+            raise CorruptReleaseError(
+                f"{where} has {data[pos:pos + 8]!r}... at byte {pos} where the footer's newline belongs "
+                "(RFC 9636 §3.3)"
+            )
+        end = data.find(b"\n", pos + 1, pos + 2 + _MAX_FOOTER)
         if end < 0:
-            raise CorruptReleaseError(f"tzif: {name!r} has an unterminated footer at byte {pos}")
-        footer = data[pos + 1 : end].decode("ascii", "replace") or None
-    return _RawTZif(raw.trans_utc, raw.trans_type, raw.utoff, raw.isdst, footer)
+            if len(data) - pos - 1 > _MAX_FOOTER:
+                raise CorruptReleaseError(f"{where} has a footer longer than {_MAX_FOOTER} bytes at byte {pos}")
+            raise CorruptReleaseError(f"{where} has an unterminated footer at byte {pos}")
+        try:
+            footer = data[pos + 1 : end].decode("ascii") or None
+        except UnicodeDecodeError:
+            raise CorruptReleaseError(
+                f"{where} has a footer that is not ASCII ({data[pos + 1 : min(end, pos + 41)]!r}, RFC 9636 §3.3)"
+            ) from None
+        if footer is not None:
+            rule = PosixTZ.parse(footer, f"{where} footer")
+    return _RawTZif(raw.trans_utc, raw.trans_type, raw.utoff, raw.isdst, footer, rule, raw.initial_type)
 
 
 class ZoneTable:
@@ -255,52 +468,64 @@ class ZoneTable:
     ``offsets[i]`` is in force over ``[utc[i-1], utc[i])`` (``utc[-1]`` being
     minus infinity), so ``offsets`` has one more element than ``utc``. The
     table covers explicit transitions plus footer-rule transitions through
-    ``until_year``; :meth:`covering` extends it when a caller needs later years.
+    ``until_year``; :meth:`covering` extends it when a caller needs later years
+    (up to :data:`MAX_RULE_YEAR`).
     """
 
     def __init__(self, name: str, raw: _RawTZif, until_year: int = 2100):
         self.name = name
         self._raw = raw
-        self.footer = PosixTZ.parse(raw.footer) if raw.footer else None
-        self.until_year = until_year
-        self.utc, self.offsets = self._build(until_year)
+        if raw.rule is not None:
+            self.footer: PosixTZ | None = raw.rule
+        else:
+            self.footer = PosixTZ.parse(raw.footer, f"tzif: {_cut(name)} footer") if raw.footer else None
+        self.until_year = self._checked_year(until_year)
+        self.utc, self.offsets = self._build(self.until_year)
 
     @classmethod
     def from_bytes(cls, name: str, data: bytes) -> ZoneTable:
         return cls(name, parse_tzif(data, name))
 
+    def _checked_year(self, year: int) -> int:
+        year = int(year)
+        if year > MAX_RULE_YEAR and self.footer is not None and self.footer.has_dst:
+            raise InputError(
+                f"year: {year} is past {MAX_RULE_YEAR}, the last year calsim follows the DST rule "
+                f"{_cut(self.footer.text)} of zone {_cut(self.name)} to (times must lie in years 1..9999)"
+            )
+        return year
+
     def _build(self, until_year: int) -> tuple[np.ndarray, np.ndarray]:
         raw = self._raw
         # Before the first transition the first local time type applies
-        # (RFC 8536 §3.2: "time type 0").
-        offsets = [int(raw.utoff[0])] + [int(raw.utoff[i]) for i in raw.trans_type]
-        utc = [int(t) for t in raw.trans_utc]
+        # (RFC 8536 §3.2: "time type 0"; zic's BIG_BANG transition names another).
+        offsets = np.concatenate([raw.utoff[raw.initial_type : raw.initial_type + 1], raw.utoff[raw.trans_type]])
+        utc = raw.trans_utc
         tz = self.footer
         if tz is not None:
-            last = utc[-1] if utc else None
+            last = int(utc[-1]) if len(utc) else None
             if tz.has_dst:
                 first_year = 1970 if last is None else _year_of(last) - 1
-                generated: list[tuple[int, int]] = []
-                for year in range(first_year, until_year + 1):
-                    generated.extend(tz.transitions(year))
+                gen_utc, gen_off = tz.transitions_between(first_year, until_year)
+                order = np.argsort(gen_utc, kind="stable")
+                gen_utc, gen_off = gen_utc[order], gen_off[order]
+                if last is not None:
+                    later = gen_utc > last
+                    gen_utc, gen_off = gen_utc[later], gen_off[later]
                 # A rule such as "EST5EDT,0/0,J365/25" (permanent DST written as
                 # a year-long DST period) makes one year's end and the next
                 # year's start coincide; the later one in rule order wins.
-                generated.sort(key=lambda p: p[0])
-                for t, off in generated:
-                    if last is not None and t <= last:
-                        continue
-                    if utc and t == utc[-1]:
-                        offsets[-1] = off
-                        continue
-                    utc.append(t)
-                    offsets.append(off)
+                if len(gen_utc) > 1:
+                    final = np.append(gen_utc[1:] != gen_utc[:-1], True)
+                    gen_utc, gen_off = gen_utc[final], gen_off[final]
+                utc = np.concatenate([utc, gen_utc])
+                offsets = np.concatenate([offsets, gen_off])
                 if last is None and len(offsets) > 1:
                     # No explicit transition: before the first generated one
                     # the rule's other offset is in force.
                     offsets[0] = tz.std_offset if offsets[1] != tz.std_offset else tz.dst_offset
             elif last is None:
-                offsets = [tz.std_offset]
+                offsets = np.array([tz.std_offset], dtype=np.int32)
             else:
                 # After the last transition the footer governs (RFC 8536 §3.3);
                 # a consistent file agrees with its last time type anyway.
@@ -312,10 +537,14 @@ class ZoneTable:
         return utc_a[keep], np.concatenate([off_a[:1], off_a[1:][keep]])
 
     def covering(self, year: int) -> ZoneTable:
-        """Make sure the table holds footer transitions through ``year``; returns self."""
+        """Make sure the table holds footer transitions through ``year``; returns self.
+
+        A year past :data:`MAX_RULE_YEAR` is an :class:`InputError` for a zone
+        whose footer has DST rules (a fixed-offset footer needs no table).
+        """
         if year > self.until_year and self.footer is not None and self.footer.has_dst:
-            self.until_year = year
-            self.utc, self.offsets = self._build(year)
+            self.until_year = self._checked_year(year)
+            self.utc, self.offsets = self._build(self.until_year)
         return self
 
     def offset_at_utc(self, utc_seconds: np.ndarray) -> np.ndarray:
@@ -347,12 +576,20 @@ def write_tzif(utc: np.ndarray, offsets: np.ndarray, footer: str = "") -> bytes:
     for o in offs:
         if o not in types:
             types.append(o)
+    if len(types) > _MAX_COUNTS["typecnt"]:  # a transition's type index is one byte
+        raise CorruptReleaseError(
+            f"tzif: cannot write {len(types)} distinct UTC offsets (allowed up to {_MAX_COUNTS['typecnt']})"
+        )
     abbrs, abbr_at = b"", []
     for o in types:
-        abbr_at.append(len(abbrs))
         sign = "+" if o >= 0 else "-"
         h, m = divmod(abs(o) // 60, 60)
-        abbrs += f"{sign}{h:02d}{m:02d}".encode() + b"\x00"
+        abbr = f"{sign}{h:02d}{m:02d}".encode() + b"\x00"
+        if len(abbrs) + len(abbr) > 256:  # the index is one byte: past 42 offsets, share the first
+            abbr_at.append(0)
+            continue
+        abbr_at.append(len(abbrs))
+        abbrs += abbr
     ttinfos = b"".join(struct.pack(">lBB", o, 0, abbr_at[i]) for i, o in enumerate(types))
     times = b"".join(struct.pack(">q", int(t)) for t in utc)
     # Type 0 is the offset before the first transition (RFC 8536 §3.2).

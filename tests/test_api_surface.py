@@ -41,9 +41,12 @@ def test_resolve_signature_matches_the_contract():
 
 
 def test_expand_and_preview_signatures_match_the_contract():
-    assert list(inspect.signature(calsim.expand).parameters) == ["schedules", "start", "end", "release"]
+    e = inspect.signature(calsim.expand).parameters
+    assert list(e) == ["schedules", "start", "end", "release", "max_occurrences"]
+    assert e["max_occurrences"].kind is inspect.Parameter.KEYWORD_ONLY  # the bound on work (issue: hostile input)
     p = inspect.signature(calsim.preview).parameters
-    assert [(k, v.default) for k, v in p.items()][1:] == [("n", 10), ("after", None), ("release", None)]
+    assert [(k, v.default) for k, v in p.items()][1:] == [("n", 10), ("after", None), ("release", None),
+                                                          ("max_occurrences", None)]
     s = inspect.signature(calsim.Schedule).parameters
     assert list(s)[:4] == ["id", "zone", "start", "rule"]
     assert {k: s[k].default for k in ("gap", "fold", "invalid_day", "revision", "effective_from", "effective_to", "policy")} == {

@@ -128,7 +128,8 @@ def test_unreadable_input_and_store_in_missing_directory_exit_2_and_write_nothin
     assert r.returncode == 2 and "cannot read" in r.stderr and "nope.toml" in r.stderr
     r = run("simulate", INCIDENT, "--db", tmp_path / "missing" / "x.duckdb", "--quiet")
     assert r.returncode == 2
-    assert r.stderr.strip() == f"calsim: error: --db: directory {str(tmp_path / 'missing')!r} does not exist"
+    assert r.stderr.strip() == (f"calsim: error: --db: cannot open {str(tmp_path / 'missing' / 'x.duckdb')!r} as a "
+                                f"DuckDB database: its directory does not exist ({str(tmp_path / 'missing')!r})")
     assert not (tmp_path / "missing").exists()
 
 

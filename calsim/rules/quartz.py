@@ -27,17 +27,37 @@ https://github.com/quartz-scheduler/quartz, ``quartz-core/src/main/java/org/quar
   the last weekday n of the month (``6L``, ``FRIL``), ``n#k`` the k-th
   (1..5; no run in a month without a fifth).
 
-Where calsim differs from Quartz (each pinned by a test):
+Where calsim differs from Quartz 2.3.2 (each pinned by a test against a
+line-by-line port of ``CronExpression``, ``tests/oracles/quartz_cronexpression.py``):
 
+* a day-of-month list may mix days, ranges, ``L``, ``L-n``, ``LW``, ``L-nW``
+  and ``nW``, each item standing for itself (``1,15,L``; ``2W,16``), as
+  Quartz's main branch reads them since PR #1175 (2024, ``findSmallestDay``,
+  ``nearestWeekdays``); Quartz 2.3 refuses ``L`` in a list and applies ``W``
+  to the list's smallest day only (``2W,16`` is ``2W``, ``1,15W`` is ``1W``);
 * ``nL`` and ``n#k`` must stand alone in the field: Quartz refuses ``L`` in a
   list, and with ``#`` in a list it uses only the smallest weekday
   (``daysOfWeek.first()``), which is never what was meant;
-* a step of 0 (``*/0``) is refused; Quartz reads ``*/0`` as ``*``;
-* a day the month lacks (``30`` in February, ``L-30`` in February, ``31W``
-  in April) gives no run that month; Quartz 2.3's ``Calendar`` is lenient
-  there and may roll into the next month;
-* omitted or ``*`` years run to 2199 (the Javadoc's range); Quartz's
-  ``MAX_YEAR`` is the current year + 100, a hidden input.
+* a step of 0 is refused; Quartz reads ``*/0`` as ``*`` and ``a/0``,
+  ``a-b/0`` as ``a``;
+* a day the month lacks gives no run that month. ``nW`` past the month's
+  end: Quartz's lenient ``Calendar`` reads April 31 as May 1 and, when that
+  is a Saturday, fires ``31W`` on Friday April 30 if its search reaches April
+  (after a March 31 run, or with month ``4``; ``29W 2`` on 2025-02-28), but
+  skips the month when it jumps there from an earlier run (``29W`` after
+  January 29 goes to "February 29", March 1). ``L-nW`` before the 1st
+  (``L-28W`` in a 28-day February, ``L-30W`` in a 30-day month): Quartz reads
+  the previous month's last day, fires on Monday the 1st when that day is a
+  Sunday, and otherwise its ``getTimeAfter`` loops for ever once the search
+  starts before that day. Plain days (``30`` in February) and ``L-n`` agree;
+* omitted or ``*`` years run to 2199 (the Javadoc's range) and years outside
+  1970..2199 are refused; Quartz's ``MAX_YEAR`` is the current year + 100, a
+  hidden input, and it accepts any year (one past ``MAX_YEAR`` never fires);
+* text Quartz's parser never reads is refused, not dropped: anything after a
+  complete item (``5X``, ``MONDAY``, ``1?``, ``*X``, a step after a name as
+  in ``JAN-MAR/2``, which Quartz reads as ``JAN-MAR``), empty list items
+  (``1,,2``), steps above the field's size in ``a-b/n``, more than seven
+  fields (Quartz 2.3 ignores the eighth on). ``/n`` is ``*/n``, as in Quartz.
 
 Times are ``int64`` microseconds of *wall-clock* time with whole seconds;
 resolving them (gaps, folds) is :mod:`calsim.resolution`'s job.
@@ -115,15 +135,23 @@ def _step(f: _Field, item: str, text: str | None) -> int:
 
 
 def _plain(f: _Field, item: str) -> set[int]:
-    """``*``, ``*/n``, ``a``, ``a-b``, ``a/n``, ``a-b/n`` (ranges wrap, as ``addToSet`` does)."""
-    m = _ITEM.match(item)
+    """``*``, ``*/n`` (or ``/n``), ``a``, ``a-b``, ``a/n``, ``a-b/n`` (ranges wrap, as ``addToSet`` does)."""
+    m = _ITEM.match("*" + item if item.startswith("/") else item)  # storeExpressionVals L624-654: '/n' is '*/n'
     if m is None:
         raise _Bad(f"{f.name} item {item!r} is not a value, range or step (allowed {f.forms}, *, a-b, a/n)")
     if m.group("a") is None:  # '*' or '*/n'
         step = 1 if m.group("star") is None and "/" not in item else _step(f, item, m.group("star"))
         return set(range(f.lo, f.hi + 1, step))
-    start = _number(f, m.group("a"))
     has_step = "/" in item
+    if f.names and (m.group("a") in f.names or m.group("b") in f.names):
+        # storeExpressionVals L532-596 reads a name or a name-name range and returns: what follows is never
+        # read ('MAR/3' is MAR, 'MON-FRI/2' is MON-FRI), and a number after 'NAME-' or a name after 'n-' fails.
+        if has_step:
+            raise _Bad(f"{f.name} item {item!r} puts a step after a name, which Quartz ignores (allowed a name, "
+                       f"a name range or numbers with a step, as in {f.lo}-{f.hi}/2)")
+        if m.group("b") is not None and not (m.group("a") in f.names and m.group("b") in f.names):
+            raise _Bad(f"{f.name} range {item!r} mixes a name and a number (allowed two names or two numbers)")
+    start = _number(f, m.group("a"))
     step = _step(f, item, m.group("step")) if has_step else 1
     if m.group("b") is None:
         if not has_step:
@@ -186,8 +214,10 @@ def _dow(raw: str) -> tuple[frozenset[int], int, tuple[int, int] | None]:
     """Weekdays (1 = Sunday), the ``nL`` weekday (0: none) and the ``n#k`` pair of a day-of-week field."""
     special = "#" in raw or any(item.endswith("L") and item != "L" for item in raw.split(","))
     if special and "," in raw:
-        # CronExpression.buildExpression refuses 'L' in a list; with '#' it keeps only daysOfWeek.first().
+        # buildExpression L476-479 refuses 'L' in a list; with '#' it keeps only daysOfWeek.first() (L1420).
         raise _Bad(f"day-of-week field {raw!r} puts nL or n#k in a list (allowed one nL or n#k alone)")
+    if "L" in raw and "," in raw:  # buildExpression L476-479: 'SAT,SUN,L' too
+        raise _Bad(f"day-of-week field {raw!r} puts L in a list (allowed L alone, or SAT in a list)")
     if "#" in raw:
         base, _, nth = raw.partition("#")
         if not (nth.isascii() and nth.isdigit()) or not 1 <= int(nth[:2] or 0) <= 5 or len(nth) > 2:
@@ -329,10 +359,11 @@ class QuartzCron:
     def day_mask(self, f: Days) -> np.ndarray:
         """Which of the days ``f`` match the day, month and year fields."""
         _, months, years, dom_table, dow_table = _tables(self)
-        ok = months[f.month]
+        year = 1970 + f.mabs(slice(None)) // 12
+        # An omitted year is addToSet(ALL_SPEC) over 1970..MAX_YEAR (CronExpression L1054-1060): 2199 here.
+        ok = months[f.month] & (year >= MIN_YEAR) & (year <= MAX_YEAR)
         if years is not None:
-            year = 1970 + f.mabs(slice(None)) // 12
-            ok = ok & (year >= MIN_YEAR) & (year <= MAX_YEAR) & years[np.clip(year - MIN_YEAR, 0, MAX_YEAR - MIN_YEAR)]
+            ok = ok & years[np.clip(year - MIN_YEAR, 0, MAX_YEAR - MIN_YEAR)]
         dom = f.dom.astype(np.int64)
         mlen = f.mlen.astype(np.int64)
         wd = f.wd.astype(np.int64)  # 0 = Monday

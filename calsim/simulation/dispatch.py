@@ -6,9 +6,11 @@ partitions a scenario and runs the local engine on each partition.
 
 from __future__ import annotations
 
+from .. import limits
 from ..errors import InputError, choices
 from .engine import SETTLE, run_local
 from .ledger import Ledger
+from .occurrences import check_scenario
 from .scenario import Scenario
 
 __all__ = ["simulate"]
@@ -17,7 +19,8 @@ ENGINES = ("local", "dask")
 
 
 def simulate(scenario: Scenario, engine: str = "local", client: object = None, output: object = None,
-             progress: bool | None = None, *, settle: str = "columns") -> Ledger:
+             progress: bool | None = None, *, settle: str = "columns",
+             max_occurrences: int | None = None) -> Ledger:
     """Simulate ``scenario`` and return its :class:`~calsim.Ledger`.
 
     Parameters
@@ -38,6 +41,12 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
         ``"events"``: every row that runs goes through the ordered event loop
         (slower; the reference the column paths are proven equal to). The
         ledger's ``settled`` attribute counts the runs each path settled.
+    max_occurrences
+        Refuse, before expanding, a scenario whose estimated occurrences
+        (revisions and every release it uses included; an upper bound, see
+        :mod:`calsim.limits`) exceed this. None: the ``CALSIM_MAX_OCCURRENCES``
+        environment variable, else 100 million. With ``engine="dask"`` the
+        whole fleet is checked on the client before it is partitioned.
 
     Examples
     --------
@@ -55,12 +64,17 @@ def simulate(scenario: Scenario, engine: str = "local", client: object = None, o
         raise InputError(f"scenario: expected a calsim.Scenario, got {type(scenario).__name__}")
     if settle not in SETTLE:
         raise InputError(f"settle: {settle!r} (allowed: {choices(SETTLE)})")
+    cap = limits.max_occurrences(max_occurrences)
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
         # the result is a calsim.distributed.LedgerDataset (not held in memory).
         from ..distributed import simulate as simulate_on_dask
 
-        return simulate_on_dask(scenario, client=client, output=output)  # type: ignore[return-value]
+        return simulate_on_dask(scenario, client=client, output=output,  # type: ignore[return-value]
+                                max_occurrences=cap)
     if engine != "local":
         raise InputError(f"engine: unknown engine {engine!r} (allowed: {choices(ENGINES)})")
-    return run_local(scenario, settle=settle, progress=progress)
+    check_scenario(scenario, cap)
+    # The engine's own expansions (one per release) are checked against the same limit.
+    with limits.scope(cap):
+        return run_local(scenario, settle=settle, progress=progress)

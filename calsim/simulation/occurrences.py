@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from .. import limits
 from ..expansion import expand_indexed
 from ..schedule import Schedule
 from ..times import US
@@ -24,7 +25,7 @@ from .rules import BIG, wake
 from .scenario import Revise, Scenario, Trigger, TzUpgrade
 from .state import RunState
 
-__all__ = ["occurrences", "manual_rows"]
+__all__ = ["occurrences", "manual_rows", "check_scenario"]
 
 
 def _revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, int]]]:
@@ -51,11 +52,27 @@ def _iso(us: int) -> str:
     return str(np.datetime64(int(us), "us")) + "Z"
 
 
-def occurrences(scenario: Scenario):
+def check_scenario(scenario: Scenario, max_occurrences: int | None = None) -> int:
+    """Refuse a scenario whose expansion (revisions included, under each release it uses) would exceed the limit.
+
+    Returns the largest estimate; see :func:`calsim.limits.check`.
+    """
+    scheds, _ = _revised(scenario)
+    cap = limits.max_occurrences(max_occurrences)
+    releases = [scenario.release] + [ev.to for ev in scenario.events if isinstance(ev, TzUpgrade)]
+    return max(limits.check(scheds, scenario.start_us, scenario.end_us, cap, "simulate", get_release(r))
+               for r in releases)
+
+
+def occurrences(scenario: Scenario, max_occurrences: int | None = None):
+    """The scenario's occurrence rows; each expansion is checked against ``max_occurrences``
+    (None: :func:`calsim.limits.max_occurrences`, which :func:`calsim.simulate` sets with
+    :func:`calsim.limits.scope`)."""
     scheds, boundaries = _revised(scenario)
     rel = get_release(scenario.release)
     start, end = _iso(scenario.start_us), _iso(scenario.end_us)
-    frame, ordered, s_of = expand_indexed(scheds, start, end, rel)
+    frame, ordered, s_of = expand_indexed(scheds, start, end, rel, max_occurrences=max_occurrences,
+                                          what="simulate")
     tz_of = np.zeros(frame.height, dtype=np.int8)
     for ev in scenario.events:
         if not isinstance(ev, TzUpgrade):
@@ -64,7 +81,8 @@ def occurrences(scenario: Scenario):
         # at + horizon) the old instants stand; later ones follow the new release.
         new_rel = get_release(ev.to)
         cut = ev.at_us + (ev.horizon_us if ev.mode == "keep" else 0)
-        new_frame, ordered_new, s_new = expand_indexed(scheds, start, end, new_rel)
+        new_frame, ordered_new, s_new = expand_indexed(scheds, start, end, new_rel,
+                                                       max_occurrences=max_occurrences, what="simulate")
         assert [s.id for s in ordered_new] == [s.id for s in ordered]
         place_old = _place(frame)
         place_new = _place(new_frame)

@@ -1,0 +1,783 @@
+"""Bounded work: how many occurrences a call would produce, estimated before anything is allocated.
+
+Every entry point that expands schedules (:func:`calsim.expand`,
+:func:`calsim.simulate`, :func:`calsim.tzdiff`, :func:`calsim.preview`)
+first asks :func:`check` whether the rows it is about to build stay under a
+limit, and refuses with one :class:`~calsim.InputError` when they do not: a
+rule of a few bytes (``FREQ=SECONDLY`` over a century, ``COUNT=10**12``)
+must not cost gigabytes before anyone sees an error.
+
+:func:`estimate` is an **upper bound** of the rows (and of the wall times
+generated on the way: whole days, whole periods, the two-day margins),
+computed per rule from its BY parts and fields (times a day x matching days,
+periods selected by INTERVAL, COUNT, UNTIL, the schedule's validity window,
+RDATEs, the extra rows of ``fold="both"``) in arithmetic: no expansion, a
+few numpy operations per kind of rule, a dictionary lookup per schedule.
+It is tight for the common rules (within a few percent over a year).
+
+The limit is, in this order: the ``max_occurrences=`` argument, the one
+set by :func:`scope` (how :func:`calsim.simulate` passes its argument to
+the engine, and how a command line can set it once), the
+``CALSIM_MAX_OCCURRENCES`` environment variable (a positive whole number;
+empty means unset), :data:`DEFAULT_MAX_OCCURRENCES` (50 million: a fleet
+of 20,000 schedules over a year is 21.7 million rows, estimated 21.9
+million in about 0.04 s; expansion peaks at ~140 bytes a row, so the
+default keeps a call under ~7 GB and a simulation under ~10 GB).
+
+>>> import calsim
+>>> from calsim import limits
+>>> s = calsim.Schedule("every-second", "UTC", "2026-01-01T00:00", "FREQ=SECONDLY")
+>>> limits.estimate([s], "2026-01-01T00:00Z", "2026-01-02T00:00Z")  # one day, two more after it
+259200
+>>> try:
+...     calsim.expand([s], "2026-01-01T00:00Z", "2126-01-01T00:00Z")
+... except calsim.InputError as exc:
+...     print(exc)  # doctest: +NORMALIZE_WHITESPACE
+expand: ~3,155,846,400 occurrences (schedule 'every-second' alone ~3,155,846,400) exceeds the limit
+50,000,000; narrow the window, or raise it with max_occurrences=, the CALSIM_MAX_OCCURRENCES environment
+variable or --max-occurrences
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import math
+import numbers
+import os
+import re
+import reprlib
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
+from .errors import InputError
+from .rules.cron import Cron
+from .rules.every import Every
+from .rules.oncalendar import MAX_YEAR as _OC_MAX_YEAR, MIN_YEAR as _OC_MIN_YEAR, OnCalendar
+from .rules.quartz import QuartzCron
+from .rules.rrule import RRule
+from .rules.window import Window
+from .times import US, instant_us
+
+__all__ = ["DEFAULT_MAX_OCCURRENCES", "ENV", "max_occurrences", "scope", "estimate", "estimates", "check",
+           "check_count", "per_day", "MARGIN"]
+
+DEFAULT_MAX_OCCURRENCES = 50_000_000
+ENV = "CALSIM_MAX_OCCURRENCES"
+DAY = 86400 * US
+HOUR = 3600 * US
+# Wall times within two days of a UTC window can land in it (offsets < 26 h):
+# expansion generates them, so the estimate counts them (calsim.expansion uses this).
+MARGIN = 2 * DAY
+_MIN_US = -719162 * DAY  # 0001-01-01, the first wall time an RRULE produces
+_MAX_US = 2932897 * DAY  # 10000-01-01, past the last one
+_HOW = (f"narrow the window, or raise it with max_occurrences=, the {ENV} environment variable "
+        "or --max-occurrences")
+_SCOPE: contextvars.ContextVar[int | None] = contextvars.ContextVar("calsim_max_occurrences", default=None)
+_DIGITS = re.compile(r"[0-9]+(?:_[0-9]+)*")
+_NO_LIMIT = 2**62  # more than any estimate (each is below 10**18 µs of spans)
+
+
+# ---------------------------------------------------------------------------
+# The limit
+# ---------------------------------------------------------------------------
+
+
+def _shown(value: object) -> str:
+    """A value for a message, cut to ~60 characters (never ``str()`` an attacker-sized value)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**30:
+        return f"an integer of {abs(int(value)).bit_length()} bits"  # str() refuses over 4,300 digits
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:60]) + "..."
+    text = reprlib.repr(value)  # bounded: a million-item list is not rendered first
+    return text if len(text) <= 64 else text[:60] + "..."
+
+
+def max_occurrences(explicit: object = None) -> int:
+    """The limit in force: ``explicit``, else :func:`scope`'s, else ``$CALSIM_MAX_OCCURRENCES``, else the default.
+
+    Raises
+    ------
+    InputError
+        ``explicit`` or the environment variable is not a positive whole number.
+
+    >>> max_occurrences(), max_occurrences(5_000)
+    (50000000, 5000)
+    """
+    if explicit is not None:
+        value = None
+        if isinstance(explicit, numbers.Integral) and not isinstance(explicit, bool):
+            value = int(explicit)
+        elif isinstance(explicit, float) and math.isfinite(explicit) and explicit.is_integer():
+            value = int(explicit)  # 1e8 is a common way to write a limit
+        if value is None or value < 1:
+            raise InputError(f"max_occurrences: expected a positive whole number (default "
+                             f"{DEFAULT_MAX_OCCURRENCES:,}), got {type(explicit).__name__} {_shown(explicit)}")
+        return min(value, _NO_LIMIT)  # past any estimate: the same as no limit
+    scoped = _SCOPE.get()
+    if scoped is not None:
+        return scoped
+    raw = os.environ.get(ENV)
+    if raw is None or not raw.strip():  # empty means unset, as for Python's own variables
+        return DEFAULT_MAX_OCCURRENCES
+    text = raw.strip()
+    if len(text) > 30 or not _DIGITS.fullmatch(text) or int(text) < 1:
+        raise InputError(f"{ENV}: environment variable is {_shown(raw)}, not a positive whole number "
+                         f"(e.g. 100000000; unset it for the default {DEFAULT_MAX_OCCURRENCES:,})")
+    return min(int(text), _NO_LIMIT)
+
+
+@contextlib.contextmanager
+def scope(limit: object) -> Iterator[int]:
+    """Within the block, ``max_occurrences()`` without an argument is ``limit``.
+
+    How :func:`calsim.simulate` hands its ``max_occurrences=`` down to the
+    expansions inside the engine (and to each Dask partition).
+
+    >>> with scope(10):
+    ...     max_occurrences()
+    10
+    """
+    n = max_occurrences(limit)
+    token = _SCOPE.set(n)
+    try:
+        yield n
+    finally:
+        _SCOPE.reset(token)
+
+
+def check_count(n: object, limit: object = None, what: str = "preview", field: str = "n") -> int:
+    """Refuse a requested number of occurrences ``n`` above the limit (or not a whole number >= 0).
+
+    >>> check_count(99_999_999_999)
+    Traceback (most recent call last):
+        ...
+    calsim.errors.InputError: preview: n=99,999,999,999 exceeds the limit 50,000,000 of occurrences; \
+ask for fewer, or raise it with max_occurrences=, the CALSIM_MAX_OCCURRENCES environment variable or \
+--max-occurrences
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise InputError(f"{field}: expected a whole number >= 0, got {type(n).__name__} {_shown(n)}")
+    cap = max_occurrences(limit)
+    if n > cap:
+        shown = f"{int(n):,}" if n < 10**30 else _shown(n)
+        raise InputError(f"{what}: {field}={shown} exceeds the limit {cap:,} of occurrences; ask for fewer, "
+                         f"or raise it with max_occurrences=, the {ENV} environment variable or --max-occurrences")
+    return int(n)
+
+
+# ---------------------------------------------------------------------------
+# Calendar arithmetic over spans of whole days (vectorised)
+# ---------------------------------------------------------------------------
+
+_LONGEST = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # each month's longest length
+_ALL_MONTHS = 0xFFF
+
+
+def _month_of(days: np.ndarray) -> np.ndarray:
+    return days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+
+
+def _month_start(months: np.ndarray) -> np.ndarray:
+    return months.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+
+
+@functools.lru_cache(maxsize=4096)
+def _month_tables(mask: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """For the months in ``mask`` (bit m-1: month m): among ``r`` consecutive months from month ``s``
+    (0 = January), how many match and their longest total length; and the same per whole year."""
+    inm = np.array([(mask >> m) & 1 for m in range(12)], np.int64)
+    days = inm * np.array(_LONGEST, np.int64)
+    cnt = np.zeros((12, 13), np.int64)
+    total = np.zeros((12, 13), np.int64)
+    for s in range(12):
+        idx = (s + np.arange(12)) % 12
+        cnt[s, 1:] = np.cumsum(inm[idx])
+        total[s, 1:] = np.cumsum(days[idx])
+    return cnt, total, int(inm.sum()), int(days.sum())
+
+
+class _Span:
+    """Whole days ``[d0, d1)`` (arrays, ``d1 > d0``) and what the bounds need of them."""
+
+    def __init__(self, d0: np.ndarray, d1: np.ndarray) -> None:
+        self.n = d1 - d0
+        self.m0 = _month_of(d0)
+        self.nm = _month_of(d1 - 1) - self.m0 + 1
+        self.y0 = self.m0 // 12 + 1970
+        self.ny = (self.m0 + self.nm - 1) // 12 + 1970 - self.y0 + 1
+
+    def months(self, mask: int) -> tuple[np.ndarray, np.ndarray]:
+        """Matching months touched, and an upper bound of the days in them (at most the span's)."""
+        if mask == _ALL_MONTHS:
+            return self.nm, self.n
+        cnt, total, k, kd = _month_tables(mask)
+        full, rem = np.divmod(self.nm, 12)
+        s = self.m0 % 12
+        return full * k + cnt[s, rem], np.minimum(self.n, full * kd + total[s, rem])
+
+    def weekdays(self, k: int) -> np.ndarray:
+        """The most days of ``k`` given weekdays that ``n`` consecutive days hold."""
+        return (self.n // 7) * k + np.minimum(self.n % 7, k)
+
+    def years(self, years: tuple[int, ...]) -> np.ndarray:
+        """Years of the sorted tuple ``years`` touched."""
+        ys = np.array(years, np.int64)
+        return np.searchsorted(ys, self.y0 + self.ny - 1, side="right") - np.searchsorted(ys, self.y0, side="left")
+
+
+def _days(a: np.ndarray, b: np.ndarray) -> _Span:
+    """The whole days touched by the wall times ``[a, b)``."""
+    return _Span(a // DAY, -(-b // DAY))
+
+
+def _ceil(x: np.ndarray, y: int | np.ndarray) -> np.ndarray:
+    return -(-x // y)
+
+
+# ---------------------------------------------------------------------------
+# One profile per kind of rule: the numbers the bound needs, nothing of the span
+# ---------------------------------------------------------------------------
+# Equal profiles share one vectorised computation: "30 2 * * *" and "15 9 * * *"
+# are the same profile (one time a day, every day).
+
+
+@dataclasses.dataclass(frozen=True)
+class _DayTable:
+    """Cron, Quartz and OnCalendar: matching days x times of day.
+
+    ``dom_k``: matching days a month by the day-of-month field (-1: unrestricted);
+    ``wd_k``: weekdays by the day-of-week field (-1: unrestricted), plus
+    ``wd_month_k`` more a month (``5L``, ``5#3``); ``union``: the Vixie
+    "either day field" rule; ``years``: the only years that match (None: all).
+    """
+
+    tpd: int
+    per_hour: int
+    months: int
+    dom_k: int
+    wd_k: int
+    wd_month_k: int
+    union: bool
+    years: tuple[int, ...] | None
+
+    def count(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        span = _days(a, b)
+        md, days = span.months(self.months)
+        if self.years is not None:
+            days = np.minimum(days, span.years(self.years) * 366)
+        dom = md * self.dom_k if self.dom_k >= 0 else None
+        dow = span.weekdays(self.wd_k) + md * self.wd_month_k if self.wd_k >= 0 else None
+        if self.union:
+            if dom is not None and dow is not None:
+                days = np.minimum(days, dom + dow)
+        else:
+            for d in (dom, dow):
+                if d is not None:
+                    days = np.minimum(days, d)
+        return days * self.tpd
+
+    def dense(self, length: np.ndarray) -> np.ndarray:
+        """Most instances in any ``length`` µs of wall time (a fold)."""
+        return np.minimum((_ceil(length, DAY) + 1) * self.tpd, (_ceil(length, HOUR) + 1) * self.per_hour)
+
+
+@dataclasses.dataclass(frozen=True)
+class _WindowProfile:
+    per_day: int
+    weekdays: int
+    step: int
+
+    def count(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # Window.wall_times opens the window on days a // DAY - 1 .. b // DAY.
+        n = b // DAY - a // DAY + 2
+        return ((n // 7) * self.weekdays + np.minimum(n % 7, self.weekdays)) * self.per_day
+
+    def dense(self, length: np.ndarray) -> np.ndarray:
+        return (_ceil(length, DAY) + 1) * np.minimum(self.per_day, _ceil(length, self.step) + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class _EveryProfile:
+    period: int
+
+    def count(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # [a, b) holds at most ceil((b - a) / period) points of any lattice of that step.
+        return np.maximum(_ceil(b - a, self.period), 0)
+
+    def dense(self, length: np.ndarray) -> np.ndarray:
+        return np.zeros(len(length), np.int64)  # one row per instant: a fold adds none
+
+
+_COARSE = ("YEARLY", "MONTHLY", "WEEKLY", "DAILY")
+_UNIT = {"HOURLY": 3600, "MINUTELY": 60, "SECONDLY": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class _RRuleProfile:
+    """RFC 5545 rules: min(matching days x instances a day, periods INTERVAL selects x instances a period).
+
+    The span is first widened to whole periods, as the expansion kernel does
+    (BYSETPOS ranks whole sets), so the bound covers what it generates.
+    """
+
+    freq: str
+    interval: int
+    wkst: int
+    per_day: int
+    per_period: int
+    per_hour: int
+    months: int
+    dom_k: int  # -1: no day-of-month limit
+    wd_k: int  # plain BYDAY weekdays; -1: no BYDAY limit
+    nth_k: int  # numbered BYDAY days
+    nth_in_month: bool
+    yd_k: int  # -1: none
+    wn_k: int  # days a year BYWEEKNO can match; -1: none
+    forward: bool = False  # invalid_day="forward": a MONTHLY rule's month before may move a day in
+
+    def _widen(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d0, d1 = a // DAY, -(-b // DAY)
+        if self.freq == "YEARLY":
+            d0 = _month_start(_month_of(d0) // 12 * 12)
+            d1 = _month_start((_month_of(d1 - 1) // 12 + 1) * 12)
+        elif self.freq == "MONTHLY":
+            # invalid_day="forward" moves a day from the month before in, and one onto the day after.
+            d0 = _month_start(_month_of(d0) - self.forward)
+            d1 = _month_start(_month_of(d1 - 1) + 1) + self.forward
+        elif self.freq == "WEEKLY":
+            d0 = d0 - (d0 + 3 - self.wkst) % 7
+            d1 = d1 + (-(d1 + 3 - self.wkst)) % 7
+        return d0, d1
+
+    def count(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        d0, d1 = self._widen(a, b)
+        span = _Span(d0, d1)
+        md, days = span.months(self.months)
+        if self.dom_k >= 0:
+            days = np.minimum(days, md * self.dom_k)
+        if self.wd_k >= 0:
+            nth = (md if self.nth_in_month else span.ny) * self.nth_k
+            days = np.minimum(days, span.weekdays(self.wd_k) + nth)
+        if self.yd_k >= 0:
+            days = np.minimum(days, span.ny * self.yd_k)
+        if self.wn_k >= 0:
+            days = np.minimum(days, span.ny * self.wn_k)
+        by_days = days * self.per_day
+        if self.freq == "YEARLY":
+            periods = span.ny
+        elif self.freq == "MONTHLY":
+            periods = span.nm
+        elif self.freq == "WEEKLY":
+            periods = _ceil(span.n, 7)
+        elif self.freq == "DAILY":
+            periods = span.n
+        else:
+            periods = span.n * (86400 // _UNIT[self.freq])
+        return np.minimum(by_days, _ceil(periods, self.interval) * self.per_period)
+
+    def dense(self, length: np.ndarray) -> np.ndarray:
+        if self.freq in _COARSE:
+            return np.minimum((_ceil(length, DAY) + 1) * self.per_day, (_ceil(length, HOUR) + 1) * self.per_hour)
+        return _ceil(_ceil(length, _UNIT[self.freq] * US) + 1, self.interval) * self.per_period
+
+
+def _rrule_profile(r: RRule) -> _RRuleProfile:
+    freq = r.freq
+    coarse = freq in _COARSE
+    # Absent time parts: DTSTART's one value when coarser than FREQ, else every value (RRule._plan).
+    ns = len([x for x in r.bysecond if x < 60]) if r.bysecond else (60 if freq == "SECONDLY" else 1)
+    nm = len(r.byminute) or (60 if freq in ("MINUTELY", "SECONDLY") else 1)
+    nh = len(r.byhour) or (1 if coarse else 24)
+    setpos = len(r.bysetpos)
+    no_day_parts = not (r.byweekno or r.byyearday or r.bymonthday or r.byday)
+    plain = sum(1 for n, _ in r.byday if n == 0)
+    nth = len(r.byday) - plain
+    dom_k = len(r.bymonthday) if r.bymonthday else (1 if no_day_parts and freq in ("YEARLY", "MONTHLY") else -1)
+    wd_k = plain if r.byday else (1 if no_day_parts and freq == "WEEKLY" else -1)
+    months = sum(1 << (m - 1) for m in r.bymonth) if r.bymonth else _ALL_MONTHS
+    interval = max(1, min(int(r.interval), 10**13))
+    if coarse:
+        tpd = nh * nm * ns
+        if freq == "DAILY" and setpos:
+            tpd = min(tpd, setpos)
+        if freq == "YEARLY":
+            mc = len(r.bymonth) or (1 if no_day_parts else 12)
+            d = min(366, 31 * mc)
+            if dom_k >= 0:
+                d = min(d, mc * dom_k)
+            if r.byday:
+                d = min(d, plain * 53 + nth * (mc if r.bymonth else 1))
+            if r.byyearday:
+                d = min(d, len(r.byyearday))
+            if r.byweekno:
+                d = min(d, 7 * len(r.byweekno) + 6)
+        elif freq == "MONTHLY":
+            d = 31 if dom_k < 0 else min(31, dom_k)
+            if r.byday:
+                d = min(d, plain * 5 + nth)
+        elif freq == "WEEKLY":
+            d = 7 if wd_k < 0 else min(7, wd_k)
+        else:
+            d = 1
+        per_period = d * tpd
+        if setpos and freq != "DAILY":
+            per_period = min(per_period, setpos)
+        per_day, per_hour = tpd, nm * ns
+    else:
+        unit = _UNIT[freq]
+        if freq == "HOURLY":
+            allowed, offsets = nh, nm * ns
+        elif freq == "MINUTELY":
+            allowed, offsets = nh * nm, ns
+        else:
+            allowed, offsets = nh * nm * ns, 1 if ns else 0
+        if setpos:
+            offsets = min(offsets, setpos)
+        per_period = offsets
+        per_day = min(allowed, -(-(86400 // unit) // interval)) * offsets
+        per_hour = per_day
+    return _RRuleProfile(freq, interval, r.wkst, per_day, per_period, per_hour, months, dom_k, wd_k, nth,
+                         freq == "MONTHLY" or bool(r.bymonth), len(r.byyearday) or -1,
+                         (7 * len(r.byweekno) + 6) if r.byweekno else -1)
+
+
+def per_day(rule: RRule) -> int:
+    """The most instances an RRULE has in one day (0: it has none at all), for sizing a search.
+
+    >>> per_day(RRule.parse("FREQ=HOURLY;INTERVAL=6")), per_day(RRule.parse("FREQ=DAILY;BYSECOND=60"))
+    (4, 0)
+    """
+    return _profile(rule).per_day
+
+
+def _cron_profile(c: Cron) -> _DayTable:
+    months = sum(1 << (m - 1) for m in c.months)
+    dom_all = set(c.days) >= set(range(1, 32))  # Cron's own test for an unrestricted field
+    dow_all = set(c.weekdays) >= set(range(7))
+    dom_k = -1 if dom_all else min(31, len(c.days) + c.last_day + c.last_weekday + len(c.nearest_weekday))
+    wd_k = -1 if dow_all else len(c.weekdays)
+    wd_month = 0 if dow_all else len(c.last_of_weekday) + len(c.nth_weekday)
+    return _DayTable(len(c.hours) * len(c.minutes), len(c.minutes), months, dom_k, wd_k, wd_month, c.day_or, None)
+
+
+def _quartz_profile(q: QuartzCron) -> _DayTable:
+    months = sum(1 << (m - 1) for m in q.months)
+    per_hour = len(q.minutes) * len(q.seconds)
+    if q.by_dom:
+        dom_k = min(31, len(q.days) + len(q.last_offsets) + len(q.last_weekday_offsets) + len(q.nearest_weekday))
+        wd_k, wd_month = -1, 0
+    else:
+        dom_k = -1
+        wd_k = len(q.weekdays)
+        wd_month = 1 if (q.last_of_weekday or q.nth_weekday is not None) else 0
+    return _DayTable(per_hour * len(q.hours), per_hour, months, dom_k, wd_k, wd_month, False,
+                     None if q.years is None else tuple(sorted(q.years)))
+
+
+def _chain_count(chain, size: int) -> int:
+    """Values ``< size`` of an OnCalendar chain, at most (overlapping items counted twice)."""
+    if chain is None:
+        return size
+    total = 0
+    for start, stop, repeat in chain:
+        end = min(stop if stop >= 0 else size - 1, size - 1)
+        total += 1 if repeat == 0 else max(0, (end - start) // repeat + 1)
+    return total
+
+
+def _chain_values(chain, lo: int, hi: int) -> tuple[int, ...]:
+    """The values ``lo..hi`` of a chain (small ranges only: months, years)."""
+    if chain is None:
+        return tuple(range(lo, hi + 1))
+    out: set[int] = set()
+    for start, stop, repeat in chain:
+        end = min(stop if stop >= 0 else hi, hi)
+        out.update([start] if repeat == 0 else range(start, end + 1, repeat))
+    return tuple(sorted(v for v in out if lo <= v <= hi))
+
+
+def _oncalendar_profile(o: OnCalendar) -> _DayTable:
+    months = sum(1 << (m - 1) for m in _chain_values(o.months, 1, 12))
+    per_hour = _chain_count(o.minutes, 60) * _chain_count(o.seconds, 60 * US)
+    tpd = _chain_count(o.hours, 24) * per_hour
+    dom_k = -1 if o.days is None else min(31, _chain_count(o.days, 32))
+    bits = o.weekday_bits
+    wd_k = bin(bits).count("1") if 0 < bits < 127 else -1
+    # Years outside 1970..2199 never match (calendarspec.c MIN_YEAR/MAX_YEAR).
+    return _DayTable(tpd, per_hour, months, dom_k, wd_k, 0, False,
+                     _chain_values(o.years, _OC_MIN_YEAR, _OC_MAX_YEAR))
+
+
+def _window_profile(w: Window) -> _WindowProfile:
+    step = max(1, int(w._step_us))
+    return _WindowProfile(-(-int(w._length_us) // step), len(w._days), step)
+
+
+def _build(rule: object):
+    if isinstance(rule, RRule):
+        return _rrule_profile(rule)
+    if isinstance(rule, Cron):
+        return _cron_profile(rule)
+    if isinstance(rule, Every):
+        return _EveryProfile(max(1, int(rule.period_us)))
+    if isinstance(rule, Window):
+        return _window_profile(rule)
+    if isinstance(rule, OnCalendar):
+        return _oncalendar_profile(rule)
+    if isinstance(rule, QuartzCron):
+        return _quartz_profile(rule)
+    raise InputError(f"rule: cannot estimate a rule of type {type(rule).__name__}")
+
+
+class _Info(NamedTuple):
+    """What the estimate needs of a rule, derived once per distinct rule."""
+
+    prof: object  # interned: equal profiles are one object, so schedules group by identity
+    kind: int  # _CAL, _RRULE or _EVERY
+    until_end: int  # RRULE: no wall time at or after this is generated
+    count: int  # RRULE COUNT plus one period (the search builds whole periods), -1 without COUNT
+    anchor: int | None  # Every's own anchor
+
+
+_CAL, _RRULE, _EVERY = 0, 1, 2
+_INFOS: dict = {}  # rule -> _Info; bounded below
+_INTERNED: dict = {}
+
+
+def _info(rule: object) -> _Info:
+    prof = _build(rule)
+    prof = _INTERNED.setdefault(prof, prof)
+    if isinstance(rule, RRule):
+        until_end = _MAX_US if rule.until is None else rule.until + (MARGIN if rule.until_utc else 1)
+        count = -1 if rule.count is None else min(int(rule.count), 2**62) + max(prof.per_period, prof.per_day)
+        return _Info(prof, _RRULE, until_end, count, None)
+    if isinstance(rule, Every):
+        return _Info(prof, _EVERY, _MAX_US, -1, rule._anchor_us)
+    return _Info(prof, _CAL, _MAX_US, -1, None)
+
+
+def _infos(rules: list) -> list[_Info]:
+    """:func:`_info` of each rule, cached by the (frozen) rule's value; an unhashable rule is derived afresh."""
+    if len(_INFOS) > 20_000 or len(_INTERNED) > 20_000:
+        _INFOS.clear()
+        _INTERNED.clear()
+    get = _INFOS.get
+    out = []
+    for r in rules:
+        try:
+            inf = get(r)
+        except TypeError:  # e.g. a Window whose days= is a list
+            out.append(_info(r))
+            continue
+        if inf is None:
+            inf = _INFOS[r] = _info(r)
+        out.append(inf)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _forward(prof: _RRuleProfile) -> _RRuleProfile:
+    return dataclasses.replace(prof, forward=True)
+
+
+def _profile(rule: object):
+    """The rule's profile (cached)."""
+    return _infos([rule])[0].prof
+
+
+# ---------------------------------------------------------------------------
+# Zones: how many folds (and gaps) a span meets, and how long the longest is
+# ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Edges:
+    fold_t: np.ndarray  # UTC seconds of transitions that set clocks back
+    fold_len: int  # the longest, µs
+    gap_t: np.ndarray
+    gap_len: int
+    end_s: int  # the table's transitions run to here; after it, at most one of each a year
+    footer: bool  # the footer has DST (so folds and gaps go on after end_s)
+
+
+def _edges(table) -> _Edges:
+    utc = np.asarray(table.utc, np.int64)
+    off = np.asarray(table.offsets, np.int64)
+    back = off[:-1] - off[1:]  # transition i: offsets[i] -> offsets[i + 1]
+    footer = table.footer
+    has_dst = bool(footer is not None and footer.has_dst)
+    extra = abs(int(footer.dst_offset) - int(footer.std_offset)) if has_dst else 0
+    fold_len = max(int(back.max(initial=0)), extra)
+    gap_len = max(int((-back).max(initial=0)), extra)
+    end_s = int((np.datetime64(int(table.until_year) + 1 - 1970, "Y").astype("datetime64[s]")).astype(np.int64))
+    return _Edges(utc[back > 0], fold_len * US, utc[back < 0], gap_len * US, end_s, has_dst)
+
+
+def _meets(edges: _Edges, kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many folds (``kind="fold"``) or gaps the wall times ``[a, b)`` can meet."""
+    t = edges.fold_t if kind == "fold" else edges.gap_t
+    a_s, b_s = a // US - 2 * 86400, -(-b // US) + 2 * 86400  # a wall time is within 26 h of its instant
+    n = np.searchsorted(t, b_s) - np.searchsorted(t, a_s)
+    if edges.footer:
+        later = np.maximum(b_s - np.maximum(a_s, edges.end_s), 0)
+        n = n + np.where(later > 0, later // (365 * 86400) + 2, 0)
+    return n
+
+
+# ---------------------------------------------------------------------------
+# The estimate
+# ---------------------------------------------------------------------------
+
+
+def _as_us(value: object, field: str) -> int:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    return instant_us(value, field)
+
+
+def estimates(schedules: object, lo: object, hi: object, release: object = None) -> np.ndarray:
+    """Per schedule (in the order given), an upper bound of the rows :func:`calsim.expand` gives over ``[lo, hi)``.
+
+    ``lo`` and ``hi`` are instants (int µs, ISO text, aware datetimes);
+    ``release`` is used only for the folds (``fold="both"`` adds rows) and
+    gaps (a skipped time is not counted by COUNT) of each zone. The work per
+    schedule is a few attribute reads; the bounds are computed in numpy,
+    once per group of schedules with equal profiles.
+    """
+    from .expansion import as_schedules
+    from .tzdb import release as get_release
+
+    scheds = as_schedules(schedules)
+    lo, hi = _as_us(lo, "start"), _as_us(hi, "end")
+    n = len(scheds)
+    if not n:
+        return np.zeros(0, np.int64)
+    infos = _infos([s.parsed_rule for s in scheds])
+    lo_i = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], np.int64)
+    hi_i = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], np.int64)
+    # Where a rule starts: DTSTART (an instant's wall time is within a margin of it).
+    start = np.array([s.start_wall if s.start_wall is not None else
+                      (s.start_utc - MARGIN if s.start_utc is not None else _MIN_US) for s in scheds], np.int64)
+    kind = np.array([inf.kind for inf in infos], np.int8)
+    until_end = np.array([inf.until_end for inf in infos], np.int64)
+    count = np.array([inf.count for inf in infos], np.int64)
+    both = np.array([s.fold == "both" for s in scheds], bool)
+    live = hi_i > lo_i
+
+    # Calendar rules: wall times over the window and its margins, from DTSTART,
+    # before UNTIL; COUNT: every instance from DTSTART on may be built.
+    a = np.maximum(lo_i - MARGIN, start)
+    b = np.minimum(hi_i + MARGIN, until_end)
+    counted = (count >= 0) & (start > _MIN_US)
+    a[counted] = start[counted]
+    rr = kind == _RRULE
+    a[rr] = np.maximum(a[rr], _MIN_US)
+    b[rr] = np.minimum(b[rr], _MAX_US)
+    profs = [inf.prof for inf in infos]
+    for i in np.flatnonzero(kind == _EVERY):  # instants: anchor + k * period, from the start and the anchor
+        s, inf = scheds[i], infos[i]
+        first = s.start_utc if s.start_utc is not None else (
+            s.start_wall - MARGIN if s.start_wall is not None else inf.anchor)
+        a[i] = max(lo_i[i], first, inf.anchor if inf.anchor is not None else first)
+        b[i] = hi_i[i]
+    for i in np.flatnonzero(rr):
+        p = profs[i]
+        if p.freq == "MONTHLY" and scheds[i].invalid_day == "forward":
+            profs[i] = _forward(p)
+    rdates = np.array([len(s.rdate_wall) for s in scheds], np.int64) * np.where(both, 2, 1) * live
+    live &= b > a
+
+    # One numpy pass per distinct profile (few: "30 2 * * *" and "15 9 * * *" are one).
+    est = np.zeros(n, np.int64)
+    distinct = list({id(p): p for p in profs}.values())
+    codes = {id(p): c for c, p in enumerate(distinct)}
+    code = np.array([codes[id(p)] for p in profs], np.int64)
+    order = np.flatnonzero(live)
+    order = order[np.argsort(code[order], kind="stable")]
+    cuts = np.flatnonzero(np.diff(code[order])) + 1
+    for idx in np.split(order, cuts) if len(order) else ():
+        est[idx] = distinct[code[idx[0]]].count(a[idx], b[idx])
+    fold_both = np.flatnonzero(both & live & (kind != _EVERY))
+    gap_skip = np.flatnonzero(counted & live & np.array([s.gap == "skip" for s in scheds], bool))
+    if len(fold_both) or len(gap_skip):
+        rel = get_release(release)
+        by_zone = {z: _edges(rel.table(z)) for z in {scheds[i].zone for i in (*fold_both, *gap_skip)}}
+    if len(gap_skip):
+        # COUNT counts the instances that run: the gap-skipped ones come on top.
+        count[gap_skip] = np.minimum(count[gap_skip] + _extras(scheds, profs, gap_skip, by_zone, "gap", a, b),
+                                     2**62)
+    est[counted] = np.minimum(est[counted], count[counted])
+    if len(fold_both):  # a time in a fold is two rows
+        est[fold_both] += _extras(scheds, profs, fold_both, by_zone, "fold", a, b)
+    return est + rdates
+
+
+def _extras(scheds, profs: list, rows: np.ndarray, by_zone: dict[str, _Edges], kind: str, a: np.ndarray,
+            b: np.ndarray) -> np.ndarray:
+    """Rows added by the folds (``kind="fold"``) or gaps that each schedule of ``rows`` meets."""
+    codes: dict[str, int] = {}
+    zone_of = np.array([codes.setdefault(scheds[i].zone, len(codes)) for i in rows], np.int64)
+    met = np.zeros(len(rows), np.int64)
+    length = np.zeros(len(rows), np.int64)
+    for z, code in codes.items():
+        at = np.flatnonzero(zone_of == code)
+        e = by_zone[z]
+        met[at] = _meets(e, kind, a[rows[at]], b[rows[at]])
+        length[at] = e.fold_len if kind == "fold" else e.gap_len
+    out = np.zeros(len(rows), np.int64)
+    by_prof: dict[object, list[int]] = {}
+    for k, i in enumerate(rows):
+        by_prof.setdefault(id(profs[i]), []).append(k)
+    for ks in by_prof.values():
+        at = np.array(ks, np.int64)
+        prof = profs[rows[ks[0]]]
+        out[at] = np.where(length[at] > 0, met[at] * prof.dense(length[at]), 0)
+    return out
+
+
+def _total(est: np.ndarray) -> int:
+    if not len(est):
+        return 0
+    if int(est.max()) < 2**62 // max(1, len(est)):
+        return int(est.sum())
+    return sum(int(x) for x in est)  # no int64 overflow, whatever the fleet
+
+
+def estimate(schedules: object, lo: object, hi: object, release: object = None) -> int:
+    """An upper bound of the rows of ``calsim.expand(schedules, lo, hi)``, without expanding.
+
+    >>> import calsim
+    >>> s = calsim.Schedule("daily", "Europe/Berlin", "2026-01-01T09:00", "0 9 * * *")
+    >>> estimate([s], "2026-01-01T00:00Z", "2027-01-01T00:00Z")  # 365 rows, and two days of margin
+    367
+    """
+    return _total(estimates(schedules, lo, hi, release))
+
+
+def check(schedules: object, lo: object, hi: object, limit: object = None, what: str = "expand",
+          release: object = None) -> int:
+    """Refuse, before anything is allocated, a call whose :func:`estimate` exceeds the limit.
+
+    ``limit`` None is :func:`max_occurrences`'s; ``what`` names the entry
+    point in the message. Returns the estimate.
+
+    Raises
+    ------
+    InputError
+        One line: the estimate, the heaviest schedule, the limit and how to raise it.
+    """
+    from .expansion import as_schedules
+
+    cap = max_occurrences(limit)
+    scheds = as_schedules(schedules)
+    est = estimates(scheds, lo, hi, release)
+    total = _total(est)
+    if total > cap:
+        i = int(np.argmax(est))
+        raise InputError(f"{what}: ~{total:,} occurrences (schedule {_shown(scheds[i].id)} alone ~{int(est[i]):,}) "
+                         f"exceeds the limit {cap:,}; {_HOW}")
+    return total
