@@ -420,8 +420,13 @@ def _refuse_overwrite(db: str, ledgers: list, replace: bool) -> None:
     import os
 
     from .errors import ScenarioExistsError
-    from .store import LedgerStore
+    from .store import LedgerStore, check_scenario_name
 
+    for ledger in ledgers:
+        try:
+            check_scenario_name(ledger.name)
+        except CalsimError as exc:
+            raise type(exc)(f"--name: {str(exc).removeprefix('name: ')}") from None
     if replace or db == ":memory:" or not os.path.exists(db):
         return
     with LedgerStore(db, read_only=True) as store:

@@ -16,7 +16,7 @@ import datetime as dt
 import math
 import re
 
-from .errors import InputError
+from .errors import InputError, shown
 
 __all__ = ["duration_us", "format_duration"]
 
@@ -45,32 +45,27 @@ def duration_us(value: object, field: str = "duration", *, allow_zero: bool = Fa
     if isinstance(value, dt.timedelta):
         us = (value.days * 86400 + value.seconds) * US + value.microseconds
     elif isinstance(value, bool):
-        raise InputError(f"{field}: expected {_ALLOWED}, got {value!r}")
+        raise InputError(f"{field}: expected {_ALLOWED}, got {shown(value)}")
     elif isinstance(value, (int, float)):
-        if not math.isfinite(value) or abs(value) > MAX_US / US:
-            raise InputError(f"{field}: {_show(value)} seconds is out of range (at most {MAX_DAYS:,} days)")
+        too_big = abs(value) > MAX_US // US if isinstance(value, int) else not math.isfinite(value) or abs(value) > MAX_US / US
+        if too_big:
+            raise InputError(f"{field}: {shown(value)} seconds is out of range (at most {MAX_DAYS:,} days)")
         us = round(value * US)
     elif isinstance(value, str):
         us = _parse(value.strip(), field)
     else:
-        raise InputError(f"{field}: expected {_ALLOWED}, got {type(value).__name__} {_show(value)}")
+        raise InputError(f"{field}: expected {_ALLOWED}, got {type(value).__name__} {shown(value)}")
     if us > MAX_US:
-        raise InputError(f"{field}: {_show(value)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
+        raise InputError(f"{field}: {shown(value)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
                          "duration calsim takes")
     if us < 0 or (us == 0 and not allow_zero):
-        raise InputError(f"{field}: {value!r} must be {'at least 0' if allow_zero else 'positive'}")
+        raise InputError(f"{field}: {shown(value)} must be {'at least 0' if allow_zero else 'positive'}")
     return us
-
-
-def _show(value: object) -> str:
-    """``repr(value)``, cut: a message never carries an attacker-sized value."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _parse(text: str, field: str) -> int:
     if len(text) > 100:
-        raise InputError(f"{field}: {_show(text)} is not a duration ({len(text):,} characters); expected {_ALLOWED}")
+        raise InputError(f"{field}: {shown(text)} is not a duration ({len(text):,} characters); expected {_ALLOWED}")
     m = _SHORT.match(text)
     if m and m[2].lower() in _UNITS:
         return _us(float(m[1]) * _UNITS[m[2].lower()], text, field)
@@ -86,16 +81,16 @@ def _parse(text: str, field: str) -> int:
         )
     if re.match(r"^P(\d+Y|\d+M)", text.upper()):
         raise InputError(
-            f"{field}: {text!r} is a calendar period (months/years have no fixed length); "
+            f"{field}: {shown(text)} is a calendar period (months/years have no fixed length); "
             f"expected {_ALLOWED}, or use a calendar rule (RRULE/cron) for calendar periods"
         )
-    raise InputError(f"{field}: cannot parse {_show(text)}; expected {_ALLOWED}")
+    raise InputError(f"{field}: cannot parse {shown(text)}; expected {_ALLOWED}")
 
 
 def _us(value: float, text: str, field: str) -> int:
     """Round to µs, refusing what is beyond MAX_US (also infinity: float('1' * 400) is inf)."""
     if not math.isfinite(value) or value > MAX_US:
-        raise InputError(f"{field}: {_show(text)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
+        raise InputError(f"{field}: {shown(text)} is longer than {MAX_DAYS:,} days (1,000 years), the longest "
                          "duration calsim takes")
     return round(value)
 

@@ -19,6 +19,8 @@ zone: unknown zone 'America/New_Yrok' in tzdata ... (did you mean 'America/New_Y
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "CalsimError",
     "InputError",
@@ -43,7 +45,49 @@ __all__ = [
 
 
 class CalsimError(ValueError):
-    """Root of every error a user of calsim can cause."""
+    """Root of every error a user of calsim can cause.
+
+    A message never carries an attacker-sized value: messages quote what was
+    given, and a rule of a megabyte quoted whole (and again by each importer
+    that wraps the error) would flood a CI log or a terminal. Past
+    :data:`MAX_MESSAGE` characters, every quoted value longer than
+    :data:`MAX_QUOTED` is cut in its middle (``'xxxx...xxxx'``), so the field
+    names and the reason stay readable; what is still too long is cut too.
+
+    >>> len(str(CalsimError("cron: minute value " + repr("9" * 10**6) + " is out of range (allowed 0..59)")))
+    112
+    """
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str) and len(args[0]) > MAX_MESSAGE:
+            args = (_cut_message(args[0]), *args[1:])
+        super().__init__(*args)
+
+
+def shown(value: object, width: int = 60) -> str:
+    """``repr(value)`` for a message, at most ``width`` characters; a huge int by its size.
+
+    >>> shown(10**5000), shown("x" * 100, 12)
+    ('an integer of 5,001 digits', "'xxxxxxxx...")
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of {len(str(abs(value))) if value.bit_length() < 14000 else value.bit_length() * 30103 // 100000 + 1:,} digits"
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+MAX_MESSAGE = 600
+MAX_QUOTED = 60
+_QUOTED = re.compile(r"'[^'\n]{%d,}'|\"[^\"\n]{%d,}\"" % (MAX_QUOTED + 1, MAX_QUOTED + 1))
+
+
+def _cut_message(text: str) -> str:
+    """``text`` with every long quoted value cut in its middle, then at most MAX_MESSAGE characters."""
+    half = (MAX_QUOTED - 3) // 2
+    text = _QUOTED.sub(lambda m: m[0][: half + 1] + "..." + m[0][-half - 1:], text)
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE // 2] + f" [...{len(text) - MAX_MESSAGE:,} characters cut...] " + text[-MAX_MESSAGE // 2:]
+    return text
 
 
 class InputError(CalsimError):

@@ -120,6 +120,8 @@ def _read(path: str | Path, what: str) -> tuple[Path, dict, str]:
         raise ScheduleError(f"{what}: {str(path)!r} is not valid TOML ({exc})") from None
     except RecursionError:
         raise ScheduleError(f"{what}: {str(path)!r}: tables or arrays nested too deeply") from None
+    except ValueError as exc:  # tomllib: an integer of more than 4,300 digits
+        raise ScheduleError(f"{what}: {str(path)!r}: a value cannot be read ({str(exc).splitlines()[0][:100]})") from None
 
 
 def _header_lines(text: str, table: str) -> list[int]:

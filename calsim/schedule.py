@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from .calendars import Calendar, as_calendars
-from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError
+from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, shown
 from .resolution import FoldPolicy, GapPolicy, check_policy
 from .rules.cron import Cron
 from .rules.every import Every
@@ -58,7 +58,7 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     if not isinstance(rule, str):
         raise RuleError(
             f"rule: expected RRULE text, a cron expression, OnCalendar=..., Every(...) or Window(...), "
-            f"got {type(rule).__name__} {rule!r}"
+            f"got {type(rule).__name__} {shown(rule)}"
         )
     text = rule.strip()
     if text.startswith(_ONCALENDAR):  # a systemd calendar expression, systemd.time(7)
@@ -74,7 +74,7 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     if text.startswith("@") or (len(text.split()) == 5 and all(_CRON_FIELD.match(f) for f in text.split())):
         return Cron.parse(text), None, None
     raise RuleError(
-        f"rule: cannot tell the kind of {rule!r} (expected RRULE text with FREQ=..., "
+        f"rule: cannot tell the kind of {shown(rule)} (expected RRULE text with FREQ=..., "
         "a 5-field cron expression or @daily-style macro, 'OnCalendar=<systemd calendar expression>', "
         "'quartz:<Quartz cron expression>', "
         "Every(...) or Window(...))"
@@ -150,15 +150,14 @@ class Schedule:
     def __post_init__(self) -> None:
         sid = self.id
         if not isinstance(sid, str) or not sid.strip():
-            shown = repr(sid)
-            raise ScheduleError(f"id: expected a non-empty string, got {shown if len(shown) <= 60 else shown[:57] + '...'}")
+            raise ScheduleError(f"id: expected a non-empty string, got {shown(sid)}")
         if len(sid) > MAX_ID_LENGTH or any(c < " " or c == "\x7f" for c in sid):
             # Ids end up in DuckDB, CSV, terminals and file names: a NUL or an escape sequence there
             # is never what the user meant (and may be an attack on whoever reads the output).
             bad = "longer than 1,000 characters" if len(sid) > MAX_ID_LENGTH else "holds a control character"
             raise ScheduleError(f"id: {sid[:40]!r}{'...' if len(sid) > 40 else ''} {bad} "
                                 "(allowed: printable text, at most 1,000 characters)")
-        where = f"schedule {sid!r}: "
+        where = f"schedule {shown(sid)}: "
         try:
             self._validate(where)
         except ScheduleError:
@@ -172,7 +171,7 @@ class Schedule:
 
         set_ = object.__setattr__
         if not isinstance(self.zone, str):
-            raise ScheduleError(f"{where}zone: expected an IANA zone name, got {self.zone!r}")
+            raise ScheduleError(f"{where}zone: expected an IANA zone name, got {shown(self.zone)}")
         try:
             release().table(self.zone)
         except UnknownReleaseError:  # pragma: no cover - tzdata is a dependency
@@ -182,9 +181,8 @@ class Schedule:
         check_policy("invalid_day", self.invalid_day, get_args(InvalidDayPolicy))
         if (not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1
                 or self.revision > MAX_REVISION):
-            shown = repr(self.revision)
             raise ScheduleError(f"{where}revision: expected a whole number from 1 to {MAX_REVISION:,} (it is stored "
-                                f"as a 64-bit integer), got {shown if len(shown) <= 40 else shown[:37] + '...'}")
+                                f"as a 64-bit integer), got {shown(self.revision)}")
 
         rule, block_start, tzid = parse_rule(self.rule)
         block_utc = None
@@ -193,7 +191,7 @@ class Schedule:
             block_start, block_utc, tzid = None, block_start, None
         if tzid is not None and tzid != self.zone:
             raise ScheduleError(
-                f"{where}rule: its DTSTART says TZID={tzid} but the schedule's zone is {self.zone!r}; "
+                f"{where}rule: its DTSTART says TZID={tzid} but the schedule's zone is {shown(self.zone)}; "
                 "make them agree"
             )
         set_(self, "parsed_rule", rule)
@@ -231,7 +229,7 @@ class Schedule:
         t = None if self.effective_to is None else instant_us(self.effective_to, "effective_to")
         if f is not None and t is not None and t <= f:
             raise ScheduleError(
-                f"{where}effective_to: {self.effective_to!r} is not after effective_from {self.effective_from!r} "
+                f"{where}effective_to: {shown(self.effective_to)} is not after effective_from {shown(self.effective_from)} "
                 "(a revision is valid over the half-open interval [effective_from, effective_to))"
             )
         set_(self, "from_utc", f)
@@ -273,7 +271,7 @@ def check_revisions(schedules: list[Schedule]) -> None:
             continue
         numbers = [r.revision for r in revs]
         if len(set(numbers)) != len(numbers):
-            raise ScheduleError(f"schedule {sid!r}: revision numbers repeat ({sorted(numbers)}); each must be unique")
+            raise ScheduleError(f"schedule {shown(sid)}: revision numbers repeat ({sorted(numbers)}); each must be unique")
         lo = float("-inf")
         spans = sorted(
             ((r.from_utc if r.from_utc is not None else float("-inf"),
@@ -283,7 +281,7 @@ def check_revisions(schedules: list[Schedule]) -> None:
         for a, b, n in spans:
             if a < lo:
                 raise ScheduleError(
-                    f"schedule {sid!r}: revision {n} starts before revision {prev} ends; revision windows "
+                    f"schedule {shown(sid)}: revision {n} starts before revision {prev} ends; revision windows "
                     "[effective_from, effective_to) must not overlap"
                 )
             lo, prev = b, n

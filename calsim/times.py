@@ -25,7 +25,7 @@ from collections.abc import Iterable
 import numpy as np
 import polars as pl
 
-from .errors import InputError
+from .errors import InputError, shown
 
 __all__ = ["local_us", "instant_us", "US"]
 
@@ -45,12 +45,12 @@ def _parse_iso(text: str, field: str, *, want_aware: bool | None) -> dt.datetime
         value = dt.datetime.fromisoformat(s.replace("z", "Z"))
     except ValueError:
         raise InputError(
-            f"{field}: cannot parse {text!r} as an ISO 8601 date-time "
+            f"{field}: cannot parse {shown(text)} as an ISO 8601 date-time "
             "(expected e.g. '2026-03-08T02:30' for a local time or '2026-03-08T07:30Z' for an instant)"
         ) from None
     if want_aware is False and value.tzinfo is not None:
         raise InputError(
-            f"{field}: {text!r} carries an offset, but a naive local wall time is required here "
+            f"{field}: {shown(text)} carries an offset, but a naive local wall time is required here "
             "(drop the 'Z' or offset, e.g. '2026-03-08T02:30')"
         )
     return value
@@ -103,7 +103,7 @@ def local_us(values: object, field: str = "local_times") -> np.ndarray:
     if arr is not None:
         if tz is not None:
             raise InputError(
-                f"{field}: the series has time zone {tz!r}, but naive local wall times are required "
+                f"{field}: the series has time zone {shown(tz)}, but naive local wall times are required "
                 "(use .dt.replace_time_zone(None) if the values already are wall times)"
             )
         return arr.view(np.int64).copy()
@@ -127,7 +127,7 @@ def local_us(values: object, field: str = "local_times") -> np.ndarray:
             v = dt.datetime(v.year, v.month, v.day)
         else:
             raise InputError(
-                f"{field}: item {i} is {type(v).__name__} {v!r}; expected a naive datetime or an ISO string"
+                f"{field}: item {i} is {type(v).__name__} {shown(v)}; expected a naive datetime or an ISO string"
             )
         out[i] = _dt_to_us(v)
     return out
@@ -151,5 +151,5 @@ def instant_us(value: object, field: str) -> int:
         return _dt_to_us(dt.datetime(value.year, value.month, value.day))
     raise InputError(
         f"{field}: expected an instant (aware datetime, or ISO string such as '2026-03-08T07:30Z'), "
-        f"got {type(value).__name__} {value!r}"
+        f"got {type(value).__name__} {shown(value)}"
     )

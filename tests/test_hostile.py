@@ -115,6 +115,13 @@ CASES: list[Case] = [
         "calsim.Policy(max_lateness='P99999999999999999999D')")),
     Case("every_20_digit_days", "files", "RuleError", "Every.period", code="calsim.Every('99999999999999999999d')"),
     Case("revision_20_digits_in_toml", "files", "exit 2", "revision", cli=("expand", "{W}/revision.toml")),
+    Case("policy_priority_5000_digits", "files", "PolicyError", "priority", code="calsim.Policy(priority=10**5000)"),
+    Case("scenario_seed_5000_digits", "files", "InputError", "scenario.seed", code=(
+        "calsim.Scenario('s', [calsim.Schedule('a', 'UTC', '2026-01-01T00:00', 'FREQ=DAILY')], '2026-01-01T00:00Z', "
+        "'2026-01-02T00:00Z', seed=10**5000)")),
+    Case("yaml_int_5000_digits", "files", "InputError", "YAML value", code=(
+        "calsim.from_kubernetes('apiVersion: batch/v1\\nkind: CronJob\\nmetadata: {name: a}\\nspec: "
+        "{schedule: \"0 3 * * *\", startingDeadlineSeconds: ' + '9' * 5000 + '}\\n')")),
     Case("nul_in_crontab", "files", "InputError", "NUL", code="calsim.from_crontab('0 3 * * * /bin/a\\x00b\\n')"),
     Case("nul_in_schedule_id", "files", "ScheduleError", "id", code=(
         "calsim.Schedule('a\\x00b', 'UTC', '2026-01-01T00:00', 'FREQ=DAILY')")),
@@ -128,6 +135,11 @@ CASES: list[Case] = [
     Case("hcl_nested", "files", "InputError", "HCL", code=(
         "calsim.from_eventbridge('resource \"aws_scheduler_schedule\" \"x\" {\\n a = ' + '[' * 50000 + ']' * 50000 + "
         "'\\n}\\n')")),
+    Case("megabyte_schedule_in_manifest", "files", "RuleError", "spec.schedule", code=(
+        "calsim.from_kubernetes('apiVersion: batch/v1\\nkind: CronJob\\nmetadata: {name: a}\\nspec: {schedule: \"' "
+        "+ 'x' * 1000000 + '\", jobTemplate: {}}\\n', strict=True)")),
+    Case("megabyte_oncalendar_line", "files", "RuleError", "OnCalendar", code=(
+        "calsim.from_systemd('[Timer]\\nOnCalendar=' + '1' * 1000000 + '\\n', strict=True)")),
     Case("history_fifo", "files", "InputError", "FIFO", code=(
         "from calsim.importers.history import read_history\n    read_history(W + '/fifo')")),
     # -- outputs never destroy -------------------------------------------------------------------------
@@ -149,6 +161,9 @@ CASES: list[Case] = [
     Case("bad_output_checked_before_store_write", "outputs", "exit 2", "--output", cli=(
         "simulate", "{W}/daily.toml", "--from", "2026-01-01T00:00Z", "--to", "2026-01-05T00:00Z", "--db",
         "{W}/store.duckdb", "--name", "new-one", "--format", "csv", "--output", "/dev/null", "--quiet")),
+    Case("scenario_name_with_escape_sequence", "outputs", "exit 2", "--name", cli=(
+        "simulate", "{W}/daily.toml", "--from", "2026-01-01T00:00Z", "--to", "2026-01-02T00:00Z", "--db",
+        "{W}/store.duckdb", "--name", "\x1b[2Jowned", "--format", "csv", "--output", "{W}/new.csv", "--quiet")),
     # -- store errors ----------------------------------------------------------------------------------
     Case("store_motherduck_prefix", "store", "StoreError", "md:", code="calsim.LedgerStore('md:calsim')"),
     Case("store_s3_url", "store", "StoreError", "s3://", code="calsim.LedgerStore('s3://bucket/x.duckdb')"),

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from ..errors import InputError
+from ..errors import CalsimError, InputError
 
 __all__ = ["documents", "load_one", "load_json", "MAX_NODES", "MAX_DEPTH"]
 
@@ -69,6 +69,10 @@ def _iter(text: str, where: str, loader_cls: type) -> Iterator[tuple[int, Any, A
         raise InputError(f"{where}{at}: not valid YAML ({str(problem)[:120]})") from None
     except RecursionError:
         raise InputError(f"{where}: YAML nested too deeply (at most {MAX_DEPTH} levels)") from None
+    except CalsimError:
+        raise
+    except (ValueError, OverflowError) as exc:  # a scalar PyYAML cannot build: an int of 5,000 digits, a date
+        raise InputError(f"{where}: a YAML value cannot be read ({str(exc).splitlines()[0][:100]})") from None
     finally:
         if loader is not None:
             loader.dispose()

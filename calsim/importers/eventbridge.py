@@ -284,7 +284,7 @@ def _rule(expr: str, where: str, begin: str | None, created: str | None, notes: 
             raise RuleError(f"{where}: ScheduleExpression: {exc}") from None
     m = _RATE.match(expr)
     if m is not None:
-        n = int(m.group(1))
+        n = int(m.group(1)) if len(m.group(1)) <= 12 else 10**12  # Every() refuses past 1,000 years
         if n < 1:
             raise InputError(f"{where}: ScheduleExpression: {expr!r} has value 0 (allowed a whole number >= 1)")
         anchor = begin or created
@@ -339,6 +339,8 @@ def _int(value: Any, where: str) -> int:
     if isinstance(value, terraform.Expression):
         _str(value, where)
     if isinstance(value, str) and value.strip().isdigit():  # CloudFormation YAML may quote numbers
+        if len(value.strip()) > 18:
+            raise InputError(f"{where}: a number of {len(value.strip()):,} digits is out of range")
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{where}: expected a whole number, got {_show(value)}")

@@ -41,6 +41,8 @@ source's notes say.
 
 from __future__ import annotations
 
+import math
+
 import datetime as dt
 import re
 from pathlib import Path
@@ -56,6 +58,7 @@ __all__ = ["from_systemd", "timespan_us"]
 
 _TRUE = ("1", "yes", "y", "true", "t", "on")
 _FALSE = ("0", "no", "n", "false", "f", "off")
+_MAX_SPAN_US = 365_000 * 86_400_000_000  # calsim.durations.MAX_US
 _MONOTONIC = ("OnActiveSec", "OnBootSec", "OnStartupSec", "OnUnitActiveSec", "OnUnitInactiveSec")
 _IGNORED = ("WakeSystem", "RemainAfterElapse", "OnClockChange", "OnTimezoneChange")
 # systemd.time(7), "Parsing Time Spans"; longest names first so "min" is not read as "m" + "in".
@@ -92,7 +95,10 @@ def timespan_us(text: str, field: str = "time span") -> int:
         if unit is None and m.end() < len(s) and s[m.end()].isalpha():
             raise InputError(f"{field}: {text!r} has an unknown unit at {s[m.end():m.end() + 8]!r} (allowed us, "
                              "ms, s, min, h, d, w, M, y)")
-        total += round(float(m.group(1)) * _UNITS[unit or "s"])
+        part = float(m.group(1)) * _UNITS[unit or "s"]
+        if not math.isfinite(part) or part > _MAX_SPAN_US:
+            raise InputError(f"{field}: {text[:40]!r} is longer than {_MAX_SPAN_US // 86_400_000_000:,} days")
+        total += round(part)
         pos, n = m.end(), n + 1
     if n == 0:
         raise InputError(f"{field}: empty time span (allowed e.g. '30s', '5min')")

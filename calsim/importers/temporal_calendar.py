@@ -305,7 +305,7 @@ def _value(token: str, lo: int, hi: int, field: str, where: str, whole: str) -> 
         for i, name in enumerate(table):
             if name.startswith(t):
                 return i + 1 if field == "month" else i
-    if t.isdigit() and lo <= int(t) <= hi:
+    if t.isdigit() and len(t) <= 10 and lo <= int(t) <= hi:
         return int(t)
     raise RuleError(f"{where}: {whole!r}: {token!r} is out of range or not a value (allowed {lo}..{hi}"
                     + (", month names" if field == "month" else ", weekday names" if field == "dayOfWeek" else "")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..durations import duration_us, format_duration
-from ..errors import RuleError
+from ..errors import RuleError, shown
 from ..times import instant_us
 
 __all__ = ["Every"]
@@ -60,7 +60,7 @@ class Every:
             )
             if naive:
                 raise RuleError(
-                    f"Every.anchor: {self.anchor!r} is a naive time; an elapsed interval needs an instant "
+                    f"Every.anchor: {shown(self.anchor)} is a naive time; an elapsed interval needs an instant "
                     "(add 'Z' or an offset, e.g. '2026-03-08T06:00Z'), or leave anchor=None to use the start"
                 )
             try:

@@ -121,7 +121,9 @@ def _decimal(cur: _Cursor, usec: bool, part: str) -> int:
     if m is None:
         got = cur.peek() or "the end"
         raise _Bad(f"{part}: expected a number at {got!r} (allowed *, values, a..b ranges, /repetitions)")
-    value = int(m.group())
+    # systemd reads the digits with strtou32 and refuses an overflow; 20 digits already overflow,
+    # and Python's int() refuses more than 4,300 of them with a ValueError.
+    value = int(m.group()) if len(m.group()) <= 20 else 10**20
     cur.i += len(m.group())
     if usec:
         value *= US
@@ -379,7 +381,7 @@ def _date(cur: _Cursor, body: str, zone: str | None):
         m = re.match(r"@(\d+)$", cur.s[cur.i:])
         if m is None:
             raise _Bad(f"timestamp: expected @ and whole seconds since 1970, got {cur.s[cur.i:cur.i + 24]!r}")
-        value = int(m.group(1))
+        value = int(m.group(1)) if len(m.group(1)) <= 20 else 2**63
         if value >= 2**63:
             raise _Bad(f"timestamp: @{value} is too large")
         cur.i = len(cur.s)

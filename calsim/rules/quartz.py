@@ -126,7 +126,7 @@ def _number(f: _Field, s: str) -> int:
 
 
 def _step(f: _Field, item: str, text: str | None) -> int:
-    if not text or not (text.isascii() and text.isdigit()) or int(text) < 1:
+    if not text or not (text.isascii() and text.isdigit()) or int(text[:10]) < 1:
         raise _Bad(f"{f.name} item {item!r} has step {text or ''!r} (allowed a whole number of 1 or more)")
     n = int(text) if len(text) <= 9 else 10**9
     if f is not YEAR and n > f.max_step:  # checkIncrementRange: "Increment > 60 : 61"
@@ -194,7 +194,7 @@ def _dom(raw: str) -> tuple[frozenset[int], frozenset[int], frozenset[int], froz
     for item in raw.split(","):
         m = _DOM_LAST.match(item)
         if m is not None:
-            offset = int(m.group(1)) if m.group(1) else 0
+            offset = int(m.group(1)[:3]) if m.group(1) else 0  # more than 2 digits is refused just below
             if m.group(1) is not None and (len(m.group(1)) > 2 or offset > 30):
                 raise _Bad(f"day-of-month item {item!r} has offset {m.group(1)} (allowed L-0..L-30)")
             (last_w if m.group(2) else last).add(offset)

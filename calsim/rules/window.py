@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..durations import duration_us, format_duration
-from ..errors import RuleError
+from ..errors import RuleError, shown
 
 __all__ = ["Window", "WEEKDAYS"]
 
@@ -39,12 +39,12 @@ _HHMM = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 def _time_of_day(value: object, field_name: str) -> int:
     m = _HHMM.match(str(value).strip()) if isinstance(value, str) else None
     if m is None:
-        raise RuleError(f"Window.{field_name}: expected a local time 'HH:MM' or 'HH:MM:SS', got {value!r}")
+        raise RuleError(f"Window.{field_name}: expected a local time 'HH:MM' or 'HH:MM:SS', got {shown(value)}")
     h, mi, s = int(m[1]), int(m[2]), int(m[3] or 0)
     if h == 24 and mi == 0 and s == 0 and field_name == "end":
         return DAY
     if h > 23 or mi > 59 or s > 59:
-        raise RuleError(f"Window.{field_name}: {value!r} is not a time of day (allowed 00:00..23:59:59)")
+        raise RuleError(f"Window.{field_name}: {shown(value)} is not a time of day (allowed 00:00..23:59:59)")
     return (h * 3600 + mi * 60 + s) * US
 
 
@@ -57,7 +57,7 @@ def _weekday(value: object) -> int:
             return WEEKDAYS.index(v)
         if v in _LONG or v in _FULL:
             return _LONG[v[:3]]
-    raise RuleError(f"Window.days: unknown weekday {value!r} (allowed MO..SU, MON..SUN, or 0..6 with Monday = 0)")
+    raise RuleError(f"Window.days: unknown weekday {shown(value)} (allowed MO..SU, MON..SUN, or 0..6 with Monday = 0)")
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, PolicyError, choices
+from ..errors import CalsimError, PolicyError, choices, shown
 
 __all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "with_policy"]
 
@@ -68,7 +68,7 @@ Backlog = Literal["at_once", "in_turn"]
 
 def _check(field_name: str, value: object, allowed: tuple[str, ...]) -> None:
     if not isinstance(value, str) or value not in allowed:
-        raise PolicyError(f"{field_name}: unknown policy {value!r} (allowed: {choices(allowed)})")
+        raise PolicyError(f"{field_name}: unknown policy {shown(value)} (allowed: {choices(allowed)})")
 
 
 def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
@@ -99,7 +99,7 @@ class LogNormal:
         p = _dur(self.p95, "duration.p95", allow_zero=False)
         assert m is not None and p is not None
         if p < m:
-            raise PolicyError(f"duration.p95: {self.p95!r} is below the median {self.median!r} (p95 >= median)")
+            raise PolicyError(f"duration.p95: {shown(self.p95)} is below the median {shown(self.median)} (p95 >= median)")
         object.__setattr__(self, "median_us", m)
         # p95 = median * exp(1.6449 * sigma)
         object.__setattr__(self, "sigma", math.log(p / m) / 1.6448536269514722)
@@ -116,9 +116,9 @@ class Failures:
 
     def __post_init__(self) -> None:
         if not isinstance(self.probability, (int, float)) or not 0 <= self.probability <= 1:
-            raise PolicyError(f"failures.probability: {self.probability!r} is not a probability (allowed 0..1)")
-        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
-            raise PolicyError(f"failures.max_attempts: {self.max_attempts!r} (allowed an integer >= 1)")
+            raise PolicyError(f"failures.probability: {shown(self.probability)} is not a probability (allowed 0..1)")
+        if not isinstance(self.max_attempts, int) or not 1 <= self.max_attempts <= 10_000:
+            raise PolicyError(f"failures.max_attempts: {shown(self.max_attempts)} (allowed an integer from 1 to 10,000)")
         object.__setattr__(self, "backoff_us", _dur(self.backoff, "failures.backoff"))
 
 
@@ -160,12 +160,12 @@ class Policy:
             _check("suspend_catchup", self.suspend_catchup, get_args(Catchup))
         for name in ("recovery_wake", "down_is_missed"):
             if not isinstance(getattr(self, name), bool):
-                raise PolicyError(f"{name}: expected True or False, got {getattr(self, name)!r}")
+                raise PolicyError(f"{name}: expected True or False, got {shown(getattr(self, name))}")
         if "bounded" in (self.catchup, self.suspend_catchup):
-            if not isinstance(self.limit, int) or isinstance(self.limit, bool) or self.limit < 1:
-                raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {self.limit!r}")
+            if not isinstance(self.limit, int) or isinstance(self.limit, bool) or not 1 <= self.limit <= 2**31:
+                raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {shown(self.limit)}")
         elif self.limit is not None:
-            raise PolicyError(f"limit: only used with catchup='bounded', got limit={self.limit!r} with catchup={self.catchup!r}")
+            raise PolicyError(f"limit: only used with catchup='bounded', got limit={shown(self.limit)} with catchup={shown(self.catchup)}")
         set_ = object.__setattr__
         set_(self, "max_lateness_us", _dur(self.max_lateness, "max_lateness"))
         set_(self, "misfire_grace_us", _dur(self.misfire_grace, "misfire_grace"))
@@ -175,14 +175,17 @@ class Policy:
             set_(self, "duration_us", self.duration.median_us)
         else:
             set_(self, "duration_us", _dur(self.duration, "duration") or 0)
-        if isinstance(self.cost, bool) or not isinstance(self.cost, (int, float)) or self.cost < 0 or math.isnan(self.cost):
-            raise PolicyError(f"cost: {self.cost!r} (allowed a number >= 0)")
+        if (isinstance(self.cost, bool) or not isinstance(self.cost, (int, float)) or not 0 <= self.cost <= 1e15
+                or math.isnan(self.cost)):  # bounded: costs are summed in float64 columns
+            raise PolicyError(f"cost: {shown(self.cost)} (allowed a number >= 0)")
         if self.account is not None and not isinstance(self.account, str):
-            raise PolicyError(f"account: expected a string or None, got {self.account!r}")
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
-            raise PolicyError(f"priority: expected an integer, got {self.priority!r}")
-        if self.max_missed is not None and (not isinstance(self.max_missed, int) or self.max_missed < 0):
-            raise PolicyError(f"max_missed: {self.max_missed!r} (allowed an integer >= 0 or None)")
+            raise PolicyError(f"account: expected a string or None, got {shown(self.account)}")
+        # Bounded so they fit the engine's int64 columns (and a message never renders a 5,000-digit int).
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or abs(self.priority) > 2**31:
+            raise PolicyError(f"priority: expected an integer in -2**31..2**31, got {shown(self.priority)}")
+        if self.max_missed is not None and (not isinstance(self.max_missed, int) or isinstance(self.max_missed, bool)
+                                            or not 0 <= self.max_missed <= 2**62):
+            raise PolicyError(f"max_missed: {shown(self.max_missed)} (allowed an integer from 0 to 2**62, or None)")
 
 
 def with_policy(schedules, policy: Policy | None = None, **fields):

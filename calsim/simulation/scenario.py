@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, InputError, PolicyError, ScheduleError, choices
+from ..errors import CalsimError, InputError, PolicyError, ScheduleError, choices, shown
 from ..schedule import Schedule
 from ..times import instant_us
 from .policy import Failures
@@ -58,9 +58,9 @@ class Outage:
     def __post_init__(self) -> None:
         s, e = _instant(self.start, "outage.start"), _instant(self.end, "outage.end")
         if self.kind not in get_args(OutageKind):
-            raise InputError(f"outage.kind: {self.kind!r} (allowed: {choices(get_args(OutageKind))})")
+            raise InputError(f"outage.kind: {shown(self.kind)} (allowed: {choices(get_args(OutageKind))})")
         if e <= s:
-            raise InputError(f"outage.end: {self.end!r} is not after outage.start {self.start!r}")
+            raise InputError(f"outage.end: {shown(self.end)} is not after outage.start {shown(self.start)}")
         object.__setattr__(self, "start_us", s)
         object.__setattr__(self, "end_us", e)
 
@@ -76,11 +76,11 @@ class Budget:
 
     def __post_init__(self) -> None:
         if not isinstance(self.account, str) or not self.account:
-            raise InputError(f"budget.account: expected a non-empty string, got {self.account!r}")
-        if isinstance(self.limit, bool) or not isinstance(self.limit, (int, float)) or self.limit < 0:
-            raise InputError(f"budget.limit: {self.limit!r} (allowed a number >= 0)")
+            raise InputError(f"budget.account: expected a non-empty string, got {shown(self.account)}")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, (int, float)) or not 0 <= self.limit <= 1e15:
+            raise InputError(f"budget.limit: {shown(self.limit)} (allowed a number from 0 to 1e15)")
         if self.period not in get_args(Period):
-            raise PolicyError(f"budget.period: unknown period {self.period!r} (allowed: {choices(get_args(Period))})")
+            raise PolicyError(f"budget.period: unknown period {shown(self.period)} (allowed: {choices(get_args(Period))})")
         from ..tzdb import release
 
         try:
@@ -149,7 +149,7 @@ class TzUpgrade(_Event):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.mode not in ("keep", "replan"):
-            raise PolicyError(f"tzupgrade.mode: unknown policy {self.mode!r} (allowed: 'keep' or 'replan')")
+            raise PolicyError(f"tzupgrade.mode: unknown policy {shown(self.mode)} (allowed: 'keep' or 'replan')")
         try:
             object.__setattr__(self, "horizon_us", duration_us(self.horizon, "tzupgrade.horizon", allow_zero=True))
         except CalsimError as exc:
@@ -206,7 +206,7 @@ class Scenario:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         if not isinstance(self.name, str) or not self.name:
-            raise InputError(f"scenario.name: expected a non-empty string, got {self.name!r}")
+            raise InputError(f"scenario.name: expected a non-empty string, got {shown(self.name)}")
         scheds = tuple(self.schedules) if not isinstance(self.schedules, Schedule) else (self.schedules,)
         for i, s in enumerate(scheds):
             if not isinstance(s, Schedule):
@@ -214,7 +214,7 @@ class Scenario:
         set_(self, "schedules", scheds)
         s_us, e_us = _instant(self.start, "scenario.start"), _instant(self.end, "scenario.end")
         if e_us <= s_us:
-            raise InputError(f"scenario.end: {self.end!r} is not after scenario.start {self.start!r}")
+            raise InputError(f"scenario.end: {shown(self.end)} is not after scenario.start {shown(self.start)}")
         set_(self, "start_us", s_us)
         set_(self, "end_us", e_us)
         try:
@@ -224,23 +224,23 @@ class Scenario:
         outages = tuple(sorted(self.outages, key=lambda o: o.start_us))
         for o in outages:
             if not isinstance(o, Outage):
-                raise InputError(f"scenario.outages: expected Outage(...), got {o!r}")
+                raise InputError(f"scenario.outages: expected Outage(...), got {shown(o)}")
         for a, b in zip(outages, outages[1:]):
             if b.start_us < a.end_us:
                 raise InputError(
-                    f"scenario.outages: {b!r} starts before {a!r} ends (outages must not overlap; merge them)"
+                    f"scenario.outages: {shown(b)} starts before {shown(a)} ends (outages must not overlap; merge them)"
                 )
         set_(self, "outages", outages)
         accounts = [b.account for b in self.budgets]
         if len(set(accounts)) != len(accounts):
             raise InputError(f"scenario.budgets: account repeated in {accounts} (one budget per account)")
         set_(self, "budgets", tuple(self.budgets))
-        if self.capacity is not None and (not isinstance(self.capacity, int) or self.capacity < 1):
-            raise InputError(f"scenario.capacity: {self.capacity!r} (allowed an integer >= 1 or None)")
+        if self.capacity is not None and (not isinstance(self.capacity, int) or not 1 <= self.capacity <= 2**31):
+            raise InputError(f"scenario.capacity: {shown(self.capacity)} (allowed an integer from 1 to 2**31, or None)")
         ids = {s.id for s in scheds}
         for ev in self.events:
             if not isinstance(ev, (Pause, Resume, Trigger, Revise, TzUpgrade)):
-                raise InputError(f"scenario.events: {ev!r} is not Pause, Resume, Trigger, Revise or TzUpgrade")
+                raise InputError(f"scenario.events: {shown(ev)} is not Pause, Resume, Trigger, Revise or TzUpgrade")
             sid = getattr(ev, "schedule_id", None)
             if isinstance(ev, Revise):
                 if not isinstance(ev.schedule, Schedule):
@@ -250,10 +250,10 @@ class Scenario:
                 raise ScheduleError("trigger.schedule_id: required (the schedule to run)")
             if sid is not None and sid not in ids:
                 raise ScheduleError(
-                    f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {sid!r} in scenario {self.name!r}"
+                    f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {shown(sid)} in scenario {shown(self.name)}"
                 )
         set_(self, "events", tuple(sorted(self.events, key=lambda e: e.at_us)))
         if self.failures is not None and not isinstance(self.failures, Failures):
-            raise InputError(f"scenario.failures: expected Failures(...), got {self.failures!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise InputError(f"scenario.seed: expected an integer, got {self.seed!r}")
+            raise InputError(f"scenario.failures: expected Failures(...), got {shown(self.failures)}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not -2**63 <= self.seed < 2**64:
+            raise InputError(f"scenario.seed: expected an integer in -2**63..2**64-1, got {shown(self.seed)}")
