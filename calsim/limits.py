@@ -57,6 +57,7 @@ from .errors import InputError
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.oncalendar import MAX_YEAR as _OC_MAX_YEAR, MIN_YEAR as _OC_MIN_YEAR, OnCalendar
+from .rules.oncalendar import _count as _oc_count  # values of a chain, counted without arrays
 from .rules.quartz import QuartzCron
 from .rules.rrule import RRule
 from .rules.window import Window
@@ -478,17 +479,6 @@ def _quartz_profile(q: QuartzCron) -> _DayTable:
                      None if q.years is None else tuple(sorted(q.years)))
 
 
-def _chain_count(chain, size: int) -> int:
-    """Values ``< size`` of an OnCalendar chain, at most (overlapping items counted twice)."""
-    if chain is None:
-        return size
-    total = 0
-    for start, stop, repeat in chain:
-        end = min(stop if stop >= 0 else size - 1, size - 1)
-        total += 1 if repeat == 0 else max(0, (end - start) // repeat + 1)
-    return total
-
-
 def _chain_values(chain, lo: int, hi: int) -> tuple[int, ...]:
     """The values ``lo..hi`` of a chain (small ranges only: months, years)."""
     if chain is None:
@@ -502,9 +492,9 @@ def _chain_values(chain, lo: int, hi: int) -> tuple[int, ...]:
 
 def _oncalendar_profile(o: OnCalendar) -> _DayTable:
     months = sum(1 << (m - 1) for m in _chain_values(o.months, 1, 12))
-    per_hour = _chain_count(o.minutes, 60) * _chain_count(o.seconds, 60 * US)
-    tpd = _chain_count(o.hours, 24) * per_hour
-    dom_k = -1 if o.days is None else min(31, _chain_count(o.days, 32))
+    per_hour = _oc_count(o.minutes, 60) * _oc_count(o.seconds, 60 * US)
+    tpd = _oc_count(o.hours, 24) * per_hour
+    dom_k = -1 if o.days is None else min(31, _oc_count(o.days, 32))
     bits = o.weekday_bits
     wd_k = bin(bits).count("1") if 0 < bits < 127 else -1
     # Years outside 1970..2199 never match (calendarspec.c MIN_YEAR/MAX_YEAR).
