@@ -91,6 +91,15 @@ def _fleet(spec: str, args: argparse.Namespace | None = None):
     from .examples import fleet
     from .importers import import_any
 
+    zone = getattr(args, "zone", None) or "UTC"
+    if spec == "-":
+        spec = sys.stdin.read()
+        if "\n" in spec.strip() or not spec.strip():
+            return _imported(_import_text(spec, zone, args), "<stdin>")
+        spec = spec.strip()  # one line: an inline rule
+    inline = _inline_rule(spec, zone)
+    if inline is not None:
+        return [inline]
     if spec.startswith("example:"):
         parts = spec.split(":")
         try:
@@ -102,16 +111,66 @@ def _fleet(spec: str, args: argparse.Namespace | None = None):
     strict = bool(getattr(args, "strict", False))
     tz_mode = "legacy" if getattr(args, "legacy_tz", False) else "auto"
     try:
-        imported = import_any(spec, strict=strict, tz_in_schedule=tz_mode)
+        imported = import_any(spec, zone=zone, strict=strict, tz_in_schedule=tz_mode)
     except CalsimError as exc:
         # Nothing imported: the first refusal is the error (exit 2), the others warnings.
         _warn_refused(getattr(exc, "refused", ())[1:])
         raise
+    return _imported(imported, spec)
+
+
+def _imported(imported, spec: str) -> list:  # type: ignore[no-untyped-def]
     _warn_refused(imported.refused)
     if not len(imported):
         why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
-        raise InputError(f"fleet: nothing imported from {spec!r}" + (f" ({why})" if why else ""))
+        raise InputError(f"fleet: nothing imported from {spec[:60]!r}" + (f" ({why})" if why else ""))
     return list(imported)
+
+
+_RULE_START = ("FREQ=", "RRULE:", "OnCalendar=", "quartz:", "@")
+
+
+def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
+    """A schedule for a rule given on the command line (``"30 2 * * *"``, an RRULE, ``OnCalendar=...``), or None.
+
+    A path that exists is always a file. The schedule starts today at 00:00
+    local time in ``zone`` (cron and OnCalendar ignore it; an RRULE without
+    BYHOUR takes its time of day from it, as RFC 5545's DTSTART does).
+    """
+    import os
+    import re
+
+    text = spec.strip()
+    if os.path.exists(spec) or spec.startswith("example:"):
+        return None
+    # Not a file: text with a space or a rule's prefix is a rule (its parse error is the message),
+    # anything else a file name that does not exist (the importer says so).
+    if not (text.startswith(_RULE_START) or re.search(r"\s", text)):
+        return None
+    from .schedule import Schedule
+    from .tzdb import release
+
+    today = now().astimezone(release().zone(zone)).date()
+    return Schedule("inline", zone, f"{today.isoformat()}T00:00", text)
+
+
+def _import_text(text: str, zone: str, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A schedule file read from standard input (``-``), its format told by content."""
+    from .importers import detect_text, from_crontab, from_eventbridge, from_github_actions, from_ical, \
+        from_kubernetes, from_systemd, from_temporal
+
+    strict = bool(getattr(args, "strict", False))
+    fmt = detect_text(text)
+    readers = {"ical": lambda: from_ical(text, zone=zone, strict=strict, source="<stdin>"),
+               "kubernetes": lambda: from_kubernetes(text, zone=zone, strict=strict, source="<stdin>"),
+               "systemd": lambda: from_systemd(text, zone=zone, strict=strict, source="<stdin>"),
+               "eventbridge": lambda: from_eventbridge(text, strict=strict, source="<stdin>"),
+               "temporal": lambda: from_temporal(text, strict=strict, source="<stdin>"),
+               "github": lambda: from_github_actions(text, strict=strict, source="<stdin>"),
+               "crontab": lambda: from_crontab(text, zone=zone, strict=strict, source="<stdin>")}
+    if fmt not in readers:
+        raise InputError(f"fleet: a {fmt} file must be given as a path (it names other files), not on stdin")
+    return readers[fmt]()
 
 
 def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
@@ -122,6 +181,10 @@ def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
 def _import_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--strict", action="store_true",
                    help="refuse the whole file on its first bad item (default: warn, skip it, use the rest)")
+    s.add_argument("--zone", "--cron-tz", dest="zone", default=None, metavar="ZONE",
+                   help="the zone of schedules that name none: crontab lines before any CRON_TZ= (the cron "
+                        "daemon's zone), CronJobs without timeZone, floating iCalendar times, OnCalendar= without a "
+                        "zone, a rule given inline (default UTC)")
     s.add_argument("--legacy-tz", action="store_true",
                    help="Kubernetes: read a TZ=/CRON_TZ= prefix in spec.schedule as the controller runs it, "
                         "for every CronJob (default: only for exported objects, those with metadata.uid/"
@@ -132,7 +195,7 @@ def _window(args: argparse.Namespace) -> tuple[str, str]:
     """The --from/--to window; by default the next 365 days from today's UTC midnight (printed)."""
     import datetime as dt
 
-    today = dt.datetime.now(dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = now().replace(hour=0, minute=0, second=0, microsecond=0)
     start = args.start or today.strftime("%Y-%m-%dT%H:%MZ")
     end = args.end or (instant(start) + dt.timedelta(days=365)).strftime("%Y-%m-%dT%H:%MZ")
     if instant(end) <= instant(start):
@@ -140,87 +203,34 @@ def _window(args: argparse.Namespace) -> tuple[str, str]:
     return start, end
 
 
-def instant(text: str):
+def now():  # type: ignore[no-untyped-def]
+    """The CLI's "now": the clock, or ``CALSIM_NOW`` (an instant) for reproducible reports and tests.
+
+    Every default that depends on the date (the windows of expand, simulate
+    and tzdiff, preview's next runs and "from now", what is "already in
+    effect") reads it here.
+    """
+    import datetime as dt
+    import os
+
+    raw = os.environ.get("CALSIM_NOW")
+    if raw:
+        return instant(raw, "CALSIM_NOW")
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def instant(text: str, field: str = "--from/--to"):
     import datetime as dt
 
     from .times import instant_us
 
-    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=instant_us(text, "--from/--to"))
+    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=instant_us(text, field))
 
 
 def _cmd_tzdiff(args: argparse.Namespace) -> int:
-    from .tzchanges import tzdiff
+    from .cli_tzdiff import run
 
-    _check_db(args.db)
-    if args.format == "parquet" and not args.output:
-        raise InputError("--output: required with --format parquet (a file path)")
-    old, new = release(args.old), release(args.new)
-    for spec in args.override or ():
-        zone, sep, rest = spec.partition("@")
-        at, sep2, posix = rest.partition("=")
-        if not (sep and sep2 and zone and at and posix):
-            raise InputError(f"--override: {spec!r} is not ZONE@INSTANT=POSIX_TZ (e.g. 'Europe/Paris@2027-03-28T01:00Z=CET-1')")
-        new = new.with_override(zone, at, posix)
-    schedules = _fleet(args.fleet, args)
-    start, end = _window(args)
-    diff = tzdiff(schedules, old, new, start, end)
-    n_sched = diff["schedule_id"].n_unique()
-    if diff.height:
-        first = diff.sort("old_utc", nulls_last=True).row(0, named=True)
-        when = (first["old_utc"] or first["new_utc"]).strftime("%Y-%m-%d")
-        summary = (
-            f"{n_sched:,} of {len(schedules):,} schedules change between tzdata {old.version} and {new.version} "
-            f"in [{start}, {end}): {diff.height:,} occurrences, first on {when} in {first['zone']} "
-            f"({first['change']}, {first['shift_s'] if first['shift_s'] is not None else 'n/a'} s)"
-        )
-    else:
-        summary = (f"0 of {len(schedules):,} schedules change between tzdata {old.version} and {new.version} "
-                   f"in [{start}, {end})")
-    name = args.name or f"tzdiff {old.version}->{new.version} {start}..{end}"
-    if args.db:
-        _refuse_other_diff(args.db, name, diff, args.replace)
-        summary += f"; written to {args.db} as {name!r}"
-    out = diff.with_columns(pl.col("old_notes", "new_notes").list.join(";"))
-    if args.format == "parquet":
-        if not args.output:
-            raise InputError("--output: required with --format parquet (a file path)")
-        _atomic_write(args.output, lambda p: diff.write_parquet(p))
-        print(summary)
-    elif args.format in ("csv", "json"):
-        writer = (lambda p: out.write_csv(p)) if args.format == "csv" else (lambda p: diff.write_json(p))
-        print(summary, file=sys.stderr if not args.output else sys.stdout)
-        if args.output:
-            _atomic_write(args.output, writer)
-        else:
-            sys.stdout.write(out.write_csv() if args.format == "csv" else diff.write_json())
-    else:
-        print(summary)
-        if diff.height:
-            print(_table(out))
-    if args.db:  # last: a refused or failed output leaves the store as it was
-        from .store import LedgerStore
-
-        with LedgerStore(args.db) as store:
-            store.write_tzdiff(name, diff, replace=args.replace)
-    return 1 if (args.fail_on_change and diff.height) else 0
-
-
-def _refuse_other_diff(db: str, name: str, diff: pl.DataFrame, replace: bool) -> None:
-    """As :func:`_refuse_overwrite`, for a tz diff stored under ``name`` (read-only, before any write)."""
-    import os
-
-    from .errors import ScenarioExistsError
-    from .store import LedgerStore
-
-    if replace or db == ":memory:" or not os.path.exists(db):
-        return
-    with LedgerStore(db, read_only=True) as store:
-        if name in store.sql("SELECT DISTINCT name FROM tz_diffs")["name"].to_list():
-            old = store.tzdiff(name)
-            cols = [c for c in diff.columns if c in old.columns]
-            if not old.select(cols).equals(diff.select(cols)):
-                raise ScenarioExistsError(f"--db: a different tz diff is already stored as {name!r} in {db}; "
-                                          "pass --replace to replace it, or --name for another name")
+    return run(args)
 
 
 def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = None) -> None:
@@ -297,14 +307,34 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         schedules = chosen
     # "The next runs" means from now unless --after says otherwise (imported
     # crontabs and manifests carry no start of their own).
-    import datetime as dt
 
-    after = args.after or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    after = args.after or now().strftime("%Y-%m-%dT%H:%MZ")
     frames = [preview(s, n=args.n, after=after, release=args.release) for s in schedules]
     frame = pl.concat(frames) if frames else pl.DataFrame()
-    cols = ["schedule_id", "nominal_local", "fold", "due_utc", "utc_offset_s", "explain"]
-    _emit(frame if args.format != "table" else frame.select(cols), args)
+    if args.format == "table" and frame.height:
+        # As systemd-analyze calendar says it ("From now: 8h left"): how far each run is from now.
+        at = now()
+        frame = frame.with_columns(pl.col("due_utc").map_elements(
+            lambda t: _from_now(t, at), return_dtype=pl.String).alias("from_now"))
+        frame = frame.select("schedule_id", "nominal_local", "fold", "due_utc", "from_now", "utc_offset_s", "explain")
+    _emit(frame, args)
     return 0
+
+
+def _from_now(t, now) -> str:  # type: ignore[no-untyped-def]
+    """``"8h 5min left"`` / ``"3d 2h ago"``: the two largest units, as systemd-analyze prints them."""
+    if t is None:
+        return "-"
+    secs = int((t - now).total_seconds())
+    left = secs >= 0
+    secs = abs(secs)
+    parts = []
+    for unit, size in (("y", 31_557_600), ("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        q, secs = divmod(secs, size)
+        if q:
+            parts.append(f"{q}{unit}")
+    text = " ".join(parts[:2]) or "0s"
+    return f"{text} left" if left else f"{text} ago"
 
 
 def _cmd_expand(args: argparse.Namespace) -> int:
@@ -607,26 +637,34 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("resolve", help="resolve local wall times in a zone to UTC")
     s.add_argument("zone", help="IANA zone, e.g. America/New_York")
     s.add_argument("times", nargs="+", help="naive ISO local times, e.g. 2026-03-08T02:30")
-    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
     s.add_argument("--gap", default="skip", choices=get_args(GapPolicy))
     s.add_argument("--fold", default="first", choices=get_args(FoldPolicy))
     s.set_defaults(func=_cmd_resolve)
+
+    fleet_help = ("a schedule file (fleet or scenario TOML, crontab, Kubernetes CronJobs, .ics, systemd .timer, "
+                  "EventBridge JSON/CloudFormation/Terraform, GitHub workflow, Temporal JSON) or example:N[:SEED]")
 
     s = sub.add_parser(
         "tzdiff",
         help="which scheduled runs move between two tzdata releases (a CI gate with --fail-on-change)",
         description="Exit 0 when nothing moves, 1 with --fail-on-change when something does, 2 on bad input.",
     )
-    s.add_argument("fleet", help="a TOML fleet file, or example:N[:SEED]")
+    s.add_argument("fleet", help=fleet_help)
     _import_options(s)
     _limit_option(s)
-    s.add_argument("--old", required=True, help="release: version (2025b), wheel, zoneinfo dir, installed, system")
+    s.add_argument("--old", required=True, help="release: version (2025b), latest, wheel, zoneinfo dir, installed, system")
     s.add_argument("--new", required=True, help="release, as --old")
-    s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
-    s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
+    s.add_argument("--from", dest="start", default=None,
+                   help="window start (instant); default: the day the releases first differ for the fleet's zones "
+                        "within the past year (changes already in effect), else today 00:00Z")
+    s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days from today")
     s.add_argument("--format", default="table", choices=("table", "csv", "json", "parquet"))
     s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
     s.add_argument("--fail-on-change", action="store_true", help="exit 1 when any occurrence moves")
+    s.add_argument("--summary", action="store_true",
+                   help="one row per schedule that moves (default in a terminal past a screenful of occurrences)")
+    s.add_argument("--occurrences", action="store_true", help="one row per occurrence that moves, however many")
     s.add_argument("--db", default=None, help="also store the diff in this ledger store (DuckDB file), table tz_diffs")
     s.add_argument("--replace", action="store_true",
                    help="replace a different diff stored under the same name (default: refuse, exit 2)")
@@ -635,16 +673,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="what-if: in --new, ZONE follows POSIX_TZ from INSTANT (repeatable)")
     s.set_defaults(func=_cmd_tzdiff)
 
-    fleet_help = ("a schedule file (fleet or scenario TOML, crontab, Kubernetes CronJobs, .ics, systemd .timer, "
-                  "EventBridge JSON/CloudFormation/Terraform, GitHub workflow, Temporal JSON) or example:N[:SEED]")
-
     s = sub.add_parser("preview", help="the next runs of each schedule, with every DST surprise explained")
     s.add_argument("fleet", help=fleet_help)
     _import_options(s)
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
     s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
     s.add_argument("--after", default=None, help="first instant (default: now)")
-    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
     _output_options(s)
     _limit_option(s)
     s.set_defaults(func=_cmd_preview)
@@ -654,7 +689,7 @@ def _parser() -> argparse.ArgumentParser:
     _import_options(s)
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
-    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
     _output_options(s)
     _limit_option(s)
     s.set_defaults(func=_cmd_expand)
@@ -664,7 +699,7 @@ def _parser() -> argparse.ArgumentParser:
     _import_options(s)
     s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
     s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
-    s.add_argument("--release", default=None, help="version (2026f), installed, system or a path")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
     s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
     s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
     s.add_argument("--outage", action="append", metavar="START/END", help="scheduler down over [START, END) (repeatable)")

@@ -188,7 +188,10 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
         a side has no instant), ``change`` (see the module docstring),
         ``old_notes``, ``new_notes``; sorted by schedule, nominal time, fold.
         An occurrence that exists on one side only (a fold both-row, a time
-        that stops being skipped...) has nulls on the other.
+        that stops being skipped...) has nulls on the other. An occurrence is
+        listed when either of its instants is inside the window; the other
+        may be outside it (a change that moves a run across the window's
+        edge is a shift, never an instant paired with nothing).
 
     >>> import calsim
     >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
@@ -217,8 +220,12 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
         limits.check(picked, lo, hi, cap, "tzdiff", rel)
     key = ["schedule_id", "revision", "nominal_local", "fold"]
     cols = key + ["zone", "due_utc", "notes"]
-    fa = expand_indexed(picked, _iso(lo), _iso(hi), a, max_occurrences=cap, what="tzdiff")[0].select(cols)
-    fb = expand_indexed(picked, _iso(lo), _iso(hi), b, max_occurrences=cap, what="tzdiff")[0].select(cols)
+    # Both sides are expanded over the window widened by the margin, so an occurrence
+    # the change moves across a window edge is seen on both sides (a shift, not an
+    # instant paired with nothing); it is listed when either instant is in the window.
+    wlo, whi = _iso(lo - margin), _iso(hi + margin)
+    fa = expand_indexed(picked, wlo, whi, a, max_occurrences=cap, what="tzdiff")[0].select(cols)
+    fb = expand_indexed(picked, wlo, whi, b, max_occurrences=cap, what="tzdiff")[0].select(cols)
     j = fa.join(fb, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     j = j.rename({"due_utc": "old_utc", "due_utc_new": "new_utc", "notes": "old_notes", "notes_new": "new_notes"})
     j = j.with_columns(pl.coalesce("zone", "zone_new").alias("zone"))
@@ -226,32 +233,76 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
         (pl.col("old_utc") != pl.col("new_utc")).fill_null(True)
         & ~(pl.col("old_utc").is_null() & pl.col("new_utc").is_null())
     ) | (pl.col("old_notes").fill_null([]) != pl.col("new_notes").fill_null([]))
-    out = j.filter(differs).with_columns(
+    t_lo, t_hi = pl.lit(lo).cast(pl.Datetime("us", "UTC")), pl.lit(hi).cast(pl.Datetime("us", "UTC"))
+    inside = (pl.col("old_utc").is_between(t_lo, t_hi, closed="left").fill_null(False)
+              | pl.col("new_utc").is_between(t_lo, t_hi, closed="left").fill_null(False))
+    out = j.filter(differs & inside).with_columns(
         ((pl.col("new_utc") - pl.col("old_utc")).dt.total_seconds()).cast(pl.Int64).alias("shift_s"),
         _change_kind().alias("change"),
     )
     return out.select(TZDIFF_SCHEMA.names()).cast(dict(TZDIFF_SCHEMA)).sort(key)
 
 
-def tzdiff_summary(diff: pl.DataFrame) -> pl.DataFrame:
-    """Per schedule: first affected nominal time, how many occurrences change, and the shifts seen.
+def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = None) -> pl.DataFrame:
+    """One row per schedule that moves: what an operator reads before a tzdata upgrade.
+
+    Parameters
+    ----------
+    diff
+        A :func:`tzdiff` frame.
+    schedules
+        The schedules it came from (optional): their labels (an imported
+        job's command, else the id) fill ``label``.
+    now
+        The instant that splits the past from the future (default: the
+        current time): a schedule whose first affected instant is before it
+        has ``in_effect_since`` set, since servers still on the old release
+        have been running it at the wrong instant from then.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``schedule_id``, ``label``, ``zone``, ``first_affected`` and
+        ``last_affected`` (nominal local times), ``occurrences``,
+        ``shifts_s`` (distinct non-null shifts), ``changes`` (distinct
+        kinds), ``in_effect_since`` (the first affected instant, UTC, when it
+        is before ``now``; else null). Sorted by first affected instant, so
+        what is already wrong comes first.
 
     >>> import calsim
     >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
-    >>> calsim.tzdiff_summary(calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")).row(0)
-    ('mx', 'America/Mexico_City', datetime.datetime(2023, 4, 2, 9, 0), 210, [3600], ['moved'])
+    >>> d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    >>> row = calsim.tzdiff_summary(d, now="2023-06-01T00:00Z").row(0, named=True)
+    >>> row["label"], str(row["first_affected"]), row["occurrences"], row["shifts_s"], str(row["in_effect_since"])
+    ('mx', '2023-04-02 09:00:00', 210, [3600], '2023-04-02 14:00:00+00:00')
     """
-    return (
+    at = pl.min_horizontal("old_utc", "new_utc")
+    now_us = instant_us(now, "now") if now is not None else int(np.datetime64("now", "us").astype(np.int64))
+    labels = {}
+    for s in as_schedules(schedules) if schedules is not None else ():
+        src = getattr(s, "source", None)
+        labels[s.id] = (getattr(src, "command", None) or s.id)
+    out = (
         diff.group_by("schedule_id", maintain_order=True)
         .agg(
             pl.col("zone").first(),
             pl.col("nominal_local").min().alias("first_affected"),
+            pl.col("nominal_local").max().alias("last_affected"),
             pl.len().alias("occurrences"),
             pl.col("shift_s").drop_nulls().unique().sort().alias("shifts_s"),
             pl.col("change").unique().sort().alias("changes"),
+            at.min().alias("_first_utc"),
         )
-        .sort("schedule_id")
+        .with_columns(
+            pl.col("schedule_id").replace_strict(labels, default=pl.col("schedule_id"), return_dtype=pl.String)
+            .alias("label"),
+            pl.when(pl.col("_first_utc") < pl.lit(now_us).cast(pl.Datetime("us", "UTC")))
+            .then(pl.col("_first_utc")).alias("in_effect_since"),
+        )
+        .sort("_first_utc", "schedule_id", nulls_last=True)
     )
+    return out.select("schedule_id", "label", "zone", "first_affected", "last_affected", "occurrences", "shifts_s",
+                      "changes", "in_effect_since")
 
 
 def _iso(us: int) -> str:

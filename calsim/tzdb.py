@@ -10,6 +10,7 @@ Where a release comes from (the ``release=`` convention of every function):
 ============================  ==================================================
 ``None`` or ``"installed"``   the installed Python ``tzdata`` package
 ``"system"``                  the machine's compiled zoneinfo directory
+``"latest"``                  the newest release usable offline (see :func:`releases`)
 ``"2026f"``                   a shipped wheel (``data/tzdata/``), a fetched one
                               (user cache) or the installed package, if one of
                               them holds that IANA version
@@ -434,6 +435,8 @@ def release(version: ReleaseLike = None) -> Release:
         )
     if version == "system":
         return _open(_system_dir(), "system zoneinfo")
+    if version == "latest":  # the newest release usable offline: what an upgrade would move to today
+        return release(releases()[-1])
     if _IANA_RE.match(version):
         path = _offline().get(version)
         if path is not None:

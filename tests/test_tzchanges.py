@@ -97,13 +97,20 @@ def brute_force(fleet, old, new, start, end):
     # An Every run is identified by its instant, which no release moves (tzdiff's docstring).
     fleet = [s for s in fleet if s.kind != "every"]
     key = ["schedule_id", "revision", "nominal_local", "fold"]
-    a = calsim.expand(fleet, start, end, old).select(key + ["due_utc", "notes"])
-    b = calsim.expand(fleet, start, end, new).select(key + ["due_utc", "notes"])
+    # tzdiff's stated rule: listed when either instant is in the window (the other may be outside),
+    # so both sides are expanded over a wider window first.
+    lo, hi = (dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (start, end))
+    wide = [(lo - dt.timedelta(days=3)).isoformat(), (hi + dt.timedelta(days=3)).isoformat()]
+    a = calsim.expand(fleet, *wide, old).select(key + ["due_utc", "notes"])
+    b = calsim.expand(fleet, *wide, new).select(key + ["due_utc", "notes"])
     j = a.join(b, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
     differs = (pl.col("due_utc").eq_missing(pl.col("due_utc_new")).not_()) | (
         pl.col("notes").fill_null([]) != pl.col("notes_new").fill_null([])
     )
-    return j.filter(differs).select(*key, pl.col("due_utc").alias("old_utc"), pl.col("due_utc_new").alias("new_utc")).sort(key)
+    inside = (pl.col("due_utc").is_between(lo, hi, closed="left").fill_null(False)
+              | pl.col("due_utc_new").is_between(lo, hi, closed="left").fill_null(False))
+    return j.filter(differs & inside).select(*key, pl.col("due_utc").alias("old_utc"),
+                                             pl.col("due_utc_new").alias("new_utc")).sort(key)
 
 
 def test_tzdiff_agrees_row_for_row_with_brute_force_re_expansion():
@@ -154,8 +161,34 @@ def test_bad_override_input_names_the_field():
 
 def test_tzdiff_summary_per_schedule():
     s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
-    summary = calsim.tzdiff_summary(calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z"))
-    assert summary.row(0) == ("mx", "America/Mexico_City", dt.datetime(2023, 4, 2, 9), 210, [3600], ["moved"])
+    d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    summary = calsim.tzdiff_summary(d, now="2023-01-01T00:00Z")
+    assert summary.row(0) == ("mx", "mx", "America/Mexico_City", dt.datetime(2023, 4, 2, 9), dt.datetime(2023, 10, 28, 9),
+                              210, [3600], ["moved"], None)
+
+
+def test_tzdiff_summary_marks_a_change_already_in_effect_and_puts_it_first():
+    fleet = [calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY"),
+             calsim.Schedule("future", "America/Mexico_City", "2023-06-01T09:00", "FREQ=DAILY")]
+    d = calsim.tzdiff(fleet, "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    summary = calsim.tzdiff_summary(d, now="2023-05-01T00:00Z")
+    assert summary["schedule_id"].to_list() == ["mx", "future"]
+    assert summary["in_effect_since"].to_list() == [dt.datetime(2023, 4, 2, 14, tzinfo=UTC), None]
+
+
+def test_tzdiff_summary_labels_an_imported_job_by_its_command():
+    tab = calsim.from_crontab("CRON_TZ=America/Mexico_City\n0 9 * * * /usr/local/bin/backup --all\n")
+    d = calsim.tzdiff(list(tab), "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    assert calsim.tzdiff_summary(d, list(tab))["label"].to_list() == ["/usr/local/bin/backup --all"]
+
+
+def test_an_occurrence_moved_across_the_window_edge_is_a_shift_not_a_half_pair():
+    # Mexico City 2022e -> 2022f: 09:00 on 2023-04-02 is 14:00Z (old) and 15:00Z (new); a window
+    # ending at 14:30Z holds only the old instant, and the row still carries both and the shift.
+    s = calsim.Schedule("mx", "America/Mexico_City", "2023-04-01T09:00", "FREQ=DAILY")
+    d = calsim.tzdiff([s], "2022e", "2022f", "2023-04-02T00:00Z", "2023-04-02T14:30Z")
+    assert d.select("old_utc", "new_utc", "shift_s", "change").rows() == [
+        (dt.datetime(2023, 4, 2, 14, tzinfo=UTC), dt.datetime(2023, 4, 2, 15, tzinfo=UTC), 3600, "moved")]
 
 
 def test_every_schedules_are_not_listed_because_their_instants_never_move():

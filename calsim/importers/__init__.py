@@ -49,7 +49,7 @@ from .eventbridge import from_eventbridge
 from .github import from_github_actions
 from .temporal import from_temporal
 from .history import detect_history, read_history
-from .detect import detect_format, import_any, load_any
+from .detect import detect_format, detect_text, import_any, load_any
 
 __all__ = [
     "Imported",
@@ -67,4 +67,5 @@ __all__ = [
     "load_any",
     "import_any",
     "detect_format",
+    "detect_text",
 ]
