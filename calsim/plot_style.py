@@ -1,5 +1,6 @@
 """The look and the inputs every calsim chart shares: the colour-blind-safe palette, state styles, the
-``Figure`` the charts return, argument checks and axis helpers (used by :mod:`calsim.plots`)."""
+``Figure`` the charts return, argument checks, local time from calsim's own release tables, and axis
+helpers (used by :mod:`calsim.plots` and :mod:`calsim.plot_timeline`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from matplotlib.figure import Figure as _MplFigure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-from .errors import InputError
+from .errors import CalsimError, InputError
 from .simulation.ledger import Ledger
 
 
@@ -125,6 +126,50 @@ def _int_arg(value: object, arg: str, low: int = 1) -> int:
     return value
 
 
+def _seconds(s: pl.Series) -> np.ndarray:
+    """Float seconds of a duration column, whether stored as seconds (``*_s``) or as a polars ``Duration``."""
+    if isinstance(s.dtype, pl.Duration):
+        s = s.dt.total_microseconds() / 1e6
+    return s.cast(pl.Float64).to_numpy()
+
+
+# ----------------------------------------------------------------------------- local time (calsim's tables)
+
+
+def _release_of(led: Ledger, release: object = None):
+    """The tz release ``led`` was simulated with: ``release`` if given, its scenario's, else the one its
+    ``tzdata`` column names (the earliest occurrence's: a TzUpgrade changes later rows, not the budget's
+    calendar). Local days are read from this release, never from polars' bundled tz database, so a
+    what-if release moves the bins exactly as it moved the engine's budget periods.
+    """
+    from .tzdb import release as get_release
+
+    if release is not None:
+        return get_release(release)
+    sc = led.scenario
+    if sc is not None and hasattr(sc, "release") and hasattr(sc, "start_us"):
+        return get_release(sc.release)
+    f = led.frame
+    names = f["tzdata"].drop_nulls() if "tzdata" in f.columns else pl.Series([], dtype=pl.String)
+    if not len(names):
+        raise InputError(f"release: ledger {led.name!r} is a frame without tzdata values or scenario; pass "
+                         "release= (the tz release it was simulated with)")
+    first = f["due_utc"].arg_min() if "due_utc" in f.columns else None
+    version = f["tzdata"][first] if first is not None and f["tzdata"][first] is not None else names[0]
+    try:
+        return get_release(version)
+    except CalsimError:
+        raise InputError(f"release: ledger {led.name!r} was simulated with tzdata {_short(version)}, which is not "
+                         "available offline (a what-if release lives in memory only); pass the Ledger returned by "
+                         "calsim.simulate, or release=") from None
+
+
+def _wall_us(table, us: np.ndarray) -> np.ndarray:
+    """Local wall-clock microseconds of UTC instants (µs) with a calsim zone table."""
+    us = np.asarray(us, dtype=np.int64)
+    return us + table.offset_at_utc(us // 1_000_000).astype(np.int64) * 1_000_000
+
+
 # ----------------------------------------------------------------------------- helpers
 
 
@@ -189,6 +234,23 @@ def _duration_ticks(ax, high: float) -> None:
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(FixedLocator([]))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _dur(x)))
+
+
+_NICE_SHIFTS = (60, 300, 600, 900, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 2 * 86400)
+
+
+def _shift_ticks(half: float) -> tuple[float, np.ndarray]:
+    """Round colour-bar ticks (seconds) for shifts up to ``half`` either way: ``(limit, ticks)``.
+
+    The step is the smallest round duration (1, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, 1 d...) that
+    needs at most three ticks a side, and the limit is rounded up to a step so the ends are ticks too.
+    """
+    half = abs(float(half)) or 3600.0
+    step = next((s for s in _NICE_SHIFTS if math.ceil(half / s - 1e-9) <= 3), None)
+    if step is None:
+        step = 86400 * 10 ** math.ceil(math.log10(half / 86400 / 3))
+    n = max(1, math.ceil(half / step - 1e-9))
+    return float(n * step), np.arange(-n, n + 1) * float(step)
 
 
 def _offset(seconds: int) -> str:

@@ -7,7 +7,8 @@ never pop up a window and are not kept alive by pyplot. Save one with
 has ``_repr_png_``, so no ``%matplotlib inline`` is needed).
 
 =================  ==============================================================
-:func:`timeline`   per schedule a row: runs, missed marks, outages, observation gaps
+:func:`timeline`   per schedule a row: runs (late ones marked), missed and excluded occurrences,
+                   outages, observation gaps; several policies as panels with the same rows
 :func:`state_counts`  policies side by side, stacked by terminal state
 :func:`cost_impact`   cost per budget period and policy against the budget limit
 :func:`lateness`      CDF of lateness of started runs per policy
@@ -21,28 +22,30 @@ Ledger arguments (``ledgers``) take a :class:`~calsim.Ledger`, a list or a
 its ``scenario`` column). Colours come from one colour-blind-safe palette,
 Okabe-Ito (:data:`OKABE_ITO`); states keep one colour and marker everywhere
 (:data:`STATE_STYLE`); shifts use the diverging ColorBrewer ``PuOr`` map.
-All instants are drawn in UTC unless an axis label says otherwise.
+All instants are drawn in UTC unless an axis label says otherwise; local
+calendar days are read from each ledger's own tz release (calsim's tables,
+never polars' bundled tz database), so a what-if release moves them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
+import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
-from matplotlib.colors import CenteredNorm
+from matplotlib.colors import Normalize
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import MaxNLocator
 
 from .errors import InputError
+from .plot_timeline import timeline
 from .schedule import Schedule
 from .simulation.ledger import LEDGER_STATES, Ledger
 from .simulation.scenario import Budget
 
-from .plot_style import (  # the palette, styles, inputs and axis helpers
-    _BY_DESIGN,
+from .plot_style import (  # the palette, styles, inputs, local time and axis helpers
     _C,
     _date_axis,
     _DIVERGING,
@@ -51,7 +54,6 @@ from .plot_style import (  # the palette, styles, inputs and axis helpers
     Figure,
     _figure,
     _frame,
-    _GAP,
     _int_arg,
     _is_pandas,
     _ledgers,
@@ -59,131 +61,22 @@ from .plot_style import (  # the palette, styles, inputs and axis helpers
     _num,
     _offset,
     OKABE_ITO,
-    _outages,
+    _release_of,
+    _seconds,
     SERIES_COLORS,
     _series_style,
     _shade_outages,
+    _shift_ticks,
     _short,
     STATE_STYLE,
     _us_num,
+    _wall_us,
 )
 
 __all__ = ["timeline", "state_counts", "cost_impact", "lateness", "budget_waits", "local_vs_utc", "tzdiff_map",
            "OKABE_ITO", "SERIES_COLORS", "STATE_STYLE"]
 
 # ----------------------------------------------------------------------------- charts
-
-
-def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) -> Figure:
-    """Per schedule a row over the horizon: runs, missed occurrences, outages and observation gaps.
-
-    Done runs are drawn where they started; occurrences that did not run
-    (``coalesced``, ``skipped``, ``expired``, ``cancelled``, ``failed``) where
-    they were eligible, each state with its own colour and marker. Outages of
-    the ledger's scenario are shaded; observation gaps (:meth:`Ledger.gaps`)
-    are highlighted on their row. Occurrences without an instant (DST gap,
-    merged, calendar) have no place on the UTC axis and are not drawn.
-
-    Parameters
-    ----------
-    ledger
-        A :class:`~calsim.Ledger` (outages come from its scenario) or a ledger frame.
-    schedules
-        Schedule ids (or :class:`~calsim.Schedule` objects) to show, in this order.
-        None: the ``max_schedules`` schedules with the most missed occurrences, by id.
-    max_schedules
-        At most this many rows; the title says when some were left out.
-
-    Examples
-    --------
-    >>> import calsim, calsim.plots
-    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(catchup="latest"))
-    >>> sc = calsim.Scenario("latest", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
-    ...                      outages=[calsim.Outage("2026-01-01T03:30Z", "2026-01-01T07:10Z")])
-    >>> fig = calsim.plots.timeline(calsim.simulate(sc))
-    >>> type(fig).__name__, fig.axes[0].get_xlabel()
-    ('Figure', 'time (UTC)')
-    """
-    leds = [] if isinstance(ledger, (list, tuple, Mapping)) else _ledgers(ledger, "ledger")
-    if len(leds) != 1:
-        raise InputError(f"ledger: expected one Ledger or a ledger frame of one scenario, got "
-                         f"{type(ledger).__name__} of {len(leds) or len(ledger)} ledgers")  # type: ignore[arg-type]
-    led = leds[0]
-    max_schedules = _int_arg(max_schedules, "max_schedules")
-    f = led.frame.filter(pl.col("kind") == "scheduled") if "kind" in led.frame.columns else led.frame
-    known = f["schedule_id"].unique(maintain_order=True).to_list()
-    if schedules is None:
-        missed = f.filter(~pl.col("reason").cast(pl.String).is_in(_BY_DESIGN).fill_null(False)) \
-            if "reason" in f.columns else f
-        ranked = (missed.group_by("schedule_id").agg((pl.col("state").cast(pl.String) != "done").sum().alias("n"))
-                  .sort(["n", "schedule_id"], descending=[True, False]))
-        ids = sorted(ranked["schedule_id"].head(max_schedules).to_list())
-    else:
-        items = [schedules] if isinstance(schedules, (str, Schedule)) else schedules
-        try:
-            ids = [s.id if isinstance(s, Schedule) else s for s in items]  # type: ignore[union-attr]
-        except TypeError:
-            raise InputError(f"schedules: expected schedule ids or Schedules, got {type(schedules).__name__}") from None
-        unknown = [s for s in ids if s not in known]
-        if unknown:
-            raise InputError(f"schedules: {unknown[:3]} not in the ledger (it has {len(known)} schedules, "
-                             f"e.g. {known[:3]})")
-        ids = list(dict.fromkeys(ids))[:max_schedules]
-    total = len(known)
-    row = {sid: i for i, sid in enumerate(ids)}
-    f = f.filter(pl.col("schedule_id").is_in(ids)).with_columns(
-        pl.col("schedule_id").replace_strict(row, return_dtype=pl.Int64).alias("_row"),
-        pl.col("state").cast(pl.String))
-    fig = _figure(11, max(3.2, 1.6 + 0.3 * len(ids)))
-    ax = fig.add_subplot()
-    spans = _outages([led])
-    handles = _shade_outages(ax, spans)
-    lo = hi = None
-    sc = led.scenario
-    if sc is not None and hasattr(sc, "start_us"):
-        lo, hi = _us_num(sc.start_us), _us_num(sc.end_us)
-    gaps = led.gaps().filter(pl.col("schedule_id").is_in(ids)) if "reason" in led.frame.columns else None
-    if gaps is not None and gaps.height:
-        x0, x1 = _num(gaps["from_utc"]), _num(gaps["to_utc"])
-        left = lo if lo is not None else np.nanmin(_num(f["due_utc"]))
-        right = hi if hi is not None else np.nanmax(_num(f["due_utc"]))
-        x0, x1 = np.where(np.isnan(x0), left, x0), np.where(np.isnan(x1), right, x1)
-        for sid, a, b in zip(gaps["schedule_id"].to_list(), x0, x1):
-            ax.barh(row[sid], b - a, left=a, height=0.7, zorder=1, **_GAP)
-        handles.append(Patch(facecolor=_GAP["color"], alpha=_GAP["alpha"], label="observation gap (no done run)"))
-    for state in LEDGER_STATES:
-        part = f.filter(pl.col("state") == state)
-        col = "started_utc" if state == "done" else ("eligible_utc" if "eligible_utc" in f.columns else "due_utc")
-        if state != "done" and col == "eligible_utc":
-            x = _num(part.select(pl.coalesce("eligible_utc", "due_utc")).to_series())
-        else:
-            x = _num(part[col]) if part.height else np.array([])
-        ok = ~np.isnan(x)
-        if not ok.any():
-            continue
-        color, marker = STATE_STYLE[state]
-        y = part["_row"].to_numpy()[ok]
-        ax.scatter(x[ok], y, marker=marker, s=70 if state == "done" else 26, color=color, zorder=3,
-                   linewidths=1.2 if marker in "|x" else 0.5, edgecolors=None if marker in "|x" else "white",
-                   label=f"{state} ({'ran' if state == 'done' else 'did not run'}; {int(ok.sum())})")
-    handles = [h for h in ax.get_legend_handles_labels()[0] if not isinstance(h, Patch)] + handles
-    ax.set_yticks(range(len(ids)), [f"{sid} ({z})" for sid, z in _zones(f, ids)], fontsize=8)
-    ax.set_ylim(len(ids) - 0.5, -0.5)
-    if lo is not None:
-        ax.set_xlim(lo, hi)
-    _date_axis(ax)
-    ax.grid(axis="x", color="#dddddd", lw=0.6)
-    ax.set_xlabel("time (UTC)")
-    ax.set_ylabel("schedule (zone)")
-    shown = f" ({len(ids)} of {total} schedules)" if len(ids) < total else ""
-    ax.set_title(f"{led.name}: runs and missed occurrences per schedule{shown}")
-    _legend_below(fig, handles)
-    return fig
-
-
-def _zones(f: pl.DataFrame, ids: list[str]) -> list[tuple[str, str]]:
-    zone = dict(f.group_by("schedule_id").agg(pl.col("zone").first()).iter_rows()) if "zone" in f.columns else {}
-    return [(sid, zone.get(sid, "?")) for sid in ids]
 
 
 def _counts(ledgers: object) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -255,8 +148,64 @@ def _budget(budget: object, leds: list[Ledger]) -> Budget | None:
                      f"{type(budget).__name__} {_short(budget)}")
 
 
-def cost_impact(ledgers: object, budget: object = None) -> Figure:
+class _UTCTable:
+    """UTC's offsets as a zone table: a UTC budget needs no release (a frame of a what-if run has none to open)."""
+
+    utc = np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(1, dtype=np.int32)
+
+    def offset_at_utc(self, utc_seconds: np.ndarray) -> np.ndarray:
+        return np.zeros(np.shape(utc_seconds), dtype=np.int32)
+
+
+def _period_x(index: np.ndarray, period: str) -> np.ndarray:
+    """Matplotlib date numbers of the first local day of each period index (as rules.period_index counts)."""
+    index = np.asarray(index, dtype=np.int64)
+    if period == "month":
+        days = index.astype("datetime64[M]").astype("datetime64[D]")
+    else:
+        days = (index * 7 - 3 if period == "week" else index).astype("datetime64[D]")
+    return mdates.date2num(days)
+
+
+def _cost_periods(leds: list[Ledger], tables: list, b: Budget | None, period: str):
+    """Per ledger: the local period index and cost of each started run (of the budget's account), and its
+    outages as local wall-time spans with the period the scheduler came back in; plus the periods to show."""
+    from .simulation.rules import period_index
+
+    bins, own, lo, hi = [], [], [], []
+    for led, table in zip(leds, tables):
+        f = led.frame.filter(pl.col("started_utc").is_not_null())
+        if b is not None and b.account != "(all)" and led.accounts:
+            f = f.filter(pl.col("schedule_id").replace_strict(led.accounts, default=None, return_dtype=pl.String)
+                         == b.account)
+        # The engine's own rule (rules.period_index) with the ledger's release: the bars are its budget periods.
+        idx = period_index(table, period, f["started_utc"].dt.epoch("us").to_numpy())
+        bins.append((idx, f["cost"].to_numpy()))
+        lo += [int(idx.min())] if len(idx) else []
+        hi += [int(idx.max())] if len(idx) else []
+        sc = led.scenario
+        if sc is not None and hasattr(sc, "start_us"):
+            ends = period_index(table, period, np.array([sc.start_us, sc.end_us - 1], dtype=np.int64))
+            lo, hi = lo + [int(ends[0])], hi + [int(ends[1])]
+        own.append([(*(int(v) for v in _wall_us(table, np.array([o.start_us, o.end_us]))),
+                     int(period_index(table, period, np.array([o.end_us]))[0]))
+                    for o in getattr(sc, "outages", ()) or ()])
+    return bins, own, lo, hi
+
+
+#: More bars than this (policies x periods), or more than three policies, and each policy gets its own panel.
+_MAX_GROUPED_BARS = 60
+
+
+def cost_impact(ledgers: object, budget: object = None, *, release: object = None) -> Figure:
     """Cost started per budget period and policy, against the budget limit: the catch-up burst shows.
+
+    Periods are local calendar days (weeks, months) in the budget's zone,
+    read from each ledger's own tz release exactly as the simulation's
+    budget did (a what-if release moves them; no other tz data is used).
+    Up to three policies over up to 60 bars are grouped bars; more are one
+    panel per policy on shared axes, so a month of five policies stays readable.
 
     Parameters
     ----------
@@ -266,7 +215,13 @@ def cost_impact(ledgers: object, budget: object = None) -> Figure:
         A :class:`~calsim.Budget`: only its account's runs count and periods are
         its calendar periods in its zone, so the limit line is exact. A number:
         a limit per UTC day over all runs. None: the scenarios' budget when they
-        share exactly one, else total cost per UTC day without a limit line.
+        share exactly one, else total cost per UTC day without a limit line
+        (and without "vs budget" in the title).
+    release
+        The tz release to read every ledger's local periods with. Default:
+        each ledger's own (its scenario's, else the one its ``tzdata`` column
+        names); needed only for a ledger frame of a what-if release, which
+        cannot be opened by name.
 
     Examples
     --------
@@ -276,77 +231,80 @@ def cost_impact(ledgers: object, budget: object = None) -> Figure:
     >>> sc = calsim.Scenario("all", fleet, "2026-01-01T00:00Z", "2026-01-03T00:00Z",
     ...                      budgets=[calsim.Budget("a", 30, "day", "UTC")])
     >>> fig = calsim.plots.cost_impact(calsim.simulate(sc))
-    >>> type(fig).__name__, fig.axes[0].get_ylabel()
-    ('Figure', 'cost started per day')
+    >>> fig.axes[0].get_ylabel(), fig.axes[0].get_title()
+    ('cost started per day', 'Cost per day and policy vs budget (account a)')
     """
     leds = _ledgers(ledgers)
     for led in leds:
         _frame(led.frame, "ledgers", ("cost",), "ledger frame")
     b = _budget(budget, leds)
     zone, period = (b.zone, b.period) if b else ("UTC", "day")
-    every = {"day": "1d", "week": "1w", "month": "1mo"}[period]
-    series = []
-    for led in leds:
-        f = led.frame.filter(pl.col("started_utc").is_not_null())
-        if b is not None and b.account != "(all)" and led.accounts:
-            f = f.filter(pl.col("schedule_id").replace_strict(led.accounts, default=None, return_dtype=pl.String)
-                         == b.account)
-        f = f.with_columns(bin=pl.col("started_utc").dt.convert_time_zone(zone).dt.truncate(every).dt.date())
-        series.append(f.group_by("bin").agg(pl.col("cost").sum()).sort("bin"))
-    bounds = [s["bin"] for s in series if s.height]
-    for led in leds:
-        sc = led.scenario
-        if sc is not None and hasattr(sc, "start_us"):
-            ends = pl.Series([sc.start_us, sc.end_us - 1]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-            bounds.append(ends.dt.convert_time_zone(zone).dt.truncate(every).dt.date())
-    fig = _figure(10, 4.6)
-    ax = fig.add_subplot()
-    handles = []
-    if bounds:
-        allb = pl.concat(bounds)
-        days = pl.date_range(allb.min(), allb.max(), every, eager=True).alias("bin").to_frame()
-        width = 0.84 / len(leds)
-        peak = None
+    rels = [None if zone == "UTC" else _release_of(led, release) for led in leds]
+    bins, own, lo, hi = _cost_periods(leds, [r.table(zone) if r else _UTCTable() for r in rels], b, period)
+    spans = sorted({span for part in own for span in part})
+    facets = len(leds) > 3 or len(leds) * (max(hi) - min(lo) + 1 if lo else 0) > _MAX_GROUPED_BARS
+    n_ax = len(leds) if facets else 1
+    fig = _figure(10, 4.6 if not facets else 1.3 + 1.45 * n_ax)
+    axes = list(fig.subplots(n_ax, 1, sharex=True, sharey=True, squeeze=False)[:, 0])
+    handles: list = []
+    peak, tops = None, [0.0]
+    if lo:
+        index = np.arange(min(lo), max(hi) + 2)  # one past the last: the last bar's right edge
+        edges = _period_x(index, period)
+        x, span = edges[:-1], np.diff(edges)  # a month is not 30 d
+        width = 0.84 if facets else 0.84 / len(leds)
         # Only a peak from the period the scheduler came back in onwards is a
         # catch-up burst; without an outage, the busiest period is just that
         # (a month-end job is not a burst).
-        spans = _outages(leds)
-        after = None
-        if spans:
-            first_end = pl.Series([spans[0][1]]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-            after = _num(first_end.dt.convert_time_zone(zone).dt.truncate(every).dt.date())[0]
-        for i, (led, s) in enumerate(zip(leds, series)):
-            full = days.join(s, on="bin", how="left").with_columns(pl.col("cost").fill_null(0.0))
-            x, y = _num(full["bin"]), full["cost"].to_numpy()
-            span = np.diff(np.append(x, x[-1] + (x[-1] - x[-2] if len(x) > 1 else 1.0)))  # a month is not 30 d
-            left = x + span * (0.08 + i * width)
-            handles.append(ax.bar(left, y, span * width, align="edge", color=_series_style(i)["color"],
-                                  label=f"{led.name} (total {y.sum():g})"))
-            yy = np.where(x >= after, y, -np.inf) if after is not None else y
+        after = spans[0][2] if spans else None
+        for i, (led, (idx, cost)) in enumerate(zip(leds, bins)):
+            ax = axes[i if facets else 0]
+            y = np.bincount(idx - index[0], weights=cost, minlength=len(x))[:len(x)] if len(idx) else np.zeros(len(x))
+            left = x + span * (0.08 + (0 if facets else i * width))
+            bars = ax.bar(left, y, span * width, align="edge", color=_series_style(i)["color"],
+                          label=f"{led.name} (total {y.sum():g})")
+            tops.append(float(y.max()))
+            if facets:
+                ax.set_title(f"{led.name} (total {y.sum():g})", fontsize=9, loc="left")
+            else:
+                handles.append(bars)
+            yy = np.where(index[:-1] >= after, y, -np.inf) if after is not None else y
             if len(y) and np.isfinite(yy.max()) and (peak is None or yy.max() > peak[1]):
                 j = int(np.argmax(yy))
-                peak = (left[j] + span[j] * width / 2, float(y[j]), led.name, float(np.median(y)))
-        if peak is not None and peak[1] > 1.2 * peak[3] and peak[1] > 0:
-            what = "catch-up burst" if after is not None else f"busiest {period}"
-            ax.annotate(f"{what}: {peak[1]:g} ({peak[2]})", (peak[0], peak[1]), xytext=(6, 4),
-                        textcoords="offset points", fontsize=8)
-    to_x = (lambda us: _us_num(us)) if zone == "UTC" else (lambda us: float(_num(
-        pl.Series([us]).cast(pl.Datetime("us")).dt.replace_time_zone("UTC").dt.convert_time_zone(zone)
-        .dt.replace_time_zone(None))[0]))
-    handles += _shade_outages(ax, _outages(leds), to_x)
-    if b is not None:
-        who = "all runs" if b.account == "(all)" else f"account {b.account}"
-        handles.append(ax.axhline(b.limit, color=_C["black"], ls="--", lw=1.2,
-                                  label=f"budget limit {b.limit:g} per {period} ({who})"))
-    _date_axis(ax)
-    ax.set_ylim(bottom=0)
-    ax.margins(y=0.15)
-    ax.grid(color="#dddddd", lw=0.6)
-    ax.set_axisbelow(True)
-    ax.set_xlabel(f"{period} of the run's start ({zone} calendar)")
-    ax.set_ylabel(f"cost started per {period}")
+                peak = (left[j] + span[j] * width / 2, float(y[j]), led.name, float(np.median(y)), ax)
+    if peak is not None and peak[1] > 1.2 * peak[3] and peak[1] > 0:
+        what = "catch-up burst" if spans else f"busiest {period}"
+        peak[4].annotate(f"{what}: {peak[1]:g} ({peak[2]})", (peak[0], peak[1]), xytext=(6, 4),
+                         textcoords="offset points", fontsize=8)
+    shaded: list = []
+    for k, ax in enumerate(axes):
+        # A panel shades its own policy's outages (a no-outage baseline stays clear); one chart shades them all.
+        patch = _shade_outages(ax, [(a, e) for a, e, _ in (own[k] if facets else spans)])
+        shaded = shaded or patch
+        if b is not None:
+            who = "all runs" if b.account == "(all)" else f"account {b.account}"
+            limit = ax.axhline(b.limit, color=_C["black"], ls="--", lw=1.2,
+                               label=f"budget limit {b.limit:g} per {period} ({who})")
+        ax.grid(color="#dddddd", lw=0.6)
+        ax.set_axisbelow(True)
+        _date_axis(ax)
+    # Room above the highest bar and the limit line alike (shared by every panel).
+    axes[0].set_ylim(0, 1.15 * (max(tops + [b.limit if b is not None else 0.0]) or 1.0))
+    if facets:
+        fig.supylabel(f"cost started per {period}", fontsize=10)
+    else:
+        axes[0].set_ylabel(f"cost started per {period}")
+    handles += shaded[:1] + ([limit] if b is not None else [])
+    releases = sorted({r.version for r in rels if r is not None})
+    calendar = f"{zone} calendar" + (f", tzdata {', '.join(releases)}" if releases else "")
+    axes[-1].set_xlabel(f"{period} of the run's start ({calendar})")
     scope = "" if b is None or b.account == "(all)" else f" (account {b.account})"
-    ax.set_title(f"Cost per {period} and policy vs budget{scope}")
+    title = f"Cost per {period} and policy" + (f" vs budget{scope}" if b is not None else " (all accounts)")
+    (fig.suptitle if facets else axes[0].set_title)(title)
+    budgets = {x for led in leds for x in getattr(led.scenario, "budgets", ()) or ()}
+    if b is None and budgets:
+        axes[0].text(0.01, 0.97, f"no budget line: the scenarios have {len(budgets)} budgets; pass budget= to draw one",
+                     transform=axes[0].transAxes, fontsize=8, color="#555555", va="top")
     _legend_below(fig, handles, ncols=3)
     return fig
 
@@ -407,7 +365,10 @@ _WAIT_LABELS = ("< 1 min", "1–10 min", "10 min–1 h", "1–6 h", "6–24 h", 
 def budget_waits(ledgers: object) -> Figure:
     """How long occurrences waited for budget (``budget_wait_s`` > 0), per policy, in duration buckets.
 
-    Occurrences that never waited are left out of the bars and counted in the legend.
+    Occurrences that never waited are left out of the bars and counted in the
+    legend; a policy under which nothing waited gets no bars (its legend entry
+    says so), so the others' stay wide. When nothing waited at all, the chart
+    says so, with no axis ticks.
 
     Examples
     --------
@@ -424,33 +385,41 @@ def budget_waits(ledgers: object) -> Figure:
     waits = []
     for led in leds:
         f = _frame(led.frame, "ledgers", ("budget_wait_s",), "ledger frame")
-        waits.append((f["budget_wait_s"].fill_null(0).to_numpy().astype(float), f.height))
-    hist = np.array([np.histogram(w[w > 0], bins=_WAIT_EDGES)[0] for w, _ in waits])
+        w = np.nan_to_num(_seconds(f["budget_wait_s"]), nan=0.0)
+        waits.append((w[w > 0], f.height))
+    hist = np.array([np.histogram(w, bins=_WAIT_EDGES)[0] for w, _ in waits])
     used = np.flatnonzero(hist.sum(axis=0))
     fig = _figure(9, 4.6)
     ax = fig.add_subplot()
     ax.set_title("Budget waits per policy")
     ax.set_xlabel("time held waiting for a budget period with room")
     ax.set_ylabel("occurrences")
+    label = lambda i: f"{leds[i].name}: {len(waits[i][0])} of {waits[i][1]} waited" + (  # noqa: E731
+        f", max {_dur(waits[i][0].max())}" if len(waits[i][0]) else "")
+    handles = [Patch(color=_series_style(i)["color"], label=label(i)) for i in range(len(leds))]
     if not len(used):
+        # No bar: no scale to read either (matplotlib would centre an empty axis on 0, ticks going negative).
         ax.text(0.5, 0.5, "no occurrence waited for budget", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
         ax.set_xticks([])
-        for i, led in enumerate(leds):
-            ax.bar([], [], label=f"{led.name}: 0 of {waits[i][1]} waited", color=_series_style(i)["color"])
-        ax.legend(loc="upper right", fontsize=9)
+        ax.set_yticks([])
+        _legend_below(fig, handles, ncols=3)
         return fig
     cols = np.arange(used[0], used[-1] + 1)
-    width = 0.8 / len(leds)
-    for i, led in enumerate(leds):
-        w, n = waits[i]
-        pos = w[w > 0]
-        extra = f", max {_dur(pos.max())}" if len(pos) else ""
-        ax.bar(np.arange(len(cols)) + (i - (len(leds) - 1) / 2) * width, hist[i, cols], width,
-               color=_series_style(i)["color"], label=f"{led.name}: {len(pos)} of {n} waited{extra}")
+    waited = [i for i in range(len(leds)) if len(waits[i][0])]
+    width = min(0.8 / len(waited), 0.45)  # one policy alone: a bar, not a wall
+    for k, i in enumerate(waited):
+        handles[i] = bars = ax.bar(np.arange(len(cols)) + (k - (len(waited) - 1) / 2) * width, hist[i, cols], width,
+                                   color=_series_style(i)["color"], label=label(i))
+        # Counts on the bars: a bar of 3 next to one of 450 is a sliver, its number is not.
+        ax.bar_label(bars, labels=[f"{v}" if v else "" for v in hist[i, cols]], fontsize=7, padding=1)
     ax.set_xticks(np.arange(len(cols)), [_WAIT_LABELS[c] for c in cols])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.margins(y=0.1)
     ax.grid(axis="y", color="#dddddd", lw=0.6)
     ax.set_axisbelow(True)
-    ax.legend(loc="upper right", fontsize=9)
+    _legend_below(fig, handles, ncols=3)
     return fig
 
 
@@ -564,35 +533,65 @@ _CHANGE_MARKERS = {"now_gap": "v", "no_longer_gap": "^", "now_fold": "D", "no_lo
                    "merged": "P", "unmerged": "X", "moved": "s"}
 
 
-def tzdiff_map(diff: object, max_schedules: int = 40) -> Figure:
+def _pick_rows(f: pl.DataFrame, n: int) -> pl.DataFrame:
+    """``(zone, schedule_id)`` rows to draw: every zone gets a row before any gets a second.
+
+    Zones are ordered by how many schedules they affect (then by their first
+    change, then name), schedules within a zone by how many occurrences change
+    (then id); the rows come back grouped by zone in that order.
+    """
+    per = (f.group_by("zone", "schedule_id").agg(pl.len().alias("n"), pl.col("nominal_local").min().alias("first"))
+           .sort(["n", "schedule_id"], descending=[True, False]))
+    zones = (per.group_by("zone").agg(pl.len().alias("schedules"), pl.col("first").min())
+             .sort(["schedules", "first", "zone"], descending=[True, False, False]).with_row_index("_z"))
+    per = per.join(zones.select("zone", "_z"), on="zone").with_columns(
+        pl.int_range(pl.len()).over("zone").alias("_k"))  # its rank within the zone (per is sorted by n)
+    return per.sort("_k", "_z").head(n).sort("_z", "_k").select("zone", "schedule_id")
+
+
+def tzdiff_map(diff: object, max_schedules: int = 40, *, start: object = None, end: object = None) -> Figure:
     """What a tzdata upgrade moves: affected schedules (grouped by zone) by date, coloured by shift.
 
-    Each changed occurrence is a square at its nominal local date, coloured by
-    ``shift_s`` (new − old instant, hours; diverging, centred on 0). Changes
-    without a shift (an occurrence gains or loses its instant) are drawn in
-    black with a marker per ``change`` kind. An empty diff gives a figure that
-    says so.
+    Each occurrence that moves is a square at its nominal local date, coloured
+    by ``shift_s`` (new − old instant; diverging, centred on 0, round ticks).
+    Changes that move no instant — a zero shift (``no_longer_fold``: the time
+    stops being ambiguous but resolves where it did) or a side without an
+    instant (``now_gap``...) — are hollow black markers, one shape per
+    ``change`` kind, never a colour that vanishes at the centre of the scale.
+    An empty diff gives a figure that says so.
 
     Parameters
     ----------
     diff
         A :func:`calsim.tzdiff` frame (polars or pandas).
     max_schedules
-        At most this many rows (schedules, in zone order); the title says when some were left out.
+        At most this many rows. When there are more schedules, every zone gets
+        a row before any gets a second (zones with the most affected schedules
+        first), so a zone late in the alphabet is not left out; the title says
+        how many were left out.
+    start, end
+        The window the diff was computed over (instants): the x axis spans it,
+        so where nothing moves shows as empty. Default: the months the changes fall in.
 
     Examples
     --------
     >>> import calsim, calsim.plots
     >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
     >>> d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
-    >>> fig = calsim.plots.tzdiff_map(d)
+    >>> fig = calsim.plots.tzdiff_map(d, start="2023-01-01T00:00Z", end="2024-01-01T00:00Z")
     >>> type(fig).__name__, len(fig.axes)   # the map and its colour bar
     ('Figure', 2)
     >>> calsim.plots.tzdiff_map(d.head(0)).axes[0].texts[0].get_text()
     'no changes: every occurrence resolves to the same instant in both releases'
     """
+    from .times import instant_us
+
     f = _frame(diff, "diff", ("schedule_id", "nominal_local", "zone", "shift_s", "change"), "calsim.tzdiff frame")
     max_schedules = _int_arg(max_schedules, "max_schedules")
+    lo = instant_us(start, "start") if start is not None else None
+    hi = instant_us(end, "end") if end is not None else None
+    if lo is not None and hi is not None and hi <= lo:
+        raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
     title = "tzdata upgrade: changed occurrences by zone and schedule"
     if f.height == 0:
         fig = _figure(8, 2.6)
@@ -602,9 +601,8 @@ def tzdiff_map(diff: object, max_schedules: int = 40) -> Figure:
         ax.set_axis_off()
         ax.set_title(title)
         return fig
-    order = f.select("zone", "schedule_id").unique().sort("zone", "schedule_id")
-    total = order.height
-    order = order.head(max_schedules)
+    order = _pick_rows(f, max_schedules)
+    total, zones_total = f["schedule_id"].n_unique(), f["zone"].n_unique()
     row = {sid: i for i, sid in enumerate(order["schedule_id"])}
     f = f.filter(pl.col("schedule_id").is_in(list(row))).with_columns(
         pl.col("schedule_id").replace_strict(row, return_dtype=pl.Int64).alias("_row"))
@@ -612,39 +610,50 @@ def tzdiff_map(diff: object, max_schedules: int = 40) -> Figure:
     fig = _figure(11, height)
     ax = fig.add_subplot()
     x = _num(f["nominal_local"])
-    shift_h = f["shift_s"].cast(pl.Float64).to_numpy() / 3600
+    shift = f["shift_s"].cast(pl.Float64).to_numpy()
     y = f["_row"].to_numpy()
-    has = ~np.isnan(shift_h)
-    half = float(np.nanmax(np.abs(shift_h))) if has.any() else 1.0
-    points = ax.scatter(x[has], y[has], c=shift_h[has], cmap=_DIVERGING, norm=CenteredNorm(0, half or 1.0),
-                        marker="s", s=22, lw=0, zorder=3)
-    cbar = fig.colorbar(points, ax=ax, pad=0.01, fraction=0.04, aspect=max(20.0, 8 * height))  # full height
-    cbar.set_label("shift = new − old instant")
-    cbar.ax.yaxis.set_major_locator(MaxNLocator(nbins=max(4, int(height)), symmetric=True))
-    cbar.ax.yaxis.set_major_formatter(FuncFormatter(
-        lambda v, _: "0" if abs(v) < 1e-9 else ("+" if v > 0 else "−") + _dur(abs(v) * 3600)))
+    moves = ~np.isnan(shift) & (shift != 0)
+    if moves.any():
+        limit, ticks = _shift_ticks(float(np.abs(shift[moves]).max()))
+        points = ax.scatter(x[moves], y[moves], c=shift[moves], cmap=_DIVERGING, norm=Normalize(-limit, limit),
+                            marker="s", s=22, lw=0, zorder=3)
+        cbar = fig.colorbar(points, ax=ax, pad=0.01, fraction=0.04, aspect=max(20.0, 8 * height))  # full height
+        cbar.set_label("shift = new − old instant")
+        cbar.set_ticks(ticks, labels=["0" if v == 0 else ("+" if v > 0 else "−") + _dur(abs(v)) for v in ticks])
     handles = []
     change = f["change"].to_numpy()
-    for kind in sorted(set(change[~has].tolist())):
-        m = ~has & (change == kind)
-        ax.scatter(x[m], y[m], marker=_CHANGE_MARKERS.get(kind, "o"), s=36, facecolors="none",
-                   edgecolors=_C["black"], lw=1, zorder=4)
+    for kind in sorted(set(change[~moves].tolist())):
+        m = ~moves & (change == kind)
+        ax.scatter(x[m], y[m], marker=_CHANGE_MARKERS.get(kind, "o"), s=40, facecolors="none",
+                   edgecolors=_C["black"], lw=1.1, zorder=4)
+        zero = int((m & (shift == 0)).sum())
+        how = "no shift" if zero == m.sum() else ("one side has no instant" if not zero else "no shift or no instant")
         handles.append(Line2D([], [], ls="", marker=_CHANGE_MARKERS.get(kind, "o"), mfc="none", mec=_C["black"],
-                              label=f"{kind} ({int(m.sum())})"))
+                              label=f"{kind}: {how} ({int(m.sum())})"))
     zones = order["zone"].to_list()
     for i in range(1, len(zones)):
         if zones[i] != zones[i - 1]:
             ax.axhline(i - 0.5, color="#999999", lw=0.8)
     ax.set_yticks(range(len(row)), [f"{z} · {sid}" for z, sid in order.iter_rows()], fontsize=8)
     ax.set_ylim(len(row) - 0.5, -0.5)
+    days = f["nominal_local"].dt.date()
+    left = _us_num(lo) if lo is not None else _num(pl.Series([days.min()]).dt.month_start())[0]
+    right = _us_num(hi) if hi is not None else _num(pl.Series([days.max()]).dt.month_end().dt.offset_by("1d"))[0]
+    ax.set_xlim(left, right)
     _date_axis(ax)
     ax.grid(axis="x", color="#e5e5e5", lw=0.6)
     ax.set_axisbelow(True)
-    ax.set_xlabel("nominal local date (in each schedule's zone)")
+    window = f"; window {_iso_day(lo)} – {_iso_day(hi)}" if lo is not None and hi is not None else ""
+    ax.set_xlabel(f"nominal local date (in each schedule's zone){window}")
     ax.set_ylabel("zone · schedule")
-    shown = f" ({len(row)} of {total} schedules)" if len(row) < total else ""
+    shown = (f" ({len(row)} of {total} schedules, {order['zone'].n_unique()} of {zones_total} zones)"
+             if len(row) < total else "")
     ax.set_title(f"{title}{shown}")
     if handles:
-        fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), frameon=False,
-                   fontsize=9, title="changes without a shift (one side has no instant)", title_fontsize=9)
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(3, len(handles)), frameon=False,
+                   fontsize=9, title="changes that move no instant", title_fontsize=9)
     return fig
+
+
+def _iso_day(us: int) -> str:
+    return str(np.datetime64(int(us), "us").astype("datetime64[D]"))

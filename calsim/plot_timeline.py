@@ -1,0 +1,282 @@
+"""The timeline chart: per schedule a row of runs, late catch-ups, missed and excluded occurrences.
+
+Several ledgers (policies) are drawn as stacked panels over one time axis with
+the same schedules in the same rows, so what differs between panels is the
+policy, never the selection. Re-exported by :mod:`calsim.plots`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import matplotlib.dates as mdates
+import numpy as np
+import polars as pl
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .errors import InputError
+from .plot_style import (
+    _C,
+    _date_axis,
+    _dur,
+    _figure,
+    _GAP,
+    _int_arg,
+    _ledgers,
+    _legend_below,
+    _num,
+    _release_of,
+    _seconds,
+    _shade_outages,
+    _us_num,
+    Figure,
+    STATE_STYLE,
+)
+from .schedule import Schedule
+from .simulation.ledger import LEDGER_STATES, Ledger
+
+__all__ = ["timeline"]
+
+#: Occurrences that were never meant to run, by reason: label and hollow marker.
+BY_DESIGN_STYLE = {"calendar": ("excluded (holiday/calendar)", "D"), "dst_gap": ("skipped in a DST gap", "^"),
+                   "merged": ("merged into another run", "p")}
+_LATE = (STATE_STYLE["done"][0], ">")
+_US = 1_000_000
+
+
+def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) -> Figure:
+    """Per schedule a row over the horizon: runs, late runs, missed and excluded occurrences, outages, gaps.
+
+    Done runs are drawn where they started: a tick when on time, a triangle
+    when they started more than a scheduler tick after they were eligible
+    (a catch-up after an outage, a wait for budget or capacity). Occurrences
+    that did not run (``coalesced``, ``skipped``, ``expired``, ``cancelled``,
+    ``failed``) are drawn where they were eligible, each state with its own
+    colour and marker. Occurrences never meant to run (excluded by a holiday
+    calendar, skipped in a DST gap, merged) are hollow markers; those without
+    an instant are drawn where their wall time falls with the schedule's own
+    offset at its nearest occurrence (the ledger's release, no other tz data).
+    Outages are shaded; observation gaps (:meth:`Ledger.gaps`) highlighted.
+
+    Parameters
+    ----------
+    ledger
+        A :class:`~calsim.Ledger` or ledger frame; or several (a list, a
+        ``{label: Ledger}`` dict, a frame of several scenarios): one panel
+        each, over one time axis, with the same schedules in the same rows.
+    schedules
+        Schedule ids (or :class:`~calsim.Schedule` objects) to show, in this order.
+        None: the ``max_schedules`` schedules with the most occurrences due
+        while the scheduler was down, then the most excluded or DST-skipped,
+        then the most occurrences, then by id. None of these depends on the
+        policy, so timelines of one fleet under different policies, drawn
+        one at a time, show the same schedules too.
+    max_schedules
+        At most this many rows; the title says when some were left out.
+
+    Examples
+    --------
+    >>> import calsim, calsim.plots
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    >>> sc = {p: calsim.Scenario(p, calsim.with_policy([s], catchup=p), "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+    ...                          outages=[calsim.Outage("2026-01-01T03:30Z", "2026-01-01T07:10Z")])
+    ...       for p in ("all", "latest")}
+    >>> fig = calsim.plots.timeline({p: calsim.simulate(x) for p, x in sc.items()})
+    >>> [ax.get_title("left").split(":")[0] for ax in fig.axes], fig.axes[-1].get_xlabel()
+    (['all', 'latest'], 'time (UTC)')
+    """
+    if isinstance(ledger, (list, tuple, Mapping)) and not len(ledger):
+        raise InputError(f"ledger: expected a Ledger, a ledger frame or several of them, got an empty "
+                         f"{type(ledger).__name__}")
+    leds = _ledgers(ledger, "ledger")
+    max_schedules = _int_arg(max_schedules, "max_schedules")
+    frames = [_scheduled(led) for led in leds]
+    known = list(dict.fromkeys(sid for f in frames for sid in f["schedule_id"].unique(maintain_order=True)))
+    if schedules is None:
+        ids = _default_rows(leds, frames, max_schedules)
+    else:
+        ids = _asked_rows(schedules, known)[:max_schedules]
+    row = {sid: i for i, sid in enumerate(ids)}
+    one = len(leds) == 1
+    height = max(3.2, 1.6 + 0.3 * len(ids)) if one else 1.2 + max(1.4, 0.75 + 0.3 * len(ids)) * len(leds)
+    fig = _figure(11, height)
+    axes = fig.subplots(len(leds), 1, sharex=True, squeeze=False)[:, 0]
+    shown = f" ({len(ids)} of {len(known)} schedules)" if len(ids) < len(known) else ""
+    legend: dict[str, object] = {}
+    for ax, led, f in zip(axes, leds, frames):
+        f = f.filter(pl.col("schedule_id").is_in(ids)).with_columns(
+            pl.col("schedule_id").replace_strict(row, return_dtype=pl.Int64).alias("_row"),
+            pl.col("state").cast(pl.String))
+        counts = _panel(ax, led, f, ids, row, legend, one)
+        ax.set_yticks(range(len(ids)), _row_labels(f, ids), fontsize=8)
+        ax.set_ylim(len(ids) - 0.5, -0.5)
+        ax.grid(axis="x", color="#dddddd", lw=0.6)
+        ax.set_ylabel("schedule (zone)")
+        if one:
+            ax.set_title(f"{led.name}: runs and missed occurrences per schedule{shown}")
+        else:
+            ax.set_title(f"{led.name}: {counts}", fontsize=10, loc="left")
+    if not one:
+        fig.suptitle(f"Runs and missed occurrences: the same {len(ids)} schedules under each policy{shown}")
+    _date_axis(axes[-1])
+    axes[-1].set_xlabel("time (UTC)")
+    # Runs first, then what did not run, then what was never meant to, then the shading.
+    order = ["done on time", "done late", *LEDGER_STATES[1:], *(v[0] for v in BY_DESIGN_STYLE.values()), "outage", "gap"]
+    rank = lambda key: next(i for i, o in enumerate(order + [key]) if key.startswith(o))  # noqa: E731
+    _legend_below(fig, [legend[k] for k in sorted(legend, key=rank)], ncols=3)
+    return fig
+
+
+def _scheduled(led: Ledger) -> pl.DataFrame:
+    f = led.frame
+    return f.filter(pl.col("kind") == "scheduled") if "kind" in f.columns else f
+
+
+def _by_design(f: pl.DataFrame) -> pl.Expr:
+    if "reason" not in f.columns:
+        return pl.lit(False)
+    return pl.col("reason").cast(pl.String).is_in(list(BY_DESIGN_STYLE)).fill_null(False)
+
+
+def _default_rows(leds: list[Ledger], frames: list[pl.DataFrame], n: int) -> list[str]:
+    """The ``n`` schedules to show when none are asked for, by what every policy shares (see timeline)."""
+    spans = sorted({(o.start_us, o.end_us) for led in leds for o in getattr(led.scenario, "outages", ()) or ()})
+    scores = []
+    for f in frames:
+        due = pl.col("due_utc").dt.epoch("us")
+        down = pl.lit(False)
+        for a, b in spans:
+            down = down | ((due >= a) & (due < b)).fill_null(False)
+        scores.append(f.group_by("schedule_id").agg(down.sum().alias("down"), _by_design(f).sum().alias("design"),
+                                                     pl.len().alias("rows")))
+    # The largest of each count over the ledgers: the same number for one fleet whatever the policy.
+    ranked = (pl.concat(scores).group_by("schedule_id").agg(pl.col("down", "design", "rows").max())
+              .sort(["down", "design", "rows", "schedule_id"], descending=[True, True, True, False]))
+    return sorted(ranked["schedule_id"].head(n).to_list())
+
+
+def _asked_rows(schedules: object, known: list[str]) -> list[str]:
+    items = [schedules] if isinstance(schedules, (str, Schedule)) else schedules
+    try:
+        ids = [s.id if isinstance(s, Schedule) else s for s in items]  # type: ignore[union-attr]
+    except TypeError:
+        raise InputError(f"schedules: expected schedule ids or Schedules, got {type(schedules).__name__}") from None
+    unknown = [s for s in ids if s not in known]
+    if unknown:
+        raise InputError(f"schedules: {unknown[:3]} not in the ledger (it has {len(known)} schedules, "
+                         f"e.g. {known[:3]})")
+    return list(dict.fromkeys(ids))
+
+
+def _row_labels(f: pl.DataFrame, ids: list[str]) -> list[str]:
+    zone = dict(f.group_by("schedule_id").agg(pl.col("zone").first()).iter_rows()) if "zone" in f.columns else {}
+    return [f"{sid} ({zone.get(sid, '?')})" for sid in ids]
+
+
+def _late_after(led: Ledger) -> float:
+    """Lateness (s) beyond which a run counts as late: the scenario's tick (a run waits for a tick), else 1 min."""
+    tick = getattr(led.scenario, "tick_us", None)
+    return max(tick / _US, 1.0) if isinstance(tick, int) else 60.0
+
+
+def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: dict, one: bool) -> str:
+    """Draw one ledger's rows on ``ax``; adds its legend entries to ``legend``; returns its counts line."""
+    sc = led.scenario
+    lo = hi = None
+    if sc is not None and hasattr(sc, "start_us"):
+        lo, hi = _us_num(sc.start_us), _us_num(sc.end_us)
+    spans = sorted({(o.start_us, o.end_us) for o in getattr(sc, "outages", ()) or ()})
+    for h in _shade_outages(ax, spans):
+        legend.setdefault("outage", h)
+    if "reason" in f.columns:
+        _gaps(ax, led, f, ids, row, lo, hi, legend)
+    design = f.filter(_by_design(f))
+    f = f.filter(~_by_design(f))
+
+    def edge_of(marker: str) -> str | None:
+        # Line markers have no edge; filled ones a white rim (they stay apart), the late triangle a dark one
+        # (it must stand out from the ticks it sits among).
+        return None if marker in "|x" else (_C["black"] if marker == _LATE[1] else "white")
+
+    def dots(x, y, label, color, marker, size, hollow=False):
+        ok = ~np.isnan(x)
+        if not ok.any():
+            return 0
+        n = int(ok.sum())
+        edge = edge_of(marker)
+        style = (dict(facecolors="none", edgecolors=color, linewidths=1.1) if hollow
+                 else dict(color=color, linewidths=1.2 if edge is None else 0.5, edgecolors=edge))
+        ax.scatter(x[ok], y[ok], marker=marker, s=size, zorder=3, label=f"{label}; {n}", **style)
+        kw = dict(mfc="none", mec=color, mew=1.1) if hollow else dict(color=color, mec=edge or color,
+                                                                      mew=1.2 if edge is None else 0.5)
+        legend.setdefault(label, Line2D([], [], ls="", marker=marker, ms=7 if marker in "|x" else 6,
+                                        label=f"{label} ({n})" if one else label, **kw))
+        return n
+
+    late_after = _late_after(led)
+    done = f.filter(pl.col("state") == "done")
+    late = _seconds(done["lateness_s"]) > late_after if "lateness_s" in done.columns else np.zeros(done.height, bool)
+    x, y = _num(done["started_utc"]), done["_row"].to_numpy()
+    ran = dots(x[~late], y[~late], "done on time (ran)", STATE_STYLE["done"][0], "|", 70)
+    n_late = dots(x[late], y[late], f"done late (> {_dur(late_after)}: catch-up or wait)",
+                  _LATE[0], _LATE[1], 42)
+    missed = 0
+    for state in LEDGER_STATES[1:]:
+        part = f.filter(pl.col("state") == state)
+        if not part.height:
+            continue
+        at = pl.coalesce("eligible_utc", "due_utc") if "eligible_utc" in part.columns else pl.col("due_utc")
+        color, marker = STATE_STYLE[state]
+        missed += dots(_num(part.select(at).to_series()), part["_row"].to_numpy(), f"{state} (did not run)",
+                       color, marker, 26)
+    never, why = 0, []
+    for reason, (label, marker) in BY_DESIGN_STYLE.items():
+        part = design.filter(pl.col("reason").cast(pl.String) == reason)
+        if part.height:
+            never += dots(_placed(led, f, part), part["_row"].to_numpy(), label, _C["black"], marker, 30, True)
+            why.append(label.split(" (")[0])
+    if lo is not None:
+        ax.set_xlim(lo, hi)
+    _date_axis(ax)
+    return (f"{ran + n_late} ran ({n_late} late), {missed} did not run"
+            + (f", {never} not meant to run ({'; '.join(why)})" if never else ""))
+
+
+def _gaps(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, lo, hi, legend: dict) -> None:
+    gaps = led.gaps()
+    if not {"from_utc", "to_utc"} <= set(gaps.columns):
+        return
+    gaps = gaps.filter(pl.col("schedule_id").is_in(ids))
+    if not gaps.height:
+        return
+    x0, x1 = _num(gaps["from_utc"]), _num(gaps["to_utc"])
+    left = lo if lo is not None else np.nanmin(_num(f["due_utc"]))
+    right = hi if hi is not None else np.nanmax(_num(f["due_utc"]))
+    x0, x1 = np.where(np.isnan(x0), left, x0), np.where(np.isnan(x1), right, x1)
+    for sid, a, b in zip(gaps["schedule_id"].to_list(), x0, x1):
+        ax.barh(row[sid], b - a, left=a, height=0.7, zorder=1, **_GAP)
+    legend.setdefault("gap", Patch(facecolor=_GAP["color"], alpha=_GAP["alpha"], label="observation gap (no done run)"))
+
+
+def _placed(led: Ledger, rows_with_instants: pl.DataFrame, part: pl.DataFrame) -> np.ndarray:
+    """Where occurrences never meant to run go on the UTC axis: at their instant if they have one, else at
+    their wall time less the schedule's offset at its nearest occurrence that has one (the ledger's own
+    release). A schedule none of whose occurrences has an instant is placed with the release's table."""
+    ref = (rows_with_instants.filter(pl.col("due_utc").is_not_null())
+           .select("schedule_id", "nominal_local", pl.col("utc_offset_s").alias("_off")).sort("nominal_local"))
+    wall = part.select("schedule_id", "nominal_local", "zone", "_row").with_row_index("_i").sort("nominal_local")
+    # Both sides are sorted by nominal_local, hence within each schedule too (polars cannot check that with by=).
+    back = wall.join_asof(ref, on="nominal_local", by="schedule_id", strategy="backward", check_sortedness=False)
+    ahead = wall.join_asof(ref, on="nominal_local", by="schedule_id", strategy="forward", check_sortedness=False)
+    got = back.with_columns(pl.coalesce("_off", ahead["_off"]).alias("_off")).sort("_i")
+    wall_us = got["nominal_local"].dt.epoch("us").to_numpy().astype(np.int64)
+    off = got["_off"].cast(pl.Float64).to_numpy()
+    if np.isnan(off).any():
+        table_of = _release_of(led).table
+        for i in np.flatnonzero(np.isnan(off)):
+            t = table_of(got["zone"][int(i)])
+            off[i] = float(t.offset_at_utc(np.array([wall_us[i] // _US]))[0])
+    x = mdates.date2num((wall_us - off.astype(np.int64) * _US).astype("datetime64[us]"))
+    due = _num(part["due_utc"])  # one that has an instant after all (a merged row may) is drawn at it
+    return np.where(np.isnan(due), x, due)
