@@ -563,7 +563,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import parse_parameter, report
 
     params = dict(parse_parameter(p) for p in args.parameter or ())
-    out = report(args.notebook, args.out, params, progress=not args.quiet and sys.stderr.isatty())
+    out = report(args.notebook, args.out, params, no_input=args.no_input,
+                 progress=not args.quiet and sys.stderr.isatty())
     print(f"report written to {out}")
     return 0
 
@@ -754,7 +755,8 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
     s.add_argument("notebook", help="a notebook with a cell tagged 'parameters', e.g. notebooks/04_tzdata_upgrade.ipynb")
     s.add_argument("-p", "--parameter", action="append", metavar="NAME=VALUE", help="a notebook parameter (repeatable)")
-    s.add_argument("--out", required=True, help="the HTML file to write")
+    s.add_argument("--out", required=True, help="the HTML file to write (self-contained: no remote scripts)")
+    s.add_argument("--no-input", action="store_true", help="leave the code out: prose, tables and charts only")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=_cmd_report)
 

@@ -12,7 +12,8 @@ What it does, in order (each step is what an operator would do by hand):
    skipped, expired, lateness, cost, the longest observation gap;
 5. writes ``calsim-demo.png``: timeline, state counts and daily cost
    against the budget, stacked in one image;
-6. says what to open next.
+6. says what to open next: the notebooks in JupyterLab (the ``lab`` extra,
+   and how to install it), or ``calsim compare``.
 
 >>> import calsim.demo, tempfile
 >>> result = calsim.demo.run(tempfile.mkdtemp(), echo=lambda *a: None)
@@ -94,9 +95,43 @@ def run(out_dir: str | Path = ".", *, echo: Callable[..., None] = print, progres
     echo(f"Ledgers: {db} (tables scenarios, schedules, occurrences; views state_counts, observation_gaps, "
          "daily_cost, lateness)")
     echo(f"Charts:  {png}")
-    echo("Next:    open notebooks/02_outages_and_catchup.ipynb and 03_budget_and_cost.ipynb in JupyterLab, or "
-         f"`calsim compare {db}`")
+    for line in next_steps(db):
+        echo(line)
     return DemoResult(db, png, comparison)
+
+
+def next_steps(db: str | Path, cwd: str | Path | None = None) -> list[str]:
+    """What to open next: the notebooks in JupyterLab (and how to install it), or ``calsim compare``.
+
+    JupyterLab is the ``lab`` extra, not a dependency (``pip install -e .``
+    stays light), so the line says how to install it. Paths are shown
+    relative to ``cwd`` (default: the current directory) when under it, so
+    they can be pasted as they are; the commands are the environment's own
+    (``.venv/bin/jupyter`` for a ``.venv/bin/calsim demo``).
+
+    >>> import pathlib
+    >>> root = pathlib.Path(__file__).resolve().parent.parent
+    >>> print("\\n".join(next_steps(root / "calsim-demo.duckdb", cwd=root)))   # doctest: +ELLIPSIS
+    Next:    ...jupyter lab notebooks/02_outages_and_catchup.ipynb (then 03_budget_and_cost.ipynb), or `calsim compare calsim-demo.duckdb`
+             JupyterLab is the `lab` extra: ...pip install -e ".[lab]"
+    """
+    here = Path(cwd or Path.cwd()).resolve()
+
+    def shown(path: Path) -> str:
+        path = Path(path).resolve()
+        return str(path.relative_to(here)) if path.is_relative_to(here) else str(path)
+
+    # The environment's own commands: jupyter is there once the lab extra is installed.
+    bin_dir = Path(sys.executable).parent  # not resolved: a venv's python is a symlink out of it
+    jupyter, pip = shown(bin_dir / "jupyter"), shown(bin_dir / "pip")
+    root = Path(__file__).resolve().parent.parent
+    first = root / "notebooks" / "02_outages_and_catchup.ipynb"
+    compare = f"`calsim compare {shown(Path(db))}`"
+    if not first.is_file():  # an installed copy: the notebooks are not in it
+        return [f"Next:    {compare}; the notebooks are in calsim's source tree (notebooks/), "
+                f"JupyterLab is the `lab` extra: {pip} install \"calsim[lab]\""]
+    return [f"Next:    {jupyter} lab {shown(first)} (then 03_budget_and_cost.ipynb), or {compare}",
+            f"         JupyterLab is the `lab` extra: {pip} install -e \"{shown(root)}[lab]\""]
 
 
 def _charts(ledgers: list, budgets: tuple, path: Path) -> None:

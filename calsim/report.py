@@ -1,28 +1,62 @@
 """``calsim report``: run a notebook with parameters and render it as one self-contained HTML file.
 
 Each notebook in ``notebooks/`` has a cell tagged ``parameters`` (papermill's
-convention) holding its defaults, e.g. ``fleet``, ``old``, ``new``,
-``horizon_start``. :func:`report` checks the given names against that cell
+convention) holding its defaults, e.g. ``fleet_spec``, ``old``, ``new``,
+``window_start``. :func:`report` checks the given names against that cell
 before anything runs, executes a copy of the notebook with papermill (the
-original is never modified), and exports it with nbconvert's HTML exporter,
-which embeds every chart as a base64 ``data:`` image, so the HTML file can be
-mailed or attached to a CI run as it is.
+original is never modified) in the caller's working directory (a relative
+path given as a parameter is read from where the command runs, as with
+``papermill``), and exports it with nbconvert's JupyterLab template:
+
+* self-contained: charts embedded as base64 ``data:`` images, the CSS
+  inlined, and none of the template's remote scripts (require.js, MathJax,
+  mermaid, widgets from a CDN), so the file opens offline, in a mail
+  client or as a CI artefact, exactly as written;
+* its ``<title>`` is the notebook's first heading (else the file name),
+  with the parameters given;
+* ``no_input=True`` (``--no-input``) leaves the code out: the prose, the
+  tables and the charts only.
+
+The kernel's connection is encrypted (CurveZMQ keys provisioned by
+jupyter_client when the kernel declares support), so ipykernel 7 has no
+"Kernel is running over TCP without encryption" warning to print; its log
+is kept to errors anyway, and debugpy's frozen-modules warning is switched
+off (``PYDEVD_DISABLE_FILE_VALIDATION=1``, as its own message suggests).
 
 Values given as text (the CLI's ``-p name=value``) are parsed as YAML
 scalars, as papermill's own ``-y`` does: ``-p n=500`` is an integer,
 ``-p old=2026a`` a string.
+
+>>> from calsim.report import parse_parameter, report_title
+>>> parse_parameter("n=500"), parse_parameter("old=2026a")
+(('n', 500), ('old', '2026a'))
+>>> report_title({"cells": [{"cell_type": "markdown", "source": "# 04 · A *tzdata* upgrade"}]}, "04.ipynb", {"new": "2026f"})
+'04 · A tzdata upgrade (new=2026f)'
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import tempfile
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from .atomic import write_atomically
 from .errors import InputError
 
-__all__ = ["report", "notebook_parameters", "parse_parameter"]
+__all__ = ["report", "notebook_parameters", "parse_parameter", "report_title"]
+
+# The JupyterLab template without the blocks that load scripts from a CDN
+# (nbconvert's lab/index.html.j2: require.js, widgets, MathJax, mermaid).
+# The notebooks use none of them: tables are HTML, charts PNG.
+_SELF_CONTAINED = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
 
 
 def notebook_parameters(notebook: str | Path) -> dict[str, object]:
@@ -51,12 +85,31 @@ def parse_parameter(text: str) -> tuple[str, object]:
     return name.strip(), value
 
 
+def report_title(nb: Mapping, filename: str | Path, parameters: Mapping[str, object] | None = None) -> str:
+    """The first Markdown heading of ``nb`` (else the file's stem), with ``(name=value, ...)`` when given."""
+    title = Path(filename).stem
+    for cell in nb.get("cells", ()):
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        heading = next((ln for ln in source.splitlines() if ln.startswith("#")), None)
+        if heading is not None:
+            # Markdown emphasis and code marks are not part of a title.
+            title = re.sub(r"[*`]", "", heading.lstrip("#")).strip() or title
+            break
+    if parameters:
+        title += " (" + ", ".join(f"{k}={v}" for k, v in parameters.items()) + ")"
+    return title
+
+
 def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, object] | None = None, *,
-           progress: bool = False, timeout: int = 600) -> Path:
+           no_input: bool = False, progress: bool = False, timeout: int = 600) -> Path:
     """Execute ``notebook`` with ``parameters`` and write a self-contained HTML report to ``out``.
 
     Unknown parameter names are refused before anything runs; the HTML file
     is written atomically (a failed run leaves no partial report).
+    ``no_input=True`` leaves the code cells' input out of the report.
     """
     import nbformat
     import papermill
@@ -72,17 +125,61 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
     if not target.parent.is_dir():  # checked before the notebook runs, not only when writing
         raise InputError(f"--out: directory {str(target.parent)!r} does not exist")
     src = _existing(notebook)
-    with tempfile.TemporaryDirectory(prefix="calsim-report-") as work:
+    with tempfile.TemporaryDirectory(prefix="calsim-report-") as work, _quiet_kernel():
         executed = Path(work) / src.name
         try:
-            papermill.execute_notebook(str(src), str(executed), parameters=params, cwd=str(src.parent),
-                                       progress_bar=progress, kernel_name="python3", execution_timeout=timeout)
+            papermill.execute_notebook(str(src), str(executed), parameters=params, cwd=None,
+                                       progress_bar=progress, kernel_name="python3", execution_timeout=timeout,
+                                       **_kernel_options())
         except papermill.PapermillExecutionError as exc:
             raise InputError(f"notebook: {src.name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
         nb = nbformat.read(executed, as_version=4)
-        html, _ = HTMLExporter(embed_images=True).from_notebook_node(nb)
-        write_atomically(target, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"), "--out")
+    nb.metadata["title"] = report_title(nb, src, params)
+    exporter = HTMLExporter(template_name="lab", embed_images=True, exclude_input=no_input,
+                            exclude_input_prompt=no_input, exclude_output_prompt=no_input)
+    exporter.raw_template = _SELF_CONTAINED
+    html, _ = exporter.from_notebook_node(nb)
+    write_atomically(target, lambda tmp: Path(tmp).write_text(html, encoding="utf-8"), "--out")
     return target
+
+
+def _kernel_options() -> dict[str, object]:
+    """nbclient options for a kernel that has nothing to warn about on the terminal.
+
+    jupyter_client 8.10+ provisions CurveZMQ keys for a kernel whose spec
+    declares ``supported_encryption: ["curve"]`` (ipykernel 7's does) when
+    ``KernelManager.transport_encryption`` is ``"auto"``; ipykernel then
+    encrypts its sockets instead of warning that it does not. Older
+    jupyter_client has no such option (traitlets ignores it) and older
+    ipykernel no such warning. The kernel's own log level is ERROR either
+    way: a report's terminal is for the report's errors.
+    """
+    from traitlets.config import Config
+
+    config = Config()
+    try:
+        import zmq
+
+        if zmq.has("curve"):  # "auto" is refused by jupyter_client without libsodium in libzmq
+            config.KernelManager.transport_encryption = "auto"
+    except ImportError:  # pyzmq comes with jupyter_client; this is only for a broken install
+        pass
+    return {"config": config, "extra_arguments": ["--IPKernelApp.log_level=ERROR"]}
+
+
+@contextlib.contextmanager
+def _quiet_kernel() -> Iterator[None]:
+    """The kernel inherits this environment: no debugpy frozen-modules warning (Python 3.11+)."""
+    key = "PYDEVD_DISABLE_FILE_VALIDATION"
+    before = os.environ.get(key)
+    os.environ[key] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
 
 
 def _existing(notebook: str | Path) -> Path:
