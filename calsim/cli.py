@@ -21,6 +21,7 @@ nominal_local        fold  due_utc               utc_offset_s  kind  notes
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import NoReturn, get_args
 
@@ -34,14 +35,36 @@ from .resolution import FoldPolicy, GapPolicy, resolve
 __all__ = ["main"]
 
 
+_SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (not offsets or signed shifts)
+
+
 def _table(frame: pl.DataFrame) -> str:
-    """A plain fixed-width table (no box drawing), readable in a terminal and in CI logs."""
+    """A plain fixed-width table (no box drawing), readable in a terminal and in CI logs.
+
+    Spans of time are printed in the reader's units (``3d 12h``, ``42min``),
+    never as ``38035.71428571428`` seconds; csv/json/parquet keep the numbers.
+    """
+    frame = frame.select(
+        pl.col(c).map_elements(_span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
+        if _SPANS.search(c) and frame.schema[c].is_numeric() else pl.col(c) for c in frame.columns)
     cols = frame.columns
     rows = [[_cell(v) for v in row] for row in frame.iter_rows()]
     widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
+
+
+def _span(seconds: float) -> str:
+    """``"2d 13h"``, ``"42min"``, ``"1.5s"``, ``"0s"``: the two largest units of a span of seconds."""
+    if seconds < 60:
+        return f"{seconds:.3g}s" if seconds else "0s"
+    parts, rest = [], int(round(seconds))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        q, rest = divmod(rest, size)
+        if q:
+            parts.append(f"{q}{unit}")
+    return " ".join(parts[:2])
 
 
 def _cell(v: object) -> str:
@@ -478,6 +501,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         if not names:
             raise InputError(f"db: {args.db!r} holds no scenarios yet")
         frame = store.compare(names)
+    if args.format == "table":
+        # Long enough already: a reason no scenario has is a column of zeros that says nothing.
+        frame = frame.select(c for c in frame.columns
+                             if not c.startswith("reason_") or frame[c].fill_null(0).sum() != 0)
     _emit(frame, args)
     return 0
 

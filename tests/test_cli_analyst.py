@@ -9,6 +9,7 @@ America/Vancouver stays on UTC-7 from 2026-11-01 (no return to PST), so a
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,35 @@ class TestInlineRules:
     def test_a_rule_that_does_not_parse_says_why_in_one_line(self):
         p = run("preview", "30 2 * *")
         assert p.returncode == 2 and "5-field cron expression" in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    db = tmp_path_factory.mktemp("units") / "c.duckdb"
+    p = run("simulate", ROOT / "data" / "examples" / "incident.toml", "--catchup", "all,latest", "--db", db, "--quiet")
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+class TestLedgerAnswersInTheUsersUnits:
+    def test_spans_print_as_days_and_hours_not_seconds(self, store):
+        out = run("compare", store).stdout.splitlines()
+        head = out[0].split()
+        row = dict(zip(head, _columns(out[0], out[1])))
+        assert row["lateness_p95"] == "2d 13h" and row["lateness_max"] == "3d 11h"
+        assert "lateness_p95_s" not in head and not any(re.fullmatch(r"\d+\.\d+", v) for v in row.values()
+                                                        if v not in (row["cost"],))
+
+    def test_compare_table_leaves_out_reasons_no_scenario_has(self, store):
+        head = run("compare", store).stdout.splitlines()[0].split()
+        assert "reason_catchup" in head and "reason_dst_gap" not in head and "reason_budget" not in head
+
+    def test_csv_keeps_every_column_in_seconds(self, store):
+        head = run("compare", store, "--format", "csv").stdout.splitlines()[0].split(",")
+        assert "reason_dst_gap" in head and "lateness_p95_s" in head
+
+
+def _columns(header: str, line: str) -> list[str]:
+    """Cells of a fixed-width table row, cut where the header's columns start."""
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    return [line[a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
