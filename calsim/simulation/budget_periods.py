@@ -2,13 +2,14 @@
 
 The event loop's rules for an account touch nothing outside it (without a
 capacity limit, the only state shared across accounts), so accounts can be
-settled separately. An account is settled here when every run of it is one
-attempt of a fixed duration (no failures, no lognormal), its schedules share
-one cost, overlap is ``allow`` or ``skip``, none of them is ever paused or
-works through a backlog in turn, and its budget's local periods never go
-back in time (no zone transition moving local time back across a period
-boundary). The rules are :mod:`.rules`' (period, charge, catch-up, expiry,
-scheduler up), applied to a period's arrivals at once.
+settled separately. An account is settled here when overlap is ``allow`` or
+``skip`` for each of its schedules, none of them works through a backlog in
+turn, and its budget's local periods never go back in time (no zone
+transition moving local time back across a period boundary).
+Runs may fail and be retried, last a drawn (lognormal) time and cost
+different amounts: each row's occupancy, success and charge (cost times
+attempts) are its own. The rules are :mod:`.rules`' (period, charge,
+catch-up, expiry, scheduler up), applied to a period's arrivals at once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .rules import BIG, OVERLAP, beyond, fits, held_outcome, period_index, period_of, period_start, up
+from .columns import _group_running_max, one_cost_fit
+from .rules import BIG, OVERLAP, beyond, fits, held_outcome, paused, period_index, period_of, period_start, up
 from .state import NONE, R, S, RunState
 
 __all__ = ["budget_periods"]
@@ -31,17 +33,18 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
       period's opening (an ``opened`` event sorts before the picks at
       its instant), after their expiry and catch-up; then the period's
       picks, in the loop's event order (pick, schedule, due, row);
-    * each arrival meets its schedule's overlap mode, then the budget:
-      with one cost ``c``, the sum started in a period after ``k`` starts
-      is the same float whatever ran (``0.0 + c + c ...``), so exactly the
-      first ``K`` arrivals that pass the overlap check start, ``K``
-      being the number of those partial sums within the limit;
+    * each arrival meets its schedule's overlap mode, then its pauses (a
+      held run arriving in a paused span is ``skipped``/``paused``), then
+      the budget: it starts when its charge fits what the period has
+      started so far (a greedy fit in arrival order, found a few arrivals
+      at a time by :func:`_fit`, or at once by :func:`_fit_one_charge`
+      when every account charges one amount);
     * what does not fit waits for the next period's opening (or is
       skipped with ``on_budget="skip"``), in arrival order.
     """
     sc = run.sc
     budgets = sc.budgets
-    if sc.capacity is not None or not run.fixed_duration or not budgets or not len(rows):
+    if sc.capacity is not None or not budgets or not len(rows):
         return rows
     nb = len(budgets)
     acct = run.p_account
@@ -50,14 +53,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     ok = np.ones(nb, dtype=bool)
     hard = ~np.isin(run.p_overlap, [OVERLAP["allow"], OVERLAP["skip"]])
     hard |= run.p_in_turn
-    for i in run.pauses:
-        hard[i] = True
     ok[acct[paying & hard]] = False
-    cmin = np.full(nb, np.inf)
-    cmax = np.full(nb, -np.inf)
-    np.minimum.at(cmin, acct[paying], run.p_cost[paying])
-    np.maximum.at(cmax, acct[paying], run.p_cost[paying])
-    ok &= cmin == cmax  # one cost per account (else a smaller later run may fit: the loop decides)
     groups: dict[tuple[str, str], list[int]] = {}
     for a, b in enumerate(budgets):
         if ok[a]:
@@ -137,7 +133,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
         gid[members] = k
     g_s = np.where(paying, gid[np.where(paying, acct, 0)], -1).astype(np.int16)
     one = len(groups) == 1
-    lastS = np.full(len(run.scheds), -BIG, dtype=np.int64)  # each schedule's last start so far
+    lastF = np.full(len(run.scheds), -BIG, dtype=np.int64)  # each schedule's last start's finish so far
     for k, ((zone, period), members) in enumerate(groups.items()):
         if one:  # every fast row is of this group: no gathers
             rows_g, s_g, a_g, c_g, u_g = fr, s_f, a_f, pk, u_f
@@ -151,7 +147,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
         # come in time order and periods do not go back (checked above), so
         # each period's rows are one slice: only where they begin is needed.
         cuts = _period_cuts(run.budget_tables[members[0]], period, u_g)
-        _periods(run, members, rows_g, s_g, a_g, c_g, u_g, cuts, lastS)
+        _periods(run, members, rows_g, s_g, a_g, c_g, u_g, cuts, lastF)
         del rows_g, s_g, a_g, c_g, u_g
     return rest
 
@@ -169,43 +165,22 @@ def _up_sorted(outages: tuple[tuple[int, int], ...], t: np.ndarray) -> np.ndarra
 
 
 def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray, a: np.ndarray, c: np.ndarray,
-             u: np.ndarray, cuts: tuple[list[int], list[int], list[int]], lastS: np.ndarray) -> None:
+             u: np.ndarray, cuts: tuple[list[int], list[int], list[int]], lastF: np.ndarray) -> None:
     """Settle the rows of budget accounts ``members`` (one zone and period kind), period by period.
 
     ``rows`` and their schedule, account, pick (``c``, when the overlap
     check runs) and start instant (``u``) come in the loop's event order;
     ``cuts`` gives each budget period's slice of them, ``(starts, stops,
-    periods)`` (see :func:`_period_cuts`). ``lastS`` holds each
-    schedule's last start.
+    periods)`` (see :func:`_period_cuts`). ``lastF`` holds each
+    schedule's last start's finish.
     """
     sc = run.sc
     b0 = sc.budgets[members[0]]
     end = sc.end_us
-    nb = len(sc.budgets)
-    # K[a]: how many runs of the account's one cost fit in a period. The
-    # loop starts a run when rules.fits(spent, cost, limit), spent being the
-    # running float sum of the costs started: 0.0 + c, (0.0 + c) + c, ...
-    # which np.cumsum (a sequential add) reproduces bit for bit.
-    K = np.zeros(nb, dtype=np.int64)
-    n_acct = np.zeros(nb, dtype=np.int64)
-    for i in range(0, len(a), run.chunk_rows[0]):  # chunk by chunk: no full-size int64 copy of ``a``
-        n_acct += np.bincount(a[i:i + run.chunk_rows[0]], minlength=nb)
-    for m in members:
-        idx = np.flatnonzero(run.p_account == m)
-        cost = float(run.p_cost[idx[0]]) if len(idx) else 0.0
-        cap = int(n_acct[m]) + 1  # never more arrivals in a period than the account has rows
-        if cost == 0.0:
-            K[m] = cap
-            continue
-        ratio = sc.budgets[m].limit / cost
-        size = cap if ratio + 3 >= cap else int(ratio) + 3
-        while True:
-            sums = np.cumsum(np.full(size, cost))
-            k = int(np.count_nonzero(fits(0.0, sums, sc.budgets[m].limit)))  # sums ascend: a prefix fits
-            if k < size or size >= cap:
-                break
-            size = min(cap, size * 2)
-        K[m] = k
+    limits = np.array([float(b.limit) for b in sc.budgets], dtype=np.float64)
+    K = _one_charge_counts(run, members, a)
+    K = K if (K[members] >= 0).all() else None  # (every account one charge: the shortcut of _fit_one_charge)
+    pauses = _pause_groups(run)
     period_fn = period_of(run.budget_tables[members[0]], b0.period)
     starts, stops, steps = cuts
     pending: dict[int, tuple] = {}  # period -> the backlog arriving in it (rows, s, a, c, u)
@@ -221,7 +196,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
             lo, hi = starts[i], stops[i]
             parts.append((rows[lo:hi], s[lo:hi], a[lo:hi], c[lo:hi], u[lo:hi]))
             i += 1
-        held = _period_step(run, parts, K, lastS)
+        held = _period_step(run, parts, limits, K, lastF, pauses)
         if held is None:
             continue
         h_rows, h_s, h_a, h_since = held
@@ -245,11 +220,46 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         n = len(b_rows)
         pending[q] = (b_rows, b_s, b_a, np.full(n, T, dtype=np.int64), np.full(n, tu, dtype=np.int64))
 
-def _period_step(run: RunState, parts: list[tuple], K: np.ndarray, lastS: np.ndarray):
-    """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, then budget.
 
-    Returns the runs held for budget (rows, schedule, account, since) in
-    arrival order per account, or None.
+def _one_charge_counts(run: RunState, members: list[int], a: np.ndarray) -> np.ndarray:
+    """Per account of ``members`` charging one amount (one cost, one attempt): how many runs fit in a
+    period (:func:`.columns.one_cost_fit`, never more than it has arrivals); -1 for the others."""
+    nb = len(run.sc.budgets)
+    K = np.full(nb, -1, dtype=np.int64)
+    f = run.sc.failures
+    if f is not None and f.max_attempts > 1:
+        return K
+    n_acct = np.zeros(nb, dtype=np.int64)
+    for i in range(0, len(a), run.chunk_rows[0]):  # chunk by chunk: no full-size int64 copy of ``a``
+        n_acct += np.bincount(a[i:i + run.chunk_rows[0]], minlength=nb)
+    for m in members:
+        costs = run.p_cost[run.p_account == m]
+        if len(costs) and (costs == costs[0]).all():
+            K[m] = one_cost_fit(run.sc.budgets[m].limit, float(costs[0]), int(n_acct[m]) + 1)[0]
+    return K
+
+
+def _pause_groups(run: RunState) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+    """Paused spans with the schedules they hold (a member mask per schedule), schedules sharing spans together."""
+    by_spans: dict[tuple, list[int]] = {}
+    for i, items in run.pauses.items():
+        by_spans.setdefault(tuple(items), []).append(i)
+    out = []
+    for items, members in by_spans.items():
+        member = np.zeros(len(run.scheds), dtype=bool)
+        member[members] = True
+        out.append((member, list(items)))
+    return out
+
+
+def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.ndarray, lastF: np.ndarray,
+                 pauses: list[tuple[np.ndarray, list[tuple[int, int]]]]):
+    """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, a pause, then budget.
+
+    Each row not started yet holds its occupancy in ``finish - pick``
+    (:func:`.columns.needs_order`), and its attempts and success. Returns
+    the runs held for budget (rows, schedule, account, since) in arrival
+    order per account, or None.
     """
     if len(parts) == 1:
         rows, s, a, c, u = parts[0]
@@ -259,68 +269,49 @@ def _period_step(run: RunState, parts: list[tuple], K: np.ndarray, lastS: np.nda
         # Account-major, arrival order within (a stable radix sort on a narrow key).
         o = np.argsort(a, kind="stable")
         rows, s, a, c, u = rows[o], s[o], a[o], c[o], u[o]
-    n = len(rows)
-    d = run.p_dur[s]
-    skipmode = run.p_overlap[s] == OVERLAP["skip"]
-    # -- overlap: the chain each schedule would follow with budget to spare.
-    # An arrival is turned away when it comes before its schedule's last
-    # start plus the (fixed) duration. Starts (u) never decrease along a
-    # schedule's arrivals, so an arrival at least a duration after the
-    # previous arrival (started or not) is never turned away, and one less
-    # than that after a started previous arrival always is: only runs of
-    # two or more such arrivals need a look one by one.
-    chain = np.ones(n, dtype=bool)
-    if skipmode.any():
-        o = np.argsort(s, kind="stable")
-        s2, c2, u2 = s[o], c[o], u[o]
-        head = np.empty(n, dtype=bool)
-        head[0] = True
-        np.not_equal(s2[1:], s2[:-1], out=head[1:])
-        prev = np.empty(n, dtype=np.int64)
-        prev[1:] = u2[:-1]
-        prev[head] = lastS[s2[head]]
-        flag = skipmode[o] & (c2 < prev + d[o])
-        if flag.any():
-            chain2 = ~flag
-            cont = flag.copy()
-            cont[0] = False
-            cont[1:] &= flag[:-1] & ~head[1:]
-            if cont.any():
-                L = prev  # for a flagged row: the last chained start before it
-                d2 = d[o]
-                for k in np.flatnonzero(cont).tolist():
-                    lk = int(u2[k - 1]) if chain2[k - 1] else int(L[k - 1])
-                    L[k] = lk
-                    chain2[k] = int(c2[k]) >= lk + int(d2[k])
-            chain[o] = chain2
-    # -- budget: the first K[a] chained arrivals of each account start.
-    cs = np.cumsum(chain)
-    cs -= chain  # chained arrivals before each row
-    ahead = np.empty(n, dtype=bool)
-    ahead[0] = True
-    np.not_equal(a[1:], a[:-1], out=ahead[1:])
-    first = np.flatnonzero(ahead)
-    cs -= np.repeat(cs[first], np.diff(np.append(first, n)))
-    after = cs >= K[a]
-    start = chain & ~after
-    # Before the K-th start the chain is what happens; after it nothing
-    # starts, so an arrival is turned away only by a start already made.
+    # (One fixed duration per schedule: a gather from the small table, not two from the columns.)
+    occ = run.p_dur[s] if run.fixed_duration else run.finish[rows] - run.pick[rows]
+    fin = u + occ  # when each arrival would finish if it started
+    skip_rows = np.flatnonzero(run.p_overlap[s] == OVERLAP["skip"])
+    lastF0 = lastF[s[skip_rows]]  # before this period's starts: for the overlap verdicts below
+    # Held into a pause (only a held run can be: a pick in one was skipped by columns.pickup): never starts.
+    held_paused = np.zeros(len(rows), dtype=bool) if pauses else np.zeros(0, dtype=bool)
+    for member, spans in pauses:
+        sel = np.flatnonzero(member[s])
+        held_paused[sel] = paused(spans, u[sel])
+    if K is not None and not held_paused.any():
+        start, turned = _fit_one_charge(run, s, a, c, fin, skip_rows, K, lastF)
+    else:
+        start, turned = _fit(run, rows, s, a, c, fin, skip_rows, limits, lastF, held_paused), None
     st = np.flatnonzero(start)
     if len(st):
-        np.maximum.at(lastS, s[st], u[st])
         r = rows[st]
+        ok = run.success[r]
         run.start[r] = u[st]
-        run.finish[r] = u[st] + d[st]
+        run.finish[r] = fin[st]
         run.started[r] = True
-        run.state[r] = S["done"]
-        run.reason[r] = NONE
-    turned = ~chain & ~after
-    turned |= after & skipmode & (c < lastS[s] + d)
+        run.state[r] = np.where(ok, S["done"], S["failed"]).astype(np.int8)
+        run.reason[r] = np.where(ok, NONE, R["retries_exhausted"]).astype(np.int8)
+    # -- what did not start: turned away by a run of its schedule still going
+    # when it arrived (the last start before it in arrival order), else no room.
+    if turned is None:
+        turned = np.zeros(len(rows), dtype=bool)
+        if len(skip_rows):
+            # (Not started: a finish before every arrival, so that it turns none away.)
+            floor = int(c[skip_rows].min()) - 1
+            going = _last_before(s[skip_rows], np.where(start[skip_rows], fin[skip_rows], floor), lastF0)
+            turned[skip_rows] = ~start[skip_rows] & (c[skip_rows] < going)
     if turned.any():
         r = rows[turned]
         run.state[r] = S["skipped"]
         run.reason[r] = R["overlap"]
-    no_room = after & ~turned
+    no_room = ~start & ~turned
+    if len(held_paused):
+        held_paused &= ~turned  # (the overlap check comes first)
+        r = rows[held_paused]
+        run.state[r] = S["skipped"]
+        run.reason[r] = R["paused"]
+        no_room &= ~held_paused
     if not no_room.any():
         return None
     wait = no_room & run.p_onbudget_wait[s]
@@ -332,6 +323,202 @@ def _period_step(run: RunState, parts: list[tuple], K: np.ndarray, lastS: np.nda
     if not wait.any():
         return None
     return rows[wait], s[wait], a[wait], u[wait]
+
+
+def _fit(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, c: np.ndarray, fin: np.ndarray,
+         skip_rows: np.ndarray, limits: np.ndarray, lastF: np.ndarray, never: np.ndarray) -> np.ndarray:
+    """Which arrivals of one period start (account-major, arrival order within): the loop's greedy fit.
+
+    The loop takes arrivals one by one: one passes the overlap check (no run
+    of its ``skip`` schedule still going), then starts if its charge fits
+    (:func:`.rules.fits`) what the period started so far. That is found a
+    few arrivals at a time. An account's *candidates* are the arrivals not
+    decided yet whose charge fits what it has spent (a float sum only grows,
+    and adding to it is monotone, so the others never fit again). Assuming
+    each candidate passing the overlap check starts (:func:`_chain`), the
+    running sums of their charges (in order, as the loop adds them:
+    :func:`_running_sums`) are exact up to the account's first one that
+    does not fit; the next round goes on from there. With one cost, the
+    second round finds no candidate; retries and mixed costs take a few.
+
+    Arrivals marked ``never`` (held into a pause; empty: none) do not start.
+    ``lastF`` (each schedule's last start's finish) is kept up to date.
+    """
+    n = len(rows)
+    f = run.sc.failures
+    # rules.charge, as the loop computes it (one attempt each: the cost)
+    x = run.p_cost[s] if f is None or f.max_attempts == 1 else run.p_cost[s] * run.attempts_n[rows]
+    nb = len(limits)
+    lim = limits[a]
+    start = np.zeros(n, dtype=bool)
+    spent = np.zeros(nb)  # per account: what the period started before the undecided arrivals
+    undecided = ~never if len(never) else np.ones(n, dtype=bool)
+    while True:
+        cand = np.flatnonzero(undecided & fits(spent[a], x, lim))
+        if not len(cand):
+            return start
+        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, run.fixed_duration)]
+        if not len(ch):
+            return start
+        sums = _running_sums(x[ch], a[ch], spent)
+        fit = fits(0.0, sums, lim[ch])
+        # Each account's first chained candidate that does not fit (n: none).
+        first_miss = np.full(nb, n, dtype=np.int64)
+        miss = np.flatnonzero(~fit)
+        if len(miss):
+            np.minimum.at(first_miss, a[ch[miss]], ch[miss])
+        undecided[cand[cand <= first_miss[a[cand]]]] = False
+        new = ch[ch < first_miss[a[ch]]]
+        start[new] = True
+        if len(new):
+            np.maximum.at(lastF, s[new], fin[new])
+        # An account whose chained candidates all fitted is done (what is left
+        # never fits); the others go on after their first misfit.
+        done = np.ones(nb, dtype=bool)
+        if len(miss):
+            m = np.unique(a[ch[miss]])
+            done[m] = False
+            k = np.searchsorted(ch, first_miss[m])  # the misfit's place among the chained candidates
+            prev = np.maximum(k - 1, 0)
+            spent[m] = np.where((k > 0) & (a[ch[prev]] == m), sums[prev], spent[m])
+        undecided &= ~done[a]
+
+
+def _fit_one_charge(run: RunState, s: np.ndarray, a: np.ndarray, c: np.ndarray, fin: np.ndarray,
+                    skip_rows: np.ndarray, K: np.ndarray, lastF: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fit` when each account charges one amount: which arrivals start, and which are turned away.
+
+    The sum started after ``k`` starts is the same float whatever ran, so
+    exactly the first ``K[a]`` arrivals passing the overlap check start
+    (:func:`_one_charge_counts`). Before the last of them the overlap check is
+    what happens; after it nothing starts, so an arrival is turned away only
+    by a start already made.
+    """
+    n = len(s)
+    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, run.fixed_duration)
+    cs = np.cumsum(chain)
+    cs -= chain  # arrivals passing the check before each row
+    head = np.empty(n, dtype=bool)
+    head[0] = True
+    np.not_equal(a[1:], a[:-1], out=head[1:])
+    first = np.flatnonzero(head)
+    cs -= np.repeat(cs[first], np.diff(np.append(first, n)))
+    after = cs >= K[a]
+    start = chain & ~after
+    st = np.flatnonzero(start)
+    if len(st):
+        np.maximum.at(lastF, s[st], fin[st])
+    turned = ~chain & ~after
+    if len(skip_rows):
+        late = skip_rows[after[skip_rows]]
+        turned[late] = c[late] < lastF[s[late]]
+    return start, turned
+
+
+def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray, cand: np.ndarray,
+           lastF: np.ndarray, fixed: bool) -> np.ndarray:
+    """Which of the candidates ``cand`` pass the overlap check if every candidate that passes it starts.
+
+    A ``skip`` arrival is turned away when it comes before its schedule's
+    last start's finish. Starts (``u``) never decrease along a schedule's
+    arrivals and a finish is never before its start, so an arrival at or
+    after every earlier candidate's finish (started or not) is never turned
+    away, and one before that, right after a candidate that passed, always
+    is (that one is going): only runs of two or more such arrivals need a
+    look one by one. (With one ``fixed`` duration per schedule, finishes
+    grow with starts: the latest earlier finish is the previous one.)
+    """
+    ok = np.ones(len(cand), dtype=bool)
+    if not len(skip_rows):
+        return ok
+    pos = np.flatnonzero(np.isin(cand, skip_rows, assume_unique=True)) if len(skip_rows) < len(s) \
+        else np.arange(len(cand))
+    if not len(pos):
+        return ok
+    g = cand[pos]
+    o = np.argsort(s[g], kind="stable")
+    g, pos = g[o], pos[o]
+    s_g, c_g, f_g = s[g], c[g], fin[g]
+    head = np.empty(len(g), dtype=bool)
+    head[0] = True
+    np.not_equal(s_g[1:], s_g[:-1], out=head[1:])
+    # before each: the latest finish of the schedule's earlier candidates, or its last start's
+    before = np.empty(len(g), dtype=np.int64)
+    if fixed:
+        before[1:] = f_g[:-1]
+    else:
+        before[1:], _ = _group_running_max(f_g, head)
+    before[head] = -BIG
+    np.maximum(before, lastF[s_g], out=before)
+    flag = c_g < before
+    if flag.any():
+        chain = ~flag
+        cont = flag.copy()
+        cont[0] = False
+        cont[1:] &= flag[:-1] & ~head[1:]
+        if cont.any():
+            L = before  # for a flagged arrival: the last finish of a start before it
+            for k in np.flatnonzero(cont).tolist():
+                lk = int(f_g[k - 1]) if chain[k - 1] else int(L[k - 1])
+                L[k] = lk
+                chain[k] = int(c_g[k]) >= lk
+        ok[pos] = chain
+    return ok
+
+
+def _last_before(s: np.ndarray, f: np.ndarray, init: np.ndarray) -> np.ndarray:
+    """For rows in arrival order: the largest ``f`` of an earlier row of the same schedule, or ``init``."""
+    o = np.argsort(s, kind="stable")
+    s_o = s[o]
+    head = np.empty(len(s), dtype=bool)
+    head[0] = True
+    np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
+    before = np.empty(len(s), dtype=np.int64)
+    before[1:], _ = _group_running_max(f[o], head)
+    before[head] = -BIG
+    out = np.empty(len(s), dtype=np.int64)
+    out[o] = before
+    return np.maximum(out, init)
+
+
+def _running_sums(x: np.ndarray, a: np.ndarray, spent: np.ndarray) -> np.ndarray:
+    """Per account (``a`` account-major): ``spent[a] + x1``, ``(spent[a] + x1) + x2``, ... bit for bit.
+
+    The loop adds charges one at a time. Whole charges whose sums stay below
+    2**53 add up exactly in any order, so one running sum over every account
+    less each account's offset is exact. Otherwise ``np.cumsum`` (an
+    accumulate, not a pairwise sum) adds in the loop's order along a row, so
+    accounts are laid out as the rows of a zero-padded matrix (trailing zeros
+    change nothing) when that is not much larger than the input, else summed
+    one by one.
+    """
+    n = len(x)
+    head = np.empty(n, dtype=bool)
+    head[0] = True
+    np.not_equal(a[1:], a[:-1], out=head[1:])
+    firsts = np.flatnonzero(head)
+    if len(firsts) == 1:
+        return np.cumsum(np.concatenate([[spent[a[0]]], x]))[1:]
+    sizes = np.diff(np.append(firsts, n))
+    start = spent[a[firsts]]
+    if float(start.sum()) + float(x.sum()) < 2**53 and (np.floor(x) == x).all() and (np.floor(start) == start).all():
+        sums = np.cumsum(x)
+        shift = np.repeat(start - (sums[firsts] - x[firsts]), sizes)  # the account's spent less what came before
+        sums += shift
+        return sums
+    width = int(sizes.max()) + 1
+    if len(firsts) * width <= 4 * n + 1024:
+        grid = np.zeros((len(firsts), width))
+        grid[:, 0] = spent[a[firsts]]
+        gid = np.cumsum(head) - 1
+        col = np.arange(n) - firsts[gid] + 1
+        grid[gid, col] = x
+        np.cumsum(grid, axis=1, out=grid)
+        return grid[gid, col]
+    out = np.empty(n)
+    for lo, size in zip(firsts.tolist(), sizes.tolist()):
+        out[lo:lo + size] = np.cumsum(np.concatenate([[spent[a[lo]]], x[lo:lo + size]]))[1:]
+    return out
 
 def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.ndarray, since: np.ndarray):
     """A budget period opens at ``T`` for the held runs: their wait, expiry and catch-up, as the loop.

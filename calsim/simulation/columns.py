@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .randomness import DURATION, FAILURE, JITTER, uniform
-from .rules import BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, fits, paused, period_index, wake
+from .rules import (BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, fits, paused, period_index,
+                    period_start, up, wake)
 from .state import R, S, RunState
 
 __all__ = ["eligibility", "pickup", "catch_up", "attempts", "needs_order", "settle_in_place"]
@@ -404,7 +405,8 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
     From an account's first period whose demand exceeds its limit, its rows
     need order (a held run spills into the next period). Demand per (account,
     period) is what the runs would be charged (:func:`.rules.charge`: cost
-    times attempts), summed chunk by chunk.
+    times attempts), summed chunk by chunk; which periods need order is
+    :func:`_periods_in_order`'s rule.
     """
     budgets = run.sc.budgets
     paying = run.p_account >= 0
@@ -438,6 +440,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         return rows, s_c, cell
 
     demand = np.zeros(len(budgets) * span, dtype=np.float64)
+    longest = int(run.p_dur[paying].max()) if run.fixed_duration else 0  # the longest occupancy of a paying run
     for lo, hi in run.chunks():
         rows, s_c, cell = cells(lo, hi)
         if unit is not None:
@@ -445,19 +448,33 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         else:
             charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]
             demand += np.bincount(cell, weights=charged, minlength=len(demand))
+        if not run.fixed_duration and len(rows):
+            longest = max(longest, int((run.finish[lo:hi][rows] - run.pick[lo:hi][rows]).max()))
     demand = demand.reshape(len(budgets), span)
     need = np.zeros_like(demand, dtype=bool)
+    f = run.sc.failures
+    attempts = 1 if f is None else f.max_attempts
+    # How long after a stretch of periods in order a run started in it may still meet a later run of its
+    # schedule: none when every schedule allows overlap; to the end when one buffers (each delayed start
+    # may delay the next).
+    reach = np.zeros(len(budgets), dtype=np.int64)
+    reach[acct_of[paying & (run.p_overlap != OVERLAP["allow"])]] = longest
+    buffering = np.isin(run.p_overlap, [OVERLAP["buffer_one"], OVERLAP["buffer_all"], OVERLAP["buffer_latest"]])
+    reach[acct_of[paying & buffering]] = BIG
+    openings: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for a, b in enumerate(budgets):
         if fits(0.0, demand[a], b.limit).all():
             continue
-        # A period needs order when its demand, plus what earlier periods
-        # held over (runs waiting for budget), exceeds the limit; the carry
-        # is an upper bound (catch-up can only shrink a backlog), so no
-        # period that needs order is missed.
-        carry = 0.0
-        for k, d in enumerate(demand[a].tolist()):
-            need[a, k] = carry > 0 or not fits(0.0, d, b.limit)
-            carry = max(0.0, carry + d - b.limit)
+        lo_a, hi_a = (int(x) for x in bounds[a])
+        if (b.zone, b.period) not in openings:
+            openings[(b.zone, b.period)] = _openings(run, a, lo_a, hi_a)
+        costs = run.p_cost[acct_of == a]
+        unused = _room_left(b.limit, float(costs[0])) if attempts == 1 and (costs == costs[0]).all() \
+            else min(float(b.limit), float(costs.max()) * attempts)
+        k0 = lo_a - p0
+        need[a, k0:k0 + hi_a - lo_a + 1] = _periods_in_order(
+            demand[a, k0:k0 + hi_a - lo_a + 1], b.limit, unused, *openings[(b.zone, b.period)],
+            int(reach[a]))
     if not need.any():
         return None
     need = need.ravel()
@@ -466,6 +483,92 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         rows, _, cell = cells(lo, hi)
         out[lo + rows[need[cell]]] = True
     return out
+
+
+def _openings(run: RunState, a: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For budget ``a``'s periods ``lo..hi``: when each opens (one more: ``hi + 1``'s), when what
+    is held for it arrives (:func:`.rules.up` of the opening), and whether that is in a later period
+    (the opening falls in an outage, or the local day does not exist)."""
+    table, period = run.budget_tables[a], run.sc.budgets[a].period
+    ks = np.arange(lo, hi + 2, dtype=np.int64)
+    opens = period_start(table, period, ks)
+    arrive = up(opens, run.outages)
+    later = period_index(table, period, arrive) != ks
+    return opens, arrive[:-1], later[:-1]
+
+
+def _periods_in_order(demand: np.ndarray, limit: float, unused: float, opens: np.ndarray, arrive: np.ndarray,
+                      later: np.ndarray, reach: int) -> np.ndarray:
+    """Which of an account's periods need order, from its demand per period.
+
+    A period needs order when its demand exceeds the limit, or runs held
+    before may arrive in it. ``carry`` bounds what is held: arrivals over the
+    limit, plus the room a greedy fit may leave ``unused`` (:func:`_room_left`
+    with one charge; else below the largest charge), and nothing is fitted in
+    a period whose held runs arrive only later (its opening falls in an
+    outage, or it does not exist).
+
+    Within a stretch of such periods, held runs start later than in columns:
+    when they arrive at an opening after the stretch's first. One may still
+    be going when later runs of its schedule arrive: the periods opening
+    within ``reach`` (the longest occupancy; 0 when no schedule checks
+    overlap) of the latest such arrival need order too.
+    """
+    need = np.zeros(len(demand), dtype=bool)
+    carry = 0.0
+    for k, d in enumerate(demand.tolist()):
+        need[k] = carry > 0 or not fits(0.0, d, limit)
+        if later[k]:
+            carry += d
+        elif fits(0.0, carry + d, limit):
+            carry = 0.0
+        else:
+            carry = carry + d - limit + unused
+    if reach > 0 and need.any():
+        ordered = (np.diff(opens) > 0).all()  # (else no reach to trust: everything after)
+        edges = np.diff(np.concatenate([[0], need.view(np.int8), [0]]))
+        for first, last in zip(np.flatnonzero(edges == 1).tolist(), (np.flatnonzero(edges == -1) - 1).tolist()):
+            if last == first:
+                continue  # nothing held arrives in a stretch of one period
+            until = int(arrive[first + 1:last + 1].max()) + reach
+            # The periods opening before then.
+            need[last + 1:int(np.searchsorted(opens, until, side="left")) if ordered else len(need)] = True
+    return need
+
+
+def _room_left(limit: float, cost: float) -> float:
+    """The room one period leaves when runs of one ``cost`` are started while they fit.
+
+    >>> _room_left(10, 6.0), _room_left(10, 2.5), _room_left(0.3, 0.1)
+    (4.0, 0.0, 0.0)
+    """
+    if cost <= 0:
+        return 0.0
+    if limit / cost > 1e6:  # (too many to add up: less than one cost is left, whatever the sums)
+        return cost + 1e-9 * (limit + 1)
+    _, spent = one_cost_fit(limit, cost, int(limit / cost) + 3)
+    return max(0.0, float(limit) - spent)
+
+
+def one_cost_fit(limit: float, cost: float, cap: int) -> tuple[int, float]:
+    """How many runs of one ``cost`` start in a period (at most ``cap``), each while it fits, and their sum.
+
+    The loop starts a run when :func:`.rules.fits` (spent, cost, limit),
+    spent being the running float sum 0.0 + c, (0.0 + c) + c, ... which
+    np.cumsum (a sequential add) reproduces bit for bit.
+
+    >>> one_cost_fit(0.3, 0.1, 100), one_cost_fit(10, 6.0, 100), one_cost_fit(10, 0.0, 5)
+    ((3, 0.30000000000000004), (1, 6.0), (5, 0.0))
+    """
+    if cost <= 0:
+        return (cap, 0.0) if fits(0.0, 0.0, limit) else (0, 0.0)
+    size = cap if limit / cost + 3 >= cap else int(limit / cost) + 3
+    while True:
+        sums = np.cumsum(np.full(size, cost))
+        k = int(np.count_nonzero(fits(0.0, sums, limit)))  # sums ascend: a prefix fits
+        if k < size or size >= cap:
+            return k, float(sums[k - 1]) if k else 0.0
+        size = min(cap, size * 2)
 
 
 def period_of_rows(run: RunState, acct: np.ndarray, t: np.ndarray) -> np.ndarray:

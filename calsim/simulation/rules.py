@@ -275,21 +275,24 @@ def period_of(table, period: str):
     return of
 
 
-def period_start(table, period: str, index: int) -> int:
+def period_start(table, period: str, index):
     """UTC instant (µs) at which local period ``index`` begins (its first local midnight).
 
     A midnight that does not exist (a DST jump at 00:00) opens at the jump.
+    ``index`` is an int (one period, in the event loop) or an array (an int64 array back).
     """
     from ..resolution import resolve_wall
 
+    idx = np.asarray(index, dtype=np.int64)
     if period == "day":
-        wall = index * DAY_US
+        wall = idx * DAY_US
     elif period == "week":
-        wall = (index * 7 - 3) * DAY_US
+        wall = (idx * 7 - 3) * DAY_US
     else:
-        wall = int(np.datetime64(int(index), "M").astype("datetime64[us]").astype(np.int64))
-    r = resolve_wall(np.array([wall], dtype=np.int64), table, gap="next_valid", fold="first")
-    return int(r.due[0])
+        wall = idx.astype("datetime64[M]").astype("datetime64[us]").astype(np.int64)
+    r = resolve_wall(np.atleast_1d(wall), table, gap="next_valid", fold="first")
+    due = np.asarray(r.due, dtype=np.int64)
+    return int(due[0]) if np.ndim(index) == 0 else due
 
 
 def charge(cost, attempts):
