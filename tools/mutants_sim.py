@@ -65,8 +65,8 @@ MUTANTS = [
     M("sim-period-scalar-left", R, "local = t + offs[bisect.bisect_right(utc, t // US)] * US",
       "local = t + offs[bisect.bisect_left(utc, t // US)] * US",
       "the event loop's period of an instant at a transition uses the old offset"),
-    M("sim-period-start-shift", R, "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"next_valid\", fold=\"first\")",
-      "r = resolve_wall(np.array([wall], dtype=np.int64), table, gap=\"shift\", fold=\"first\")",
+    M("sim-period-start-shift", R, "r = resolve_wall(np.atleast_1d(wall), table, gap=\"next_valid\", fold=\"first\")",
+      "r = resolve_wall(np.atleast_1d(wall), table, gap=\"shift\", fold=\"first\")",
       "a period whose midnight does not exist opens an hour late",
       equivalent="every gap of 2026f (1970-2100) that skips a local midnight begins at that midnight, where "
                  "shift and next_valid give the same instant (checked over every zone); a gap starting before "
