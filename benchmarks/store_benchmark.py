@@ -4,12 +4,26 @@ Run: ``python benchmarks/store_benchmark.py [--n 10000]``
 
 Two ledgers of ``examples.fleet(n)`` over 2026 with tzdata 2026f (about 10.8
 million rows each for n = 10000): ``"all"`` (plain plan) and ``"latest"``
-(``catchup="latest"`` with a 3-day outage). Each is written to a fresh file
-with the primary key declared in DuckDB; the write time covers everything
-``LedgerStore.write`` does (checks, content digest, Arrow hand-off, insert
-with key enforcement, commit). Then ``compare`` runs over both.
+(``catchup="latest"`` with a 3-day outage). Each try writes both to a fresh
+store file, the key enforced by DuckDB; the write time covers everything
+``LedgerStore.write`` does (checks, content digest, scenario parameters,
+Arrow hand-off, insert, key index, schedules, commit). Then ``compare`` runs
+over both.
+
+Baseline, measured in the same run: a raw DuckDB load of the same Arrow table
+(the ledger frame plus ``seq``, in row-group-sized batches, as the store hands
+it over) into a fresh DuckDB file: ``CREATE TABLE`` with the same columns and
+types (kind, state and reason as the store's ENUMs; no key, no CHECK, no
+ENUM of schedule ids) and one ``INSERT ... SELECT`` from the registered table.
+Each try loads a ledger raw just before the store writes it (both see the same
+machine), and the best of ``--repeat`` tries of each is kept (the machine is
+shared: the minimum is the least disturbed figure). CPU seconds (this
+process, every thread) are printed beside the wall times: they move less when
+other work shares the machine.
+
 Prints one JSON object; exits 1 when a target is missed.
-Targets: write >= 1,000,000 rows per second; compare of two scenarios < 3 s.
+Targets: write <= 1.6x the raw load and >= 1,000,000 rows per second (each
+ledger); compare of two scenarios < 3 s.
 """
 
 from __future__ import annotations
@@ -21,11 +35,18 @@ import tempfile
 import time
 from pathlib import Path
 
+import duckdb
+import polars as pl
+
 import calsim
+from calsim.simulation.ledger import LEDGER_SCHEMA
 from calsim.store import LedgerStore
+from calsim.store_schema import _DDL_V1, _columns_sql
 
 WRITE_TARGET = 1_000_000  # rows per second
+RAW_RATIO_TARGET = 1.6  # write time / raw DuckDB load time
 COMPARE_TARGET = 3.0  # seconds
+BATCH_ROWS = 122_880  # DuckDB's row group size, as the store cuts its Arrow table
 
 
 def ledgers(n: int) -> list[calsim.Ledger]:
@@ -37,50 +58,90 @@ def ledgers(n: int) -> list[calsim.Ledger]:
     return [calsim.simulate(sc, progress=False) for sc in (plain, latest)]
 
 
+def raw_load(frame: pl.DataFrame, path: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds to load ``frame`` plus ``seq`` into a fresh DuckDB file: no key, same column types."""
+    data = frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
+    arrow = data.to_arrow(compat_level=pl.CompatLevel.newest())
+    arrow = type(arrow).from_batches(arrow.to_batches(max_chunksize=BATCH_ROWS), schema=arrow.schema)
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute("SET preserve_insertion_order = false")  # as the store (rows carry seq)
+        for stmt in _DDL_V1[1:4]:  # the store's ENUM types of kind, state and reason
+            con.execute(stmt)
+        con.execute("CREATE TABLE occ (seq BIGINT, " + _columns_sql(LEDGER_SCHEMA, ()) + ")")
+        t, c = time.perf_counter(), time.process_time()
+        con.register("raw_in", arrow)
+        con.execute("INSERT INTO occ SELECT * FROM raw_in")
+        out = time.perf_counter() - t, time.process_time() - c
+        assert con.execute("SELECT count(*) FROM occ").fetchone()[0] == frame.height
+    finally:
+        con.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=2, help="tries of each timed load (the best is kept)")
     args = ap.parse_args(argv)
     t = time.perf_counter()
     runs = ledgers(args.n)
     build_s = time.perf_counter() - t
+    inf = float("inf")
+    raws, writes = [[inf, inf] for _ in runs], [[inf, inf] for _ in runs]  # best (wall, CPU) of each
     with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "ledger.duckdb"
-        writes = []
-        with LedgerStore(path) as store:
-            for ledger in runs:
-                t = time.perf_counter()
-                store.write(ledger)
-                writes.append((len(ledger), time.perf_counter() - t))
-            t = time.perf_counter()
-            store.write(runs[0])  # idempotent re-write: digest check only
-            rewrite_s = time.perf_counter() - t
-            t = time.perf_counter()
-            cmp = store.compare([ledger.name for ledger in runs])
-            compare_s = time.perf_counter() - t
-            t = time.perf_counter()
-            back = store.ledger(runs[0].name)
-            read_s = time.perf_counter() - t
-            assert back.equals(runs[0].frame)
-        size = path.stat().st_size
-    first_rate = writes[0][0] / writes[0][1]
+        for k in range(args.repeat):  # every try writes both ledgers to a fresh store
+            path = Path(d) / f"ledger_{k}.duckdb"
+            with LedgerStore(path) as store:
+                for i, ledger in enumerate(runs):
+                    # The raw load of the same rows just before the write: both see the same machine.
+                    raw = Path(d) / "raw.duckdb"
+                    raws[i] = [min(a, b) for a, b in zip(raws[i], raw_load(ledger.frame, raw))]
+                    raw.unlink()
+                    t, c = time.perf_counter(), time.process_time()
+                    store.write(ledger)
+                    took = time.perf_counter() - t, time.process_time() - c
+                    writes[i] = [min(a, b) for a, b in zip(writes[i], took)]
+                if k == args.repeat - 1:
+                    t = time.perf_counter()
+                    store.write(runs[0])  # idempotent re-write: digest check only
+                    rewrite_s = time.perf_counter() - t
+                    t = time.perf_counter()
+                    cmp = store.compare([ledger.name for ledger in runs])
+                    compare_s = time.perf_counter() - t
+                    t = time.perf_counter()
+                    back = store.ledger(runs[0].name)
+                    read_s = time.perf_counter() - t
+                    assert back.equals(runs[0].frame)
+            size = path.stat().st_size
+            if k < args.repeat - 1:
+                path.unlink()
+    rows = [len(ledger) for ledger in runs]
+    rates = [r / w[0] for r, w in zip(rows, writes)]
+    ratios = [w[0] / r[0] for w, r in zip(writes, raws)]
     out = {
         "schedules": args.n,
-        "rows_per_ledger": [w[0] for w in writes],
+        "rows_per_ledger": rows,
         "build_s": round(build_s, 2),
-        "write_fresh_s": round(writes[0][1], 2),
-        "write_fresh_rows_per_s": round(first_rate),
-        "write_second_s": round(writes[1][1], 2),
-        "write_second_rows_per_s": round(writes[1][0] / writes[1][1]),
+        "raw_load_s": [round(r[0], 2) for r in raws],
+        "write_s": [round(w[0], 2) for w in writes],
+        "write_rows_per_s": [round(r) for r in rates],
+        "write_over_raw": [round(r, 2) for r in ratios],
+        # CPU seconds of this process (every thread): less disturbed by other work on the machine.
+        "raw_load_cpu_s": [round(r[1], 2) for r in raws],
+        "write_cpu_s": [round(w[1], 2) for w in writes],
+        "write_cpu_over_raw": [round(w[1] / r[1], 2) for w, r in zip(writes, raws)],
         "rewrite_same_s": round(rewrite_s, 2),
         "compare_s": round(compare_s, 2),
         "read_back_s": round(read_s, 2),
         "file_mb": round(size / 2**20, 1),
         "compare_done": cmp["done"].to_list(),
         "compare_longest_gap_s": cmp["longest_gap_s"].to_list(),
-        "targets": {"write_rows_per_s": WRITE_TARGET, "compare_s": COMPARE_TARGET},
+        "targets": {"write_rows_per_s": WRITE_TARGET, "write_over_raw": RAW_RATIO_TARGET, "compare_s": COMPARE_TARGET},
     }
-    out["meets_target"] = first_rate >= WRITE_TARGET and compare_s < COMPARE_TARGET
+    out["meets_target"] = (min(rates) >= WRITE_TARGET and max(ratios) <= RAW_RATIO_TARGET
+                           and compare_s < COMPARE_TARGET)
     print(json.dumps(out, indent=2))
     return 0 if out["meets_target"] else 1
 

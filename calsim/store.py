@@ -28,8 +28,12 @@ scenario's schedule ids, sorted). The key ``(scenario, schedule_id, revision,
 nominal_local, fold, kind)`` is enforced by the database in two parts: a
 ``CHECK (scenario = '<name>')`` pins every row of the table to its scenario
 (and ``occurrence_tables`` gives a scenario one table), and a UNIQUE index on
-``(schedule_id, revision, nominal_local, fold, kind)`` refuses a duplicate
-within it. Why (measured on a 10.85M-row ledger, DuckDB 2.0.1, CPU seconds):
+``(schedule_id, revision, nominal_local, fold, kind)`` packed into one
+integer refuses a duplicate within it (``store_schema._packed_key``: the
+fields' bits follow from the ledger's ranges, which CHECKs then hold every
+row of the table to, so the integer is one-to-one with the key; a table whose
+key does not pack keeps the index on the five columns). Why (measured on a
+10.85M-row ledger, DuckDB 2.0.1, CPU seconds):
 
 * A PRIMARY KEY declared on the table makes every INSERT probe and grow the
   ART row by row, and the transaction-local ART is merged into the table's
@@ -53,6 +57,11 @@ within it. Why (measured on a 10.85M-row ledger, DuckDB 2.0.1, CPU seconds):
   ~15 s, and ``scenario`` (a VARCHAR, constant per table) is left to the CHECK.
   The ENUM is the database's own bijection between ids and codes, so the
   key the database enforces is still the schedule id itself.
+* One packed column halves that (3.6 s against 7.8 s side by side, the
+  insert itself ~7 s): DuckDB builds a one-column index from sorted keys
+  where it inserts a compound key row by row, and with the day as the lowest
+  field a periodic schedule's keys are consecutive integers, which the ART
+  packs densely (the file is ~60% smaller too).
 * The ``occurrences`` view casts ``schedule_id`` back to VARCHAR (the
   ENUMs of two scenarios differ), and DuckDB pushes ``scenario = ...``
   filters into each branch, where the constant ``scenario`` column's zone
@@ -111,6 +120,7 @@ Decisions
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
@@ -153,7 +163,7 @@ from .store_schema import (  # the schema, tables and migrations
     _fill_scenario_table,
     _forget_scenario,
     _GAPS_SQL,
-    _INDEX_COLUMNS,
+    _key_index_sql,
     KEY,
     _literal,
     MIGRATIONS,
@@ -189,6 +199,41 @@ def _jsonable(value: object) -> object:
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value.isoformat()
     return repr(value)
+
+
+def _parameters(scenario: object) -> object:
+    """The scenario as JSON-able parameters, its schedules as their count.
+
+    Each schedule's rule and policy go to the ``schedules`` table, so the
+    schedules are counted, never walked (a fleet's calendars alone are ~70k
+    numpy values to print).
+
+    >>> import calsim
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    >>> p = _parameters(calsim.Scenario("x", [s, s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"))
+    >>> p["schedules"], p["start"]
+    (2, '2026-01-01T00:00Z')
+    """
+    if not dataclasses.is_dataclass(scenario) or isinstance(scenario, type):
+        params = _jsonable(scenario)
+        if isinstance(params, dict) and isinstance(params.get("schedules"), list):
+            params["schedules"] = len(params["schedules"])
+        return params
+    values = {f.name: getattr(scenario, f.name) for f in dataclasses.fields(scenario) if f.init}
+    return {k: len(v) if k == "schedules" and isinstance(v, (list, tuple)) else _jsonable(v) for k, v in values.items()}
+
+
+def _policy_json(policy: object, cache: dict[tuple[type, str], str]) -> str:
+    """``policy`` as sorted JSON, once per distinct policy of a fleet (``cache`` is keyed by its repr).
+
+    A repr tells apart what JSON does (``cost=0`` from ``cost=0.0``), where
+    equality would not; a fleet usually shares a handful of policies.
+    """
+    key = (type(policy), repr(policy))
+    text = cache.get(key)
+    if text is None:
+        text = cache[key] = json.dumps(_jsonable(policy), sort_keys=True)
+    return text
 
 
 def _digest_prefix() -> str:
@@ -468,17 +513,28 @@ class LedgerStore:
         return old == digest or (not old.startswith(_digest_prefix()) and _same_rows(self.ledger(name), frame))
 
     def _write(self, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replace: bool) -> bool:
-        digest = _digest(frame)
         rows = self._con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
         old = rows[0] if rows else None
-        if old is not None:
+        digest = None
+        if old is not None:  # the digest decides: same ledger (nothing to do), refused, or replaced
+            digest = _digest(frame)
             if self._same(old[0], digest, name, frame):
                 return False
             if not replace:
                 raise ScenarioExistsError(
                     f"name: a different ledger is already stored as {_shown_name(name)} in {self._shown}; "
                     "pass replace=True to replace it, or write under another name")
-        meta = self._scenario_row(name, frame, scenario, digest)
+        # A new name needs its digest (and scenario row) only when it is
+        # published: they are computed on a thread while DuckDB inserts the
+        # rows (both release the GIL), not before. Leaving the block waits for
+        # the thread, so a failed write leaves none behind.
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="calsim-digest") as pool:
+            meta = pool.submit(lambda: self._scenario_row(name, frame, scenario, digest or _digest(frame)))
+            return self._insert(frame, name, ledger, scenario, old is not None, meta)
+
+    def _insert(self, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replacing: bool,
+                meta: concurrent.futures.Future) -> bool:
+        """Fill the scenario's table, then key and publish it with ``meta`` (its ``scenarios`` row)."""
         data = frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
         arrow = data.to_arrow(compat_level=pl.CompatLevel.newest())
         # DuckDB's Arrow scan hands out one record batch per task, so a frame
@@ -495,8 +551,8 @@ class LedgerStore:
             # COMMIT, a table created in the same transaction builds it on one
             # thread: 5.5 s against 4 s for 10.85M rows). A duplicate fails
             # this statement, and the transaction with it.
-            con.execute(f"CREATE UNIQUE INDEX {table}_key ON {table} ({_INDEX_COLUMNS})")
-            if old is not None:
+            con.execute(_key_index_sql(con, table))
+            if replacing:
                 _forget_scenario(con, name)
             con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
             con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
@@ -514,7 +570,6 @@ class LedgerStore:
 
         import duckdb
 
-        self._con.register("_calsim_meta_in", meta.to_arrow())
         self._con.register("_calsim_occ_in", arrow)
         # Rows carry their order in ``seq``, so the insert need not keep it:
         # DuckDB then appends in parallel.
@@ -527,6 +582,7 @@ class LedgerStore:
         table = None
         try:
             table = self._transaction(fill)
+            self._con.register("_calsim_meta_in", meta.result().to_arrow())
             self._transaction(lambda con: publish(con, table))
         except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
             if isinstance(exc, duckdb.TransactionException) and "constraint" not in str(exc).lower():
@@ -649,23 +705,16 @@ class LedgerStore:
         from . import __version__
 
         releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
-        start = end = None
-        params: object = None
-        if scenario is not None:
-            params = _jsonable(scenario)
-            if isinstance(params, dict) and isinstance(params.get("schedules"), list):
-                # Each schedule's rule and policy go to the schedules table; keep the count here.
-                params["schedules"] = len(params["schedules"])
-            for attr in ("start_us", "end_us"):
-                us = getattr(scenario, attr, None)
-                if us is not None:
-                    val = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)
-                    start, end = (val, end) if attr == "start_us" else (start, val)
+        params = None if scenario is None else _parameters(scenario)
+        start, end = getattr(scenario, "start_us", None), getattr(scenario, "end_us", None)
         if start is None and frame.height:
-            start, end = frame["due_utc"].min(), frame["due_utc"].max()
+            # As integers: a hostile frame's instants may lie past what a Python datetime holds.
+            due = frame["due_utc"].dt.epoch("us")
+            start, end = due.min(), due.max()
+        horizon = pl.Series([start, end], dtype=pl.Int64).cast(UTC)
         return pl.DataFrame(
-            {"name": [name], "created": [dt.datetime.now(dt.timezone.utc)], "horizon_start": [start],
-             "horizon_end": [end], "release": [",".join(releases) or None],
+            {"name": [name], "created": [dt.datetime.now(dt.timezone.utc)], "horizon_start": horizon[:1],
+             "horizon_end": horizon[1:], "release": [",".join(releases) or None],
              "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
              "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
              "digest": [digest]},
@@ -676,9 +725,10 @@ class LedgerStore:
         """``schedules`` rows from ``base`` (the ledger's schedule_id, revision, zone) and the scenario."""
         accounts = getattr(ledger, "accounts", {}) or {}
         rules: dict[tuple[str, int], tuple[str | None, str | None]] = {}
+        policies: dict[tuple[type, str], str] = {}
         for s in getattr(scenario, "schedules", ()) or ():
             rule = s.rule if isinstance(s.rule, str) else repr(s.rule)
-            policy = None if s.policy is None else json.dumps(_jsonable(s.policy), sort_keys=True)
+            policy = None if s.policy is None else _policy_json(s.policy, policies)
             rules[(s.id, s.revision)] = (rule, policy)
             if getattr(s.policy, "account", None):
                 accounts.setdefault(s.id, s.policy.account)
@@ -910,10 +960,17 @@ def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
         raise LedgerSchemaError(f"{what}: unexpected columns {extra} (allowed: {schema.names()})")
 
 
+_PY_DATETIME_US = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # datetime.min and .max in epoch microseconds
+
+
 def _duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
     dup = frame.filter(pl.struct(list(KEY)).is_duplicated())
     if dup.height:
-        row = dup.row(0, named=True)
+        first = dup.head(1)
+        us = first["nominal_local"].dt.epoch("us")[0]
+        if not _PY_DATETIME_US[0] <= us <= _PY_DATETIME_US[1]:  # shown as a number: Python's datetime stops at 9999
+            first = first.with_columns(pl.col("nominal_local").dt.epoch("us").cast(pl.String) + " us after 1970")
+        row = first.row(0, named=True)
         key = ", ".join(f"{k}={row[k]!s}" for k in KEY[1:])
         return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, e.g. ({key}); nothing written")
     return DuplicateKeyError(f"ledger: a row of {name!r} repeats a key already stored; nothing written")

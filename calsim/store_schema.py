@@ -178,22 +178,125 @@ def _next_table(con: Any) -> str:
     return f"occ_{n}"
 
 
+_MINUTE_US, _DAY_US = 60_000_000, 86_400_000_000
+
+
+def _packed_key(ids: int, revision: tuple[int, int], nominal_us: tuple[int, int], fold: tuple[int, int],
+                within_minute_us: tuple[int, int]) -> tuple[str, list[str]] | None:
+    """A scenario table's key packed into one integer: ``(index expression, CHECKs)``, or None.
+
+    ``ids`` is the size of the table's schedule_id ENUM; the pairs are the
+    smallest and largest revision, ``nominal_local`` (epoch microseconds),
+    fold and microseconds past the minute of its rows. ``nominal_local`` is
+    split into days, minute of the day and microseconds past the minute, and
+    the fields are packed most significant first: schedule_id, revision,
+    kind, fold, microseconds past the minute, minute, day. Each takes the bits
+    its range needs, and the CHECKs keep every row the table lets in inside
+    those ranges, so the integer is one-to-one with the key and a UNIQUE
+    index on it enforces the key.
+
+    Why days last: a periodic schedule's keys are then consecutive integers
+    (the same minute on consecutive days), which DuckDB's ART packs up to 256
+    to a leaf node; and one column is indexed from sorted keys, where a
+    compound index inserts key by key. Measured on a 10.85M-row ledger
+    (DuckDB 2.0.1, CPU): 3.6 s against 7.8 s for the compound index and
+    4.7 s for the same fields with the time in microseconds. BIGINT keys
+    where the fields fit 63 bits (HUGEINT arithmetic costs about twice);
+    None when they need more than 127.
+
+    >>> expr, checks = _packed_key(3, (1, 1), (0, 2 * 86_400_000_000), (0, 1), (0, 0))
+    >>> print(*expr.split(" + "), sep="\\n+ ")
+    (CAST(enum_code(schedule_id) AS BIGINT) << 15)
+    + (CAST(enum_code(kind) AS BIGINT) << 14)
+    + (CAST(fold AS BIGINT) << 13)
+    + (((CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) // 60000000 % 1440) << 2)
+    + ((CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) // 86400000000)
+    >>> checks[0], checks[-1]
+    ('revision BETWEEN 1 AND 1', '(CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) % 60000000 BETWEEN 0 AND 0')
+    >>> _packed_key(2**32, (-2**63, 2**63 - 1), (0, 2**62), (0, 1), (0, 59_999_999)) is None
+    True
+    """
+    t0 = nominal_us[0] - nominal_us[0] % _DAY_US  # the midnight before the first nominal time
+    fields = [(0, ids - 1), revision, (0, 1), fold, within_minute_us, (0, 1439), (0, (nominal_us[1] - t0) // _DAY_US)]
+    bits = [(hi - lo).bit_length() for lo, hi in fields]
+    if sum(bits) > 127:
+        return None
+    # BIGINT when the fields and the microseconds since t0 fit it; both are signed, so the sign bit stays clear.
+    typ = "BIGINT" if sum(bits) <= 63 and -2**63 <= t0 and nominal_us[1] - t0 < 2**63 else "HUGEINT"
+    since = f"(CAST(epoch_us(nominal_local) AS {typ}) - CAST({t0} AS {typ}))"
+    values = ["enum_code(schedule_id)", "revision", "enum_code(kind)", "fold",
+              f"{since} % {_MINUTE_US}", f"{since} // {_MINUTE_US} % 1440", f"{since} // {_DAY_US}"]
+    terms, shift = [], sum(bits)
+    for value, (lo, _), width in zip(values, fields, bits):
+        shift -= width
+        if not width:  # one value (its CHECK pins it): nothing to tell apart
+            continue
+        term = f"({value})" if value.startswith("(") else f"CAST({value} AS {typ})"
+        if lo:
+            term = f"({term} - CAST({lo} AS {typ}))"
+        terms.append(f"({term} << {shift})" if shift else term)
+    # schedule_id and kind are ENUMs (a row holds one of their codes), the minute and day follow from the time.
+    checks = [f"revision BETWEEN {revision[0]} AND {revision[1]}",
+              f"isfinite(nominal_local) AND nominal_local BETWEEN make_timestamp(CAST({nominal_us[0]} AS BIGINT)) "
+              f"AND make_timestamp(CAST({nominal_us[1]} AS BIGINT))",
+              f"fold BETWEEN {fold[0]} AND {fold[1]}",
+              f"{since} % {_MINUTE_US} BETWEEN {within_minute_us[0]} AND {within_minute_us[1]}"]
+    return " + ".join(terms), checks
+
+
+def _key_layout(con: Any, source: str, enum: str, where: str = "") -> tuple[str, list[str]] | None:
+    """:func:`_packed_key` for the rows of ``source``; None for no rows or an infinite ``nominal_local``.
+
+    DuckDB reads the int64 extremes as ``-infinity``/``infinity`` (``epoch_us``
+    of them is NULL, a NULL key is not indexed): such a table keeps the
+    compound index, and the CHECK keeps them out of a packed one.
+    """
+    ids = con.execute(f"SELECT len(enum_range(NULL::{enum}))").fetchall()[0][0]
+    past_minute = f"(epoch_us(nominal_local) % {_MINUTE_US} + {_MINUTE_US}) % {_MINUTE_US}"  # >= 0 before 1970 too
+    row = con.execute(f"SELECT min(revision), max(revision), epoch_us(min(nominal_local)), "
+                      f"epoch_us(max(nominal_local)), min(fold), max(fold), min({past_minute}), max({past_minute}), "
+                      f"bool_or(NOT isfinite(nominal_local)) FROM {source} {where}").fetchall()[0]
+    if row[0] is None or row[8]:  # no rows, or an infinite time (there is none between -2**63 and -infinity)
+        return None
+    return _packed_key(ids, row[0:2], row[2:4], row[4:6], row[6:8])
+
+
 def _fill_scenario_table(con: Any, name: str, source: str, where: str = "") -> str:
-    """Create one scenario's table (its ENUM of schedule ids, its CHECK) and fill it from ``source``."""
+    """Create one scenario's table (its ENUM of schedule ids, its CHECKs) and fill it from ``source``."""
     table = _next_table(con)
     enum = f"{table}_schedule_id"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT DISTINCT schedule_id FROM {source} {where} ORDER BY 1)")
     cols = _columns_sql(LEDGER_SCHEMA, KEY).replace('"schedule_id" VARCHAR', f'"schedule_id" {enum}', 1)
+    layout = _key_layout(con, source, enum, where)
+    checks = [f"scenario = {_literal(name)}", *(layout[1] if layout else ())]
     con.execute(f"CREATE TABLE {table} (\n  seq BIGINT NOT NULL,\n  {cols},\n  "
-                f"CHECK (scenario = {_literal(name)}))")
+                + ",\n  ".join(f"CHECK ({c})" for c in checks) + ")")
     names = ", ".join(_q(c) for c in _OCC_COLUMNS)
     con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source} {where}")
     return table
 
 
+def _key_index_sql(con: Any, table: str) -> str:
+    """``CREATE UNIQUE INDEX`` of a filled scenario table: on its packed key, or on the key's columns.
+
+    The packed key is what :func:`_fill_scenario_table` checked (the same
+    rows give the same layout). DuckDB builds a one-column index from
+    sorted keys; a compound one inserts key by key, ~1.7x the CPU (7.8 s
+    against 4.5 s for 10.85M rows, DuckDB 2.0.1). The compound index stays
+    for a table whose key does not pack (ranges over 127 bits, an infinite time).
+    """
+    layout = _key_layout(con, table, f"{table}_schedule_id")
+    if layout is None:
+        return f"CREATE UNIQUE INDEX {table}_key ON {table} ({_INDEX_COLUMNS})"
+    # NULL (not indexed) outside the CHECKs' ranges: such a row is then refused by its CHECK (DuckDB
+    # looks at the index first), not reported as the duplicate of the row its fields overflow into.
+    inside = " AND ".join(f"({c})" for c in layout[1])
+    return f"CREATE UNIQUE INDEX {table}_key ON {table} ((CASE WHEN {inside} THEN {layout[0]} END))"
+
+
 def _key_scenario_table(con: Any, name: str, table: str) -> None:
     """Declare the table's UNIQUE key index and make it ``name``'s table."""
-    con.execute(f"CREATE UNIQUE INDEX {table}_key ON {table} ({_INDEX_COLUMNS})")
+    con.execute(_key_index_sql(con, table))
     con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
 
 

@@ -821,7 +821,7 @@ class TestFailedWrites:
     """)
 
     @pytest.mark.parametrize("extra, threshold, where", [(100_000, "default", "the log or the file"),
-                                                         (8_000_000, "1MB", "the checkpoint")])
+                                                         (4_000_000, "1MB", "the checkpoint")])
     def test_a_file_size_limit_during_a_write_is_one_line_and_changes_nothing(self, extra, threshold, where,
                                                                               store_file, runs):
         """A real I/O failure without privileges: RLIMIT_FSIZE makes DuckDB's writes fail with EFBIG.
