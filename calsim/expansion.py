@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -47,7 +47,7 @@ from .schedule import Schedule, check_revisions
 from .times import US, instant_us
 from .tzif import ZoneTable
 
-__all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules"]
+__all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules", "as_strings"]
 
 DAY = 86400 * US
 _MARGIN = limits.MARGIN  # wall times within two days of the UTC window can land in it (offsets < 26 h)
@@ -148,8 +148,15 @@ def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable,
     return np.concatenate([w for w, _ in parts]), np.concatenate([v for _, v in parts])
 
 
-def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nominal walls of one schedule near ``[lo, hi)`` with their invalid_day codes (RFC 5545 set order)."""
+def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int,
+                memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Nominal walls of one schedule near ``[lo, hi)`` with their invalid_day codes (RFC 5545 set order).
+
+    ``memo`` shares the walls of equal rules over equal spans between
+    schedules (a fleet repeats its rules: half of ``examples.fleet``'s
+    calls); the arrays are read-only from here on.
+    """
+    memo = {} if memo is None else memo
     rule = s.parsed_rule
     # An RRULE's start comes here in whole seconds (Schedule drops the fraction,
     # RRule.anchor), so it is both the anchor and the lower bound. For cron and
@@ -168,10 +175,11 @@ def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.nda
     elif whi <= wlo:
         walls, inv = np.zeros(0, np.int64), np.zeros(0, np.int8)
     elif isinstance(rule, RRule):
-        walls, inv = rule.candidates(dtstart, wlo, whi, s.invalid_day)
+        walls, inv = _shared(memo, (rule, dtstart, wlo, whi, s.invalid_day),  # DTSTART anchors an RRULE
+                             lambda: rule.candidates(dtstart, wlo, whi, s.invalid_day))
     else:
-        walls = rule.wall_times(wlo, whi)
-        inv = np.zeros(len(walls), np.int8)
+        # A cron or window's start is only a lower bound (in wlo).
+        walls, inv = _shared(memo, (rule, wlo, whi), lambda: _no_notes(rule.wall_times(wlo, whi)))
     if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc:
         keep = walls <= rule.until  # a local UNTIL is inclusive, on wall time (RFC 5545 §3.3.10)
         walls, inv = walls[keep], inv[keep]
@@ -189,59 +197,155 @@ def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int) -> tuple[np.nda
     return walls, inv
 
 
+def _shared(memo: dict, key: tuple, make):
+    """``make()``, once per equal ``key`` (a rule that cannot be hashed is made each time)."""
+    try:
+        hash(key)
+    except TypeError:  # e.g. a Window built with a list of days
+        return make()
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
+
+
+def _no_notes(walls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return walls, np.zeros(len(walls), np.int8)
+
+
 @dataclass
+class _Window:
+    """What decides a row's fate before it is kept: each schedule's window, UTC UNTILs, and the sort key's layout.
+
+    The window and a UTC UNTIL select rows by placement alone, and rows that
+    merge share one (same schedule, same instant), so both apply as rows are
+    made. Kept rows sort by ``(placement - base) << sbits | schedule``: one
+    int64 for two columns (``keyed``), when the window is short enough.
+    """
+
+    lo_s: np.ndarray
+    hi_s: np.ndarray
+    lo: int | None  # the one window every schedule shares, if so
+    hi: int | None
+    until: np.ndarray | None  # per schedule, a UTC UNTIL (compared with the instant); None: none has one
+    base: int
+    sbits: int
+    keyed: bool
+
+    @classmethod
+    def of(cls, scheds: list[Schedule], lo_s: np.ndarray, hi_s: np.ndarray) -> _Window:
+        one = bool(len(lo_s)) and bool((lo_s == lo_s[0]).all() and (hi_s == hi_s[0]).all())
+        until = np.array([s.parsed_rule.until if isinstance(s.parsed_rule, RRule) and s.parsed_rule.until_utc
+                          else _MAX_WALL for s in scheds], dtype=np.int64)
+        base = int(lo_s.min()) if len(lo_s) else 0
+        sbits = max(1, int(len(scheds) - 1).bit_length())
+        span = int(hi_s.max()) - base if len(hi_s) else 0
+        return cls(lo_s, hi_s, int(lo_s[0]) if one else None, int(hi_s[0]) if one else None,
+                   until if (until < _MAX_WALL).any() else None, base, sbits,
+                   max(span, 0).bit_length() + sbits <= 62)
+
+    def keep(self, sched, place: np.ndarray) -> np.ndarray | None:
+        """Rows placed in their schedule's window and not after its UTC UNTIL (RFC 5545 §3.3.10); None: all."""
+        if self.lo is not None:
+            keep = (place >= self.lo) & (place < self.hi)
+        else:
+            keep = (place >= self.lo_s[sched]) & (place < self.hi_s[sched])
+        if self.until is not None:
+            keep &= place <= self.until[sched]
+        return None if keep.all() else keep
+
+
+_SPECIAL = (("fold", np.int8, 0), ("dst", np.int16, -1), ("inv", np.int8, 0), ("has_due", bool, True),
+            ("offset", np.int32, 0))
+
+
 class _Rows:
-    """Column arrays of occurrences of many schedules (``sched`` indexes the sorted schedule list)."""
+    """The rows of many schedules as they are made, window applied, as few columns as possible.
 
-    sched: list = field(default_factory=list)
-    wall: list = field(default_factory=list)
-    fold: list = field(default_factory=list)
-    due: list = field(default_factory=list)
-    has_due: list = field(default_factory=list)
-    offset: list = field(default_factory=list)
-    dst: list = field(default_factory=list)  # note code into the vocabulary, -1 none
-    inv: list = field(default_factory=list)  # 0 none, 1 backward, 2 forward
+    Every row keeps its sort key (or placement and schedule, for a window
+    too long for one key) and its wall time, written straight into columns
+    sized by :func:`calsim.limits.check`'s estimate (an upper bound: pages
+    never written cost no memory; the columns grow if it is ever short).
+    No chunk is kept and no column is concatenated: a fleet-year's chunks
+    would otherwise stay in the C heap long after they were freed. Most
+    rows are plain: fold 0, an instant, no note, and an offset equal to
+    wall - instant (what resolving a wall time means; only a gap policy
+    moves the instant, and such a row has a dst note). The few others
+    ("special") keep their fold, note codes, instant flag and offset aside.
+    """
 
-    def add(self, sched, wall, fold, due, has_due, offset, dst, inv) -> None:
-        """One chunk; ``fold``, ``has_due``, ``dst``, ``inv`` may be None for their default (0, True, -1, 0)."""
-        for name, value in zip(
-            ("sched", "wall", "fold", "due", "has_due", "offset", "dst", "inv"),
-            (sched, wall, fold, due, has_due, offset, dst, inv),
-        ):
-            getattr(self, name).append(value)
+    def __init__(self, win: _Window, capacity: int):
+        self.win = win
+        self.n = 0
+        names = ("key", "wall") if win.keyed else ("place", "sched", "wall")
+        self.cols = {name: np.empty(max(capacity, 1), np.int32 if name == "sched" else np.int64) for name in names}
+        self.rows: list[np.ndarray] = []  # special rows' numbers, ascending
+        self.special: dict[str, list[np.ndarray]] = {name: [] for name, _, _ in _SPECIAL}
 
-    def columns(self) -> dict[str, np.ndarray]:
-        dtypes = {"sched": np.int32, "wall": np.int64, "fold": np.int8, "due": np.int64,
-                  "has_due": bool, "offset": np.int32, "dst": np.int16, "inv": np.int8}
-        defaults = {"fold": 0, "has_due": True, "dst": -1, "inv": 0}
-        lengths = [len(w) for w in self.wall]
-        n = sum(lengths)
-        out = {}
-        for name, dt_ in dtypes.items():
-            chunks = getattr(self, name)
-            if name not in defaults:
-                out[name] = np.concatenate(chunks).astype(dt_, copy=False) if chunks else np.zeros(0, dt_)
-                continue
-            # Mostly defaults (few rows meet a gap, a fold or an invalid day):
-            # one filled column, with only the chunks that were given copied in.
-            col = np.full(n, defaults[name], dtype=dt_)
-            at = 0
-            for chunk, k in zip(chunks, lengths):
-                if chunk is not None:
-                    col[at:at + k] = chunk
-                at += k
-            out[name] = col
-        return out
+    def _room(self, m: int) -> dict[str, np.ndarray]:
+        """Each column's next ``m`` slots."""
+        n = self.n
+        cap = len(self.cols["wall"])
+        if n + m > cap:  # the estimate was short: grow by half again
+            for name, col in self.cols.items():
+                grown = np.empty(max(n + m, cap + cap // 2), col.dtype)
+                grown[:n] = col[:n]
+                self.cols[name] = grown
+        return {name: col[n:n + m] for name, col in self.cols.items()}
+
+    def add(self, sched, wall: np.ndarray, due: np.ndarray, offset: np.ndarray, **given) -> None:
+        """One chunk of rows; ``sched`` is one schedule's index or one per row; ``given``: fold, dst, inv,
+        has_due when not all default (0, -1, 0, True)."""
+        given = {k: v for k, v in given.items() if v is not None}
+        keep = self.win.keep(sched, due)
+        if keep is not None:
+            wall, due, offset = wall[keep], due[keep], offset[keep]
+            sched = sched if np.ndim(sched) == 0 else sched[keep]
+            given = {k: v[keep] for k, v in given.items()}
+        m = len(wall)
+        if not m:
+            return
+        special = np.zeros(m, dtype=bool)
+        for name, v in given.items():
+            special |= ~v if name == "has_due" else v != (-1 if name == "dst" else 0)
+        sp = np.flatnonzero(special)
+        if len(sp):
+            self.rows.append(sp + self.n)
+            given["offset"] = offset
+            for name, dtype, default in _SPECIAL:
+                v = given.get(name)
+                self.special[name].append(np.full(len(sp), default, dtype) if v is None else v[sp].astype(dtype))
+        out = self._room(m)
+        if self.win.keyed:
+            key = out["key"]
+            np.subtract(due, self.win.base, out=key)
+            key <<= self.win.sbits
+            key |= sched
+        else:
+            out["place"][:] = due
+            out["sched"][:] = sched
+        out["wall"][:] = wall
+        self.n += m
+
+    def take(self, name: str) -> np.ndarray:
+        """A column, which this object no longer holds (the caller frees it when done)."""
+        return self.cols.pop(name)[: self.n]
+
+    def take_special(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)
+        return rows, {name: np.concatenate(self.special[name]) if self.special[name] else np.zeros(0, dtype)
+                      for name, dtype, _ in _SPECIAL}
 
 
-def _add_resolved(rows: _Rows, r: Resolved, sched: np.ndarray, inv: np.ndarray, vocab: dict[str, int]) -> None:
+def _add_resolved(rows: _Rows, r: Resolved, sched, inv: np.ndarray, vocab: dict[str, int]) -> None:
     gap_code = vocab.setdefault(r.note_vocab[0], len(vocab))
     fold_code = vocab.setdefault(r.note_vocab[1], len(vocab))
     # kind 0 ok, 1 gap, 2 fold -> note code (-1 none); a chunk of ok rows only keeps the default.
     dst = np.array([-1, gap_code, fold_code], np.int16)[r.kind] if r.kind.any() else None
     if r.row is not None:
-        sched, inv = sched[r.row], inv[r.row]
-    rows.add(sched, r.wall, r.fold, r.due, r.has_due, r.offset, dst, inv if inv.any() else None)
+        inv = inv[r.row]
+        sched = sched if np.ndim(sched) == 0 else sched[r.row]
+    rows.add(sched, r.wall, r.due, r.offset, fold=r.fold, has_due=r.has_due, dst=dst,
+             inv=inv if inv.any() else None)
 
 
 def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
@@ -279,6 +383,7 @@ def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
     return wall, fold, inst, offset
 
 
+
 def expand(schedules: object, start: object, end: object, release: ReleaseLike = None, *,
            max_occurrences: int | None = None) -> pl.DataFrame:
     """Expand schedules into occurrences over the UTC window ``[start, end)``.
@@ -308,9 +413,12 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
 
     Notes
     -----
-    Rule expansion is vectorised per schedule; resolution runs once per
-    (zone, gap, fold) group over all of its schedules' times, and merging,
-    calendars and the window are column operations over the whole fleet.
+    Rule expansion is vectorised per schedule (equal rules over equal spans
+    are expanded once); resolution runs once per (zone, gap, fold) group
+    over all of its schedules' times; the window applies as rows are made;
+    one sort orders the fleet, after which rows to merge are neighbours and
+    calendars are column operations. Schedule ids and zones are integer
+    codes until the end, where one gather makes them strings.
 
     Raises
     ------
@@ -324,11 +432,14 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
 
 
 def expand_indexed(schedules: list[Schedule], start: object, end: object, release: ReleaseLike = None, *,
-                   max_occurrences: int | None = None, what: str = "expand"):
+                   max_occurrences: int | None = None, what: str = "expand", codes: bool = False):
     """:func:`expand`, also returning the schedules in frame order and each row's index into them.
 
     For the simulation, which needs per-row policies without joining on ids.
     ``what`` names the caller in the message of a refusal over ``max_occurrences``.
+    ``codes=True`` leaves ``schedule_id`` and ``zone`` as ``pl.Enum`` columns
+    (integer codes, 2 + 1 bytes a row instead of two 16-byte string views);
+    :func:`as_strings` gives the public frame.
     """
     rel = get_release(release)
     lo = instant_us(start, "start")
@@ -337,33 +448,33 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
     scheds = sorted(schedules, key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
-    limits.check(scheds, lo, hi, max_occurrences, what, rel)  # before anything is allocated
+    estimate = limits.check(scheds, lo, hi, max_occurrences, what, rel)  # before anything is allocated
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
     hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
-    # The row columns are passed on, not kept here: _finish frees each one
-    # when done with it (the peak memory is the benchmark's too).
-    frame, sched_of_row = _finish(scheds, *_collect(scheds, rel, lo_s, hi_s), lo_s, hi_s, rel.version)
+    rows, vocab = _collect(scheds, rel, _Rows(_Window.of(scheds, lo_s, hi_s), estimate))
+    frame, sched_of_row = _finish(scheds, rows, vocab, rel.version, codes)
     return frame, scheds, sched_of_row
 
 
-def _collect(scheds: list[Schedule], rel: Release, lo_s: np.ndarray,
-             hi_s: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """The rows of every schedule (nominal walls, resolved), as columns, and the note vocabulary."""
-    rows, vocab = _Rows(), {}
+def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, dict[str, int]]:
+    """The rows of every schedule (nominal walls, resolved, in the window) and the note vocabulary."""
+    win, vocab = rows.win, {}
     groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    tables: dict[str, ZoneTable] = {}
+    memo: dict = {}
     for i, s in enumerate(scheds):
-        if hi_s[i] <= lo_s[i]:
+        lo, hi = int(win.lo_s[i]), int(win.hi_s[i])
+        if hi <= lo:
             continue
-        table = rel.table(s.zone)
+        table = tables.get(s.zone) or tables.setdefault(s.zone, rel.table(s.zone))
         if isinstance(s.parsed_rule, Every):
-            wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, int(lo_s[i]), int(hi_s[i]))
-            rows.add(np.full(len(wall), i, np.int32), wall, fold if fold.any() else None, inst, None, offset,
-                     None, None)
+            wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, lo, hi)
+            rows.add(i, wall, inst, offset, fold=fold if fold.any() else None)
             continue
-        walls, inv = _candidates(s, table, int(lo_s[i]), int(hi_s[i]))
+        walls, inv = _candidates(s, table, lo, hi, memo)
         if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
             r = resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=rel.version, schedule=s.id)
-            _add_resolved(rows, r, np.full(len(walls), i, np.int32), inv, vocab)
+            _add_resolved(rows, r, i, inv, vocab)
             continue
         groups.setdefault((s.zone, s.gap, s.fold), []).append((i, walls, inv))
     for zone, gap, fold in list(groups):
@@ -372,87 +483,129 @@ def _collect(scheds: list[Schedule], rel: Release, lo_s: np.ndarray,
         inv = np.concatenate([v for _, _, v in items])
         sched = np.repeat(np.array([i for i, _, _ in items], np.int32), [len(w) for _, w, _ in items])
         del items
-        r = resolve_wall(walls, rel.table(zone), gap=gap, fold=fold, version=rel.version)
+        r = resolve_wall(walls, tables[zone], gap=gap, fold=fold, version=rel.version)
         _add_resolved(rows, r, sched, inv, vocab)
-    return rows.columns(), vocab
+    return rows, vocab
 
 
-def _finish(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
-            lo_s: np.ndarray, hi_s: np.ndarray, version: str) -> tuple[pl.DataFrame, np.ndarray]:
-    sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
-    place = due  # due is never changed below (only has_due): a row without an instant keeps its placement
-    # The order depends on placement and schedule only, which nothing below
-    # changes: all rows are sorted in a thread (numpy sorts without the GIL)
-    # while UNTIL, merging and calendars run here; the rows they drop are
-    # then dropped from the sorted order, which keeps it sorted.
-    with ThreadPoolExecutor(1) if len(place) >= _THREAD_MIN_ROWS else nullcontext(_Inline()) as pool:
-        ordering = pool.submit(_order, place, sched, len(scheds))
-        keep, extras = _survivors(scheds, c, vocab, lo_s, hi_s)
-        # Most rows are plain: fold 0, an instant, no note, and an offset equal
-        # to wall - instant (that is what resolving a wall time means; only a
-        # gap policy moves the instant away from the wall time, and such a row
-        # carries a dst note). Only the few other rows ("special") are looked
-        # up one by one; the output gathers just the wall time (in the thread:
-        # numpy gathers without the GIL too) and the schedule.
-        special = (c["dst"] >= 0) | (c["inv"] != 0) | (c["fold"] != 0) | ~has_due
-        for rows, _ in extras:
-            special[rows] = True
-        perm, place_out, sched_out = ordering.result()
-        kept = keep[perm]
-        del keep
-        if not kept.all():
-            perm, place_out, sched_out = perm[kept], place_out[kept], sched_out[kept]
-        idx = perm
-        del perm, kept
-        n = len(idx)
+def _finish(scheds: list[Schedule], rows: _Rows, vocab: dict[str, int], version: str,
+            codes: bool) -> tuple[pl.DataFrame, np.ndarray]:
+    """Sort the rows, merge, apply calendars and build the frame (``schedule_id``, ``zone`` as ``codes`` or strings).
 
-        walls = pool.submit(_wall_and_offset, wall, idx, place_out)
-        pos = np.flatnonzero(special[idx])  # output positions of special rows, ascending
-        src = idx[pos]  # and their source rows
+    Each step frees what it no longer needs (the peak memory is the
+    simulation's too). Returns the frame and each row's schedule index.
+    """
+    win, n = rows.win, rows.n
+    # The narrowest schedule index the simulation reads (RunState keeps it).
+    sdtype = np.int16 if len(scheds) < 2**15 else np.int32
+    if win.keyed:
+        perm, place, sched = _sort_keys(rows.take("key"), win.sbits, win.base, sdtype)
+    else:
+        perm, place, sched = _order(rows.take("place"), rows.take("sched"), len(scheds))
+        sched = sched.astype(sdtype)
+    special = np.zeros(n, dtype=bool)
+    sp_rows, sp = rows.take_special()
+    special[sp_rows] = True
+    wall = rows.take("wall")
+    with ThreadPoolExecutor(1) if n >= _THREAD_MIN_ROWS else nullcontext(_Inline()) as pool:
+        # Two gathers by the same permutation, side by side (numpy gathers without the GIL).
+        walls = pool.submit(np.take, wall, perm)
+        pos = np.flatnonzero(special[perm])  # output positions of special rows, ascending
         del special
-        # schedule_id and zone: one gather of a per-schedule table (polars
-        # gathers both columns at once, on every core).
-        per_sched = pl.DataFrame([
-            pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String),
-            pl.Series("zone", [s.zone for s in scheds], dtype=pl.String),
-        ])[pl.Series(sched_out.astype(np.uint32))]  # polars indexes with u32
-        wall_out, offset_out = walls.result()
-    del idx, wall, due, place, sched
-    for name in ("wall", "due", "sched"):  # no longer needed: only special rows are read from here on
-        del c[name]
-    offset_out[pos] = c["offset"][src]
-    fold_out = np.zeros(n, np.int8)
-    fold_out[pos] = c["fold"][src]
+        # Each special row's entry in ``sp`` (its source row is there, rows ascending).
+        at = np.searchsorted(sp_rows, perm[pos])
+        del perm, sp_rows
+        sp = {name: v[at] for name, v in sp.items()}
+        # Ids and zones before the notes column: in this order a process under
+        # a 2 GiB address-space limit (tests/test_limits.py) has room for the
+        # strings; the other order failed one run in two there.
+        ids = _code_columns(scheds, sched) if codes else _string_columns(scheds, sched)
+        wall = walls.result()
+    has = sp["has_due"]
+    moved = np.zeros(len(vocab) + 1, dtype=bool)
+    moved[np.array([c for note, c in vocab.items() if note.startswith("dst_gap_") and note != "dst_gap_skipped"],
+                   dtype=np.int64) + 1] = True
+    extras: list[tuple[np.ndarray, str]] = []
+    lost = _merge(pos[moved[sp["dst"] + 1] & has], place, sched, wall, pos, has, extras)
+    lost += _exclude(scheds, sched, wall, extras)
+
+    offset = np.subtract(wall, place)
+    np.floor_divide(offset, US, out=offset)  # wall - instant, right for every row but the special ones
+    offset = offset.astype(np.int32)
+    offset[pos] = sp["offset"]
+    fold = np.zeros(n, np.int8)
+    fold[pos] = sp["fold"]
     valid = np.ones(n, dtype=bool)
-    valid[pos] = has_due[src]
+    valid[pos] = has
+    for rows_ in lost:
+        valid[rows_] = False
     nulls = n - int(np.count_nonzero(valid))
-    # Nulls where there is no instant, as an Arrow validity bitmap over the
-    # value buffers: no copy, no scatter.
-    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    bitmap = None
+    if nulls:
+        # Nulls where there is no instant, as an Arrow validity bitmap over the
+        # value buffers: no copy, no scatter. Their values are 0 (as RunState reads them).
+        place[~valid] = 0
+        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
     del valid
-    due_col = pl.Series("due_utc", pa.Array.from_buffers(
-        pa.timestamp("us", "UTC"), n, [bitmap, pa.py_buffer(place_out)], null_count=nulls))
-    offset_col = pl.Series("utc_offset_s", pa.Array.from_buffers(
-        pa.int32(), n, [bitmap, pa.py_buffer(offset_out)], null_count=nulls))
-    notes = _notes(n, pos, src, c["dst"][src], c["inv"][src], extras, vocab)
+    due = pl.Series("due_utc", pa.Array.from_buffers(
+        pa.timestamp("us", "UTC"), n, [bitmap, pa.py_buffer(place)], null_count=nulls))
+    offset = pl.Series("utc_offset_s", pa.Array.from_buffers(pa.int32(), n, [bitmap, pa.py_buffer(offset)],
+                                                             null_count=nulls))
+    notes = _notes(n, pos, sp["dst"], sp["inv"], extras, vocab)
     revisions = {s.revision for s in scheds}
     frame = pl.DataFrame(
         [
-            per_sched["schedule_id"],
-            pl.Series("nominal_local", wall_out).cast(pl.Datetime("us")),
-            pl.Series("fold", fold_out),
-            per_sched["zone"],
-            due_col,
-            offset_col,
+            pl.Series("nominal_local", wall).cast(pl.Datetime("us")),
+            pl.Series("fold", fold),
+            due,
+            offset,
             notes,
+            *ids,
         ]
     ).with_columns(
         pl.lit(version, pl.String).alias("tzdata"),
         # One revision everywhere (the usual case): a literal column, no gather.
         pl.lit(revisions.pop(), pl.Int64).alias("revision") if len(revisions) == 1
-        else pl.Series("revision", np.array([s.revision for s in scheds], dtype=np.int64)[sched_out]),
+        else pl.Series("revision", np.array([s.revision for s in scheds], dtype=np.int64)[sched]),
     ).select(OCCURRENCE_SCHEMA.names())
-    return frame, sched_out
+    return frame, sched
+
+
+def _code_columns(scheds: list[Schedule], sched: np.ndarray) -> list[pl.Series]:
+    """``schedule_id`` and ``zone`` as ``pl.Enum`` codes (sorted categories: order and comparisons as strings')."""
+    out = []
+    for name, values in (("schedule_id", [s.id for s in scheds]), ("zone", [s.zone for s in scheds])):
+        cats = sorted(set(values))
+        dtype = pl.Enum(cats)
+        phys = pl.Series([], dtype=dtype).to_physical().to_numpy().dtype  # the width polars picks
+        index = {v: k for k, v in enumerate(cats)}
+        of_sched = np.array([index[v] for v in values], dtype=phys)
+        if name == "schedule_id" and len(cats) == len(values) and phys.itemsize == sched.itemsize:
+            codes = sched.view(phys)  # one id per schedule, sorted: the schedule index is the code (no copy)
+        else:
+            codes = of_sched[sched]
+        out.append(pl.Series(name, codes).cat.to(dtype))
+    return out
+
+
+def _string_columns(scheds: list[Schedule], sched: np.ndarray) -> list[pl.Series]:
+    """``schedule_id`` and ``zone`` as strings: one gather of a per-schedule table (both columns at once)."""
+    table = pl.DataFrame([pl.Series("schedule_id", [s.id for s in scheds], dtype=pl.String),
+                          pl.Series("zone", [s.zone for s in scheds], dtype=pl.String)])
+    return table[pl.Series(sched.astype(np.uint32, copy=False))].get_columns()  # polars indexes with u32
+
+
+def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``pl.Enum`` columns ``schedule_id`` and ``zone`` as strings (the public dtype).
+
+    One gather of each column's categories by its codes: what a user reads
+    is built once, at the end (a cast from Enum costs twice as much).
+    """
+    cols = [c for c in ("schedule_id", "zone") if c in frame.columns and isinstance(frame.schema[c], pl.Enum)]
+    if not cols:
+        return frame
+    return frame.with_columns([pl.DataFrame([pl.Series(c, frame.schema[c].categories)])[frame[c].to_physical()]
+                               .to_series() for c in cols])
 
 
 class _Inline:
@@ -464,72 +617,41 @@ class _Inline:
         return done
 
 
-def _wall_and_offset(wall: np.ndarray, idx: np.ndarray, place: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Output wall times, and offsets as wall - instant (right for every row but the special ones)."""
-    wall_out = wall[idx]
-    off = np.subtract(wall_out, place)
-    np.floor_divide(off, US, out=off)
-    return wall_out, off.astype(np.int32)
+def _sort_keys(key: np.ndarray, sbits: int, base: int, sdtype=np.int32):
+    """Sort by ``key = (placement - base) << sbits | schedule``: the permutation, placement and schedule in order.
 
-
-def _survivors(scheds: list[Schedule], c: dict[str, np.ndarray], vocab: dict[str, int],
-               lo_s: np.ndarray, hi_s: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, str]]]:
-    """Which rows the frame keeps (UNTIL, window), after merging and calendars (which update ``has_due``).
-
-    Returns the keep mask and the extra notes, ``(source rows, note)`` in
-    the order they are written.
+    Each schedule's rows are one contiguous run, in (nominal, fold) order, so
+    a stable sort by (placement, schedule) gives the contract's order. The
+    sorted keys give placement and schedule back without gathering them.
+    Timsort (numpy's stable sort) merges the already sorted runs of each
+    schedule: faster here than a parallel sort on a busy machine.
     """
-    sched, wall, due, has_due = c["sched"], c["wall"], c["due"], c["has_due"]
-    place = due
-    alive = np.ones(len(wall), dtype=bool)
-    extras: list[tuple[np.ndarray, str]] = []
-
-    # A UTC UNTIL is compared with the resolved instant (RFC 5545 §3.3.10).
-    until = np.array([s.parsed_rule.until if isinstance(s.parsed_rule, RRule) and s.parsed_rule.until_utc
-                      else _MAX_WALL for s in scheds], dtype=np.int64)
-    if (until < _MAX_WALL).any():
-        alive &= place <= until[sched]
-
-    moved_codes = [code for note, code in vocab.items() if note.startswith("dst_gap_") and note != "dst_gap_skipped"]
-    moved = np.zeros(len(vocab) + 1, dtype=bool)
-    moved[np.array(moved_codes, dtype=np.int64) + 1] = True
-    _merge(sched, wall, due, has_due, alive, moved[c["dst"] + 1], extras)
-    _exclude(scheds, sched, wall, has_due, alive, extras)
-    if len(lo_s) and (lo_s == lo_s[0]).all() and (hi_s == hi_s[0]).all():  # one window for all: no per-row gather
-        keep = alive & (place >= lo_s[0]) & (place < hi_s[0])
-    else:
-        keep = alive & (place >= lo_s[sched]) & (place < hi_s[sched])
-    return keep, extras
+    perm = np.argsort(key, kind="stable")
+    key = key[perm]  # the caller's array is freed when it drops it
+    sched = np.empty(len(key), dtype=sdtype)
+    np.bitwise_and(key, (1 << sbits) - 1, out=sched, casting="unsafe")
+    key >>= sbits
+    key += base
+    return perm, key, sched
 
 
 def _order(place: np.ndarray, sched: np.ndarray, n_sched: int):
     """The contract's row order: by placement, then schedule, nominal time and fold.
 
     Returns the permutation of the rows, and ``place`` and ``sched`` in that
-    order. Each schedule's rows are one contiguous block, in (nominal, fold)
-    order, so a stable sort by (placement, schedule) gives the contract's order.
+    order (see :func:`_sort_keys`); for a window too long for one key, blocks
+    are put in schedule order (a cheap permutation), then stably sorted by
+    placement alone.
     """
     n = len(place)
     sbits = max(1, int(n_sched - 1).bit_length())
     pmin = int(place.min()) if n else 0
     span = int(place.max()) - pmin if n else 0
     if span.bit_length() + sbits <= 62:
-        # Both keys in one int64: (placement - min) << sbits | schedule. The
-        # sorted keys give placement and schedule back without gathering them.
         key = place - pmin
         key <<= sbits
         key |= sched
-        # Timsort (numpy's stable sort) merges the already sorted runs of
-        # each schedule: faster here than a parallel sort on a busy machine.
-        perm = np.argsort(key, kind="stable")
-        key = key[perm]
-        sched_out = np.empty(n, dtype=np.int32)
-        np.bitwise_and(key, (1 << sbits) - 1, out=sched_out, casting="unsafe")
-        key >>= sbits
-        key += pmin
-        return perm, key, sched_out
-    # A window too long for one key: blocks put in schedule order (a cheap
-    # permutation), then a stable sort by placement alone.
+        return _sort_keys(key, sbits, pmin)
     starts = np.flatnonzero(np.concatenate([[True], sched[1:] != sched[:-1]])) if n else np.zeros(0, np.int64)
     lens = np.diff(np.append(starts, n))
     by_sched = np.argsort(sched[starts], kind="stable")
@@ -549,86 +671,84 @@ def _member(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[pos] == values
 
 
-def _merge(sched, wall, due, has_due, alive, moved, extras) -> None:
+def _merge(cand, place, sched, wall, pos, has, extras) -> list[np.ndarray]:
     """Rows of one schedule with the same instant: the earliest nominal keeps it (DESIGN.md §2).
 
+    Rows are in output order, where such rows are neighbours (one sort key).
     Distinct wall times resolve to distinct instants unless a gap policy moved
-    one (``moved``): only instants of moved rows are searched for partners.
+    one: only runs around moved rows with an instant (``cand``) are looked at.
+    ``pos``/``has``: the special rows' positions and whether they have an
+    instant (every other row has one). Returns the rows that lose theirs.
     """
-    cand = moved & has_due & alive
-    if not cand.any():
-        return
-    involved = np.zeros(int(sched.max()) + 1, dtype=bool)
-    involved[sched[cand]] = True  # only schedules with a moved row can merge
-    rows = np.flatnonzero(involved[sched] & has_due & alive)
-    idx = rows[_member(due[rows], np.unique(due[cand]))]
-    if len(idx) < 2:
-        return
-    order = idx[np.lexsort((wall[idx], due[idx], sched[idx]))]
-    same = (sched[order][1:] == sched[order][:-1]) & (due[order][1:] == due[order][:-1])
-    if not same.any():
-        return
-    keeper = -1
-    for k in np.flatnonzero(same) + 1:  # merges are rare (a few per zone and century): a loop is fine
-        if k == 1 or not same[k - 2]:  # order[k - 1] opens a run of equal instants: it keeps the instant
-            keeper = int(order[k - 1])
-        loser = int(order[k])
-        has_due[loser] = False
-        extras.append((np.array([keeper]), f"merged_with:{iso(wall[loser])}"))
-        extras.append((np.array([loser]), f"merged_into:{iso(wall[keeper])}"))
+    if not len(cand):
+        return []
+    n = len(place)
+
+    def same(a, b):
+        return (place[a] == place[b]) & (sched[a] == sched[b])
+
+    lo, hi = cand.copy(), cand + 1  # each candidate's run of equal keys [lo, hi), grown a row at a time
+    while len(m := np.flatnonzero(lo > 0)) and len(m := m[same(lo[m] - 1, lo[m])]):
+        lo[m] -= 1
+    while len(m := np.flatnonzero(hi < n)) and len(m := m[same(hi[m], hi[m] - 1)]):
+        hi[m] += 1
+    lost = []
+    for a, b in sorted(set(zip(lo.tolist(), hi.tolist()))):  # merges are rare (a few per zone and century)
+        rows = np.arange(a, b)
+        k = np.minimum(np.searchsorted(pos, rows), len(pos) - 1)
+        rows = rows[(pos[k] != rows) | has[k]]  # a row without an instant (gap-skipped) takes no part
+        if len(rows) < 2:
+            continue
+        rows = rows[np.argsort(wall[rows], kind="stable")]
+        keeper = int(rows[0])
+        for loser in rows[1:].tolist():
+            lost.append(np.array([loser]))
+            extras.append((np.array([keeper]), f"merged_with:{iso(wall[loser])}"))
+            extras.append((np.array([loser]), f"merged_into:{iso(wall[keeper])}"))
+    return lost
 
 
-def _exclude(scheds, sched, wall, has_due, alive, extras) -> None:
+def _exclude(scheds, sched, wall, extras) -> list[np.ndarray]:
+    """Rows of a calendar's schedules on its days lose their instant (``excluded:<calendar>@<version>``)."""
     by_calendar: dict[Calendar, list[int]] = {}
     for i, s in enumerate(scheds):
         for cal in s.calendars:
             by_calendar.setdefault(cal, []).append(i)
-    if not by_calendar:
-        return
+    lost = []
     for cal, members in by_calendar.items():
         member = np.zeros(len(scheds), dtype=bool)
         member[members] = True
-        rows = np.flatnonzero(member[sched] & alive)
+        rows = np.flatnonzero(member[sched])
         if not len(rows):
             continue
         d = wall[rows] // DAY  # days of the members' rows only (a few schedules have calendars)
         first = _EPOCH_DATE + dt.timedelta(days=int(d.min()))
         last = _EPOCH_DATE + dt.timedelta(days=int(d.max()))
         hit = rows[_member(d, cal.days(first, last).astype(np.int64))]
-        has_due[hit] = False
+        lost.append(hit)
         extras.append((hit, cal.note))
+    return lost
 
 
-def _notes(n: int, pos: np.ndarray, src: np.ndarray, dst: np.ndarray, inv: np.ndarray,
+def _notes(n: int, pos: np.ndarray, dst: np.ndarray, inv: np.ndarray,
            extras: list[tuple[np.ndarray, str]], vocab: dict[str, int]) -> pl.Series:
     """The ``notes`` list column (dst, invalid_day, merged, excluded, in that order) via Arrow offsets.
 
-    Only the output rows at ``pos`` (ascending) can carry notes; ``src`` are
-    their source rows, ``dst`` and ``inv`` their codes; ``extras`` name
-    source rows (each one is among ``src`` when it is in the output).
+    ``pos``: the special rows' positions, with their ``dst`` and ``inv``
+    codes; ``extras``: (positions, note) in the order they are written.
     """
     inv_codes = np.array([-1] + [vocab.setdefault(_INVALID_NOTES[k], len(vocab)) for k in (1, 2)], np.int32)
     r_dst = np.flatnonzero(dst >= 0)
     r_inv = np.flatnonzero(inv > 0)
-    if extras:
-        ex_rows = np.concatenate([rows for rows, _ in extras]).astype(np.int64, copy=False)
-        ex_codes = np.repeat(np.array([vocab.setdefault(note, len(vocab)) for _, note in extras], np.int32),
-                             [len(rows) for rows, _ in extras])
-        # Where each noted source row is among src (absent: not in the output).
-        by_src = np.argsort(src, kind="stable")
-        at = np.minimum(np.searchsorted(src, ex_rows, sorter=by_src), max(len(src) - 1, 0))
-        found = by_src[at] if len(src) else np.zeros(len(ex_rows), np.int64)
-        hit = (src[found] == ex_rows) if len(src) else np.zeros(len(ex_rows), bool)
-        ex_k, ex_codes = found[hit], ex_codes[hit]
-    else:
-        ex_k, ex_codes = np.zeros(0, np.int64), np.zeros(0, np.int32)
-    k = np.concatenate([r_dst, r_inv, ex_k])  # indexes into pos
-    codes = np.concatenate([dst[r_dst].astype(np.int32), inv_codes[inv[r_inv]], ex_codes])
-    order = np.argsort(k, kind="stable")
-    k, codes = k[order], codes[order]
-    # offsets[i + 1] - offsets[i] notes on output row i: counts at the noted rows, then a running sum
+    where = [pos[r_dst], pos[r_inv]] + [rows for rows, _ in extras]
+    codes = [dst[r_dst].astype(np.int32), inv_codes[inv[r_inv]]] + \
+        [np.full(len(rows), vocab.setdefault(note, len(vocab)), np.int32) for rows, note in extras]
+    where_, codes_ = np.concatenate(where).astype(np.int64), np.concatenate(codes)
+    order = np.argsort(where_, kind="stable")  # per row: in the order above
+    where_, codes_ = where_[order], codes_[order]
+    # offsets[i + 1] - offsets[i] notes on row i: counts at the noted rows, then a running sum
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(offsets, pos[k] + 1, 1)
+    np.add.at(offsets, where_ + 1, 1)
     np.cumsum(offsets, out=offsets)
-    values = pa.array(list(vocab), pa.large_string()).take(pa.array(codes, pa.int32()))
+    values = pa.array(list(vocab), pa.large_string()).take(pa.array(codes_, pa.int32()))
     return pl.Series("notes", pa.LargeListArray.from_arrays(pa.array(offsets), values), dtype=pl.List(pl.String))

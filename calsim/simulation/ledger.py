@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ..expansion import OCCURRENCE_SCHEMA
+from ..expansion import OCCURRENCE_SCHEMA, as_strings
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -34,6 +34,7 @@ STATE = pl.Enum(list(LEDGER_STATES))
 REASON = pl.Enum(list(LEDGER_REASONS))
 KIND = pl.Enum(["scheduled", "manual"])
 UTC = pl.Datetime("us", "UTC")
+_CHUNK = 1 << 20  # rows per step of in-place conversions
 
 LEDGER_SCHEMA = pl.Schema(
     {
@@ -54,15 +55,23 @@ LEDGER_SCHEMA = pl.Schema(
 
 
 def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
-    s = pl.Series(np.where(values < 0, 0, values).astype(np.uint8)).cat.to(dtype)
-    return s.set(pl.Series(values < 0), None) if (values < 0).any() else s
+    """int8 codes (-1: null) as ``dtype``, over the engine's own buffer (nulls as a validity bitmap)."""
+    values = np.ascontiguousarray(values, dtype=np.int8)
+    n = len(values)
+    valid = values >= 0
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pl.Series(pa.Array.from_buffers(pa.uint8(), n, [bitmap, pa.py_buffer(values)],
+                                           null_count=nulls)).cat.to(dtype)
 
 
 def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
     """Assemble the ledger frame from the engine's columns (internal).
 
     Numeric numpy columns become polars Series without a copy, so the frame
-    shares the engine's buffers.
+    shares the engine's buffers; ``schedule_id`` and ``zone`` stay the
+    occurrence frame's codes (:class:`Ledger` turns them into strings when
+    the frame is first read).
     """
     assert (run.state >= 0).all(), "an occurrence was left pending"
     has = run.has_due
@@ -80,15 +89,24 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
     def to_ts(a: np.ndarray, mask: np.ndarray) -> pl.Series:
         return nullable(a.astype(np.int64, copy=False), mask, pa.timestamp("us", "UTC"))
 
+    # Cost first: its temporary is gone before lateness is allocated (one
+    # column less at the peak, which is here at fleet scale).
+    cost = pl.Series("cost", run.costs(), dtype=pl.Float64)
     # (start - eligible) / 1e6 in numpy, in place (polars divides by a literal
     # through its reciprocal, which can differ in the last bit).
     late = np.subtract(run.start, run.eligible)
-    np.divide(late, 1e6, out=late.view(np.float64))
-    late = nullable(late.view(np.float64), started, pa.float64()).alias("lateness_s")
+    seconds = late.view(np.float64)
+    # Chunk by chunk: an output that overlaps its input is copied first, and a
+    # chunk's copy is small where the column's would be one column more.
+    for lo in range(0, len(late), _CHUNK):
+        np.divide(late[lo:lo + _CHUNK], 1e6, out=seconds[lo:lo + _CHUNK])
+    late = nullable(seconds, started, pa.float64()).alias("lateness_s")
 
     frame = run.frame.with_columns(
         pl.lit(name, pl.String).alias("scenario"),
         pl.lit("scheduled", KIND).alias("kind"),
+        # Without jitter eligible is due: the frame's own column (no second buffer once the run is gone).
+        run.frame["due_utc"].alias("eligible_utc") if run.eligible is run.due else
         to_ts(run.eligible, has).alias("eligible_utc"),
         to_ts(run.start, started).alias("started_utc"),
         to_ts(run.finish, started).alias("finished_utc"),
@@ -96,7 +114,7 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
         _codes(run.state, STATE).alias("state"),
         _codes(run.reason, REASON).alias("reason"),
         pl.Series("attempts", run.attempts_n, dtype=pl.Int32),
-        pl.Series("cost", run.costs(), dtype=pl.Float64),
+        cost,
         pl.Series("budget_wait_s", run.budget_wait, dtype=pl.Float64),
     ).select(LEDGER_SCHEMA.names())
     if manual:
@@ -117,10 +135,11 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
                 "finished_utc": us(m["finish"]), "lateness_s": (m["start"] - m["at"]) / 1e6,
                 "state": "done", "reason": None, "attempts": 1, "cost": m["cost"], "budget_wait_s": 0.0,
             })
-        extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in LEDGER_SCHEMA.items()})
+        schema = {**LEDGER_SCHEMA, "schedule_id": frame.schema["schedule_id"], "zone": frame.schema["zone"]}
+        extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in schema.items()})
         extra = extra.with_columns(pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
         # nominal_local is naive wall time: replace_time_zone above did not touch it.
-        frame = pl.concat([frame, extra.cast(dict(LEDGER_SCHEMA))]).sort("due_utc", maintain_order=True, nulls_last=True)
+        frame = pl.concat([frame, extra.cast(schema)]).sort("due_utc", maintain_order=True, nulls_last=True)
     return frame
 
 
@@ -141,25 +160,40 @@ class Ledger:
     def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None,
                  scenario: object = None):
         self.name = name
-        self.frame = frame
+        self._frame = frame
         self.accounts = accounts or {}
         self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
         # Rows to run settled by each path of the engine ("columns", "budget_periods", "event_loop"): diagnostics.
         self.settled: dict[str, int] = {}
 
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The ledger frame (DESIGN.md §4).
+
+        A simulation keeps ``schedule_id`` and ``zone`` as integer codes
+        (3 bytes a row, not 32): they become strings here, the first time
+        the frame is read, and stay so.
+        """
+        self._frame = as_strings(self._frame)
+        return self._frame
+
+    @frame.setter
+    def frame(self, frame: pl.DataFrame) -> None:
+        self._frame = frame
+
     def __repr__(self) -> str:
-        return f"Ledger({self.name!r}, {self.frame.height} rows)"
+        return f"Ledger({self.name!r}, {self._frame.height} rows)"
 
     def __len__(self) -> int:
-        return self.frame.height
+        return self._frame.height
 
     def counts(self) -> pl.DataFrame:
         """Rows per (kind, state, reason)."""
-        return self.frame.group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
+        return self._frame.group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
 
     def summary(self) -> pl.DataFrame:
         """One row: counts by state, lateness percentiles (s), cost and budget-wait ages (s)."""
-        f = self.frame
+        f = self._frame  # no string column is read: codes will do
         # Column by column: filtering the whole frame would copy every column
         # of every started row (as much memory again as the ledger).
         kind = f["kind"]
@@ -199,8 +233,10 @@ class Ledger:
         # put a late catch-up run (``catchup="earliest"`` runs the oldest missed
         # occurrence at recovery) before the occurrences it replaced, and split
         # one outage into a long gap and a zero-length one.
+        # On codes when the frame has them (Enum categories are sorted: the
+        # same order as the strings); the result's ids are strings.
         f = (
-            self.frame.filter((pl.col("kind") == "scheduled") & ~by_design)
+            self._frame.filter((pl.col("kind") == "scheduled") & ~by_design)
             .with_columns(_at=pl.coalesce("started_utc", "due_utc"))
             .sort("schedule_id", "_at", "due_utc", "nominal_local", "fold")
             .with_columns(done=pl.col("state") == "done")
@@ -219,7 +255,8 @@ class Ledger:
             missing.join(last_done, on=["schedule_id", "run_id"], how="left")
             .join(next_done, on=["schedule_id", "run_id"], how="left")
             .with_columns(gap_s=(pl.col("to_utc") - pl.col("from_utc")).dt.total_seconds())
-            .select("schedule_id", "from_utc", "to_utc", pl.col("missed").cast(pl.Int64), "first_missed", "gap_s")
+            .select(pl.col("schedule_id").cast(pl.String), "from_utc", "to_utc", pl.col("missed").cast(pl.Int64),
+                    "first_missed", "gap_s")
             .sort("schedule_id", "first_missed")
         )
         return out
@@ -229,7 +266,7 @@ class Ledger:
         acct = pl.col("schedule_id").replace_strict(self.accounts, default=None, return_dtype=pl.String) \
             if self.accounts else pl.lit(None, pl.String)
         return (
-            self.frame.filter(pl.col("started_utc").is_not_null())
+            self._frame.filter(pl.col("started_utc").is_not_null())
             .with_columns(day=pl.col("started_utc").dt.date(), account=acct)
             .group_by("day", "account")
             .agg(pl.col("cost").sum(), pl.len().alias("runs"))

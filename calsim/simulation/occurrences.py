@@ -71,8 +71,10 @@ def occurrences(scenario: Scenario, max_occurrences: int | None = None):
     scheds, boundaries = _revised(scenario)
     rel = get_release(scenario.release)
     start, end = _iso(scenario.start_us), _iso(scenario.end_us)
+    # schedule_id and zone stay integer codes through the simulation (the
+    # ledger turns them into strings when read): 3 bytes a row, not 32.
     frame, ordered, s_of = expand_indexed(scheds, start, end, rel, max_occurrences=max_occurrences,
-                                          what="simulate")
+                                          what="simulate", codes=True)
     tz_of = np.zeros(frame.height, dtype=np.int8)
     for ev in scenario.events:
         if not isinstance(ev, TzUpgrade):
@@ -82,7 +84,7 @@ def occurrences(scenario: Scenario, max_occurrences: int | None = None):
         new_rel = get_release(ev.to)
         cut = ev.at_us + (ev.horizon_us if ev.mode == "keep" else 0)
         new_frame, ordered_new, s_new = expand_indexed(scheds, start, end, new_rel,
-                                                       max_occurrences=max_occurrences, what="simulate")
+                                                       max_occurrences=max_occurrences, what="simulate", codes=True)
         assert [s.id for s in ordered_new] == [s.id for s in ordered]
         place_old = _place(frame)
         place_new = _place(new_frame)
