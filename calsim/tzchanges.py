@@ -217,7 +217,7 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
         return pl.DataFrame(schema=TZDIFF_SCHEMA)
     cap = limits.max_occurrences(max_occurrences)
     for rel in (a, b):  # both before either expansion starts (folds differ between releases)
-        limits.check(picked, lo, hi, cap, "tzdiff", rel)
+        limits.check(picked, lo - margin, hi + margin, cap, "tzdiff", rel)  # the window expanded below
     key = ["schedule_id", "revision", "nominal_local", "fold"]
     cols = key + ["zone", "due_utc", "notes"]
     # Both sides are expanded over the window widened by the margin, so an occurrence
