@@ -70,7 +70,7 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
             rows = budget_periods(run, rows)
             run.settled["budget_periods"] += n - len(rows)
         if len(rows):
-            event_loop(run, rows, run.finish[rows] - run.pick[rows], run.success[rows])
+            event_loop(run, rows)
     bar.update(1)
     manual = manual_rows(scenario, scheds, run)
     bar.update(1)

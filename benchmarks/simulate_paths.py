@@ -1,0 +1,173 @@
+"""Benchmark: simulate cost per ledger row on each settling path, against the fast column path.
+
+Run: ``python benchmarks/simulate_paths.py [--sizes 1000,4000] [--repeat 2] [--year] [--no-rss]``
+
+The fleet is ``examples.fleet(n)`` over October 2026 (tzdata 2026f, one-minute
+tick) with a 3-day outage, ``catchup="latest"``, ``overlap="skip"``, one-minute
+runs costing 1 unit charged to the schedule's tenant and a daily budget per
+tenant (Europe/Berlin days). Each path changes one thing (``settled`` in the
+output says which engine path settled the runs):
+
+* ``fast``: as above (budgets settled period by period in columns);
+* ``budgets_failures``: every attempt fails with p = 0.2, up to 3 attempts;
+* ``budgets_lognormal``: run times lognormal, median 1 min, p95 5 min;
+* ``mixed_costs``: costs 1, 2 or 3 per schedule (budget 300);
+* ``pauses``: every 10th schedule paused 10-13 October;
+* ``capacity``: no budgets, at most n / 25 runs at once, priorities 0-2;
+* ``combined``: capacity, budgets, failures and lognormal run times.
+
+Reports simulate's µs per ledger row at each size (wall clock, expansion
+included, best of ``repeat``; the process's CPU time beside it, steadier on a
+shared machine), each path's ratio to the fast path at the same size and the
+ratio of its per-row cost at the largest size over the smallest. Peak RSS per
+ledger row of the fast path over the 2026 year at 10k schedules is measured in
+a child process (``resource.getrusage`` maxrss, less the RSS before
+``simulate``); ``--year`` also runs the combined case over the 2026 year at
+10k schedules in a child process and reports its time. Prints one JSON object.
+
+Targets: every path <= 3x the fast path; per-row cost at the largest size over
+the smallest <= 1.3 for every path; the combined 10k year under 30 s; peak RSS
+<= 100 bytes per ledger row. Exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import calsim
+
+PATHS = ("fast", "budgets_failures", "budgets_lognormal", "mixed_costs", "pauses", "capacity", "combined")
+MONTH = ("2026-10-01T00:00Z", "2026-11-01T00:00Z")
+YEAR = ("2026-01-01T00:00Z", "2027-01-01T00:00Z")
+OUTAGE = calsim.Outage("2026-10-20T01:01Z", "2026-10-23T01:01Z")
+TARGET_RATIO, TARGET_SCALE, TARGET_YEAR_S, TARGET_RSS_B = 3.0, 1.3, 30.0, 100.0
+
+
+def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scenario:
+    """The scenario of ``path`` for ``examples.fleet(n)`` over ``horizon``."""
+    if path not in PATHS:
+        raise SystemExit(f"path: unknown {path!r} (allowed: {', '.join(PATHS)})")
+    capacity = path in ("capacity", "combined")
+    budgets = path != "capacity"
+    fleet = []
+    for i, s in enumerate(calsim.examples.fleet(n, seed=0)):
+        fields: dict = {"catchup": "latest", "overlap": "skip", "duration": "1min"}
+        if budgets:
+            fields.update(cost=1.0 + (i % 3 if path == "mixed_costs" else 0), account=s.id.split("/")[0])
+        if path in ("budgets_lognormal", "combined"):
+            fields["duration"] = calsim.LogNormal("1min", "5min")
+        if capacity:
+            fields["priority"] = i % 3
+        fleet.append(calsim.with_policy([s], **fields)[0])
+    tenants = sorted({s.policy.account for s in fleet if s.policy.account})
+    limit = 300.0 if path == "mixed_costs" else 150.0
+    events = []
+    if path == "pauses":
+        for s in fleet[::10]:
+            events += [calsim.Pause("2026-10-10T00:00Z", s.id), calsim.Resume("2026-10-13T00:00Z", s.id)]
+    failures = calsim.Failures(0.2, 3, "1min") if path in ("budgets_failures", "combined") else None
+    return calsim.Scenario(
+        f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE],
+        budgets=[calsim.Budget(t, limit, "day", "Europe/Berlin") for t in tenants] if budgets else [],
+        capacity=max(1, n // 25) if capacity else None, events=events, failures=failures,
+    )
+
+
+def measure(path: str, n: int, repeat: int) -> dict:
+    sc = scenario(path, n)
+    best, cpu, ledger = None, None, None
+    for _ in range(repeat):
+        ledger = None  # one ledger alive at a time
+        gc.collect()
+        t, c = time.perf_counter(), time.process_time()
+        ledger = calsim.simulate(sc, progress=False)
+        dt, dc = time.perf_counter() - t, time.process_time() - c
+        best = dt if best is None else min(best, dt)
+        cpu = dc if cpu is None else min(cpu, dc)
+    rows = ledger.frame.height
+    return {"rows": rows, "seconds": round(best, 3), "us_per_row": round(best / rows * 1e6, 3),
+            "cpu_us_per_row": round(cpu / rows * 1e6, 3), "settled": dict(ledger.settled)}
+
+
+def child(path: str, n: int) -> dict:
+    """One year of ``path`` at ``n`` schedules: time and peak RSS per ledger row (run in a fresh process)."""
+    sc = scenario(path, n, YEAR)
+    gc.collect()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    t = time.perf_counter()
+    ledger = calsim.simulate(sc, progress=False)
+    dt = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rows = ledger.frame.height
+    return {"path": path, "schedules": n, "rows": rows, "seconds": round(dt, 2),
+            "us_per_row": round(dt / rows * 1e6, 3), "rss_before_mib": round(before / 2**20),
+            "peak_rss_mib": round(peak / 2**20), "peak_rss_bytes_per_row": round((peak - before) / rows, 1),
+            "settled": dict(ledger.settled)}
+
+
+def in_child(path: str, n: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", path, str(n)], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout)
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,4000", help="fleet sizes, comma-separated (smallest first)")
+    ap.add_argument("--paths", default=",".join(PATHS), help="paths to run (fast is always run)")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--year", action="store_true", help="also the combined case over a 10k-schedule year (long)")
+    ap.add_argument("--year-n", type=int, default=10_000)
+    ap.add_argument("--no-rss", action="store_true", help="skip the 10k-year peak RSS child")
+    ap.add_argument("--child", nargs=2, metavar=("PATH", "N"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        result = child(args.child[0], int(args.child[1]))
+        print(json.dumps(result))
+        return {"meets_target": True}
+    sizes = [int(x) for x in args.sizes.split(",")]
+    paths = ["fast"] + [p for p in args.paths.split(",") if p != "fast"]
+    per: dict = {p: {} for p in paths}
+    for n in sizes:
+        for p in paths:
+            per[p][str(n)] = measure(p, n, args.repeat)
+    missed = []
+    for p in paths:
+        for n in sizes:
+            m = per[p][str(n)]
+            m["ratio_to_fast"] = round(m["us_per_row"] / per["fast"][str(n)]["us_per_row"], 2)
+            if m["ratio_to_fast"] > TARGET_RATIO:
+                missed.append(f"{p} at {n}: {m['ratio_to_fast']}x the fast path")
+        if len(sizes) > 1:
+            scale = round(per[p][str(sizes[-1])]["us_per_row"] / per[p][str(sizes[0])]["us_per_row"], 2)
+            per[p]["scale_ratio"] = scale
+            if scale > TARGET_SCALE:
+                missed.append(f"{p}: per-row cost {sizes[-1]}/{sizes[0]} = {scale}")
+    result: dict = {"benchmark": "simulate_paths", "paths": per}
+    if not args.no_rss:
+        rss = in_child("fast", args.year_n)
+        result["rss_fast_year"] = rss
+        if rss["peak_rss_bytes_per_row"] > TARGET_RSS_B:
+            missed.append(f"peak RSS {rss['peak_rss_bytes_per_row']} B per ledger row at {args.year_n}")
+    if args.year:
+        year = in_child("combined", args.year_n)
+        result["combined_year"] = year
+        if year["seconds"] > TARGET_YEAR_S:
+            missed.append(f"combined year at {args.year_n}: {year['seconds']} s")
+    result["targets"] = {"ratio_to_fast_max": TARGET_RATIO, "scale_ratio_max": TARGET_SCALE,
+                         "combined_year_s_max": TARGET_YEAR_S, "peak_rss_bytes_per_row_max": TARGET_RSS_B}
+    result["missed"] = missed
+    result["meets_target"] = not missed
+    result["python"] = sys.version.split()[0]
+    print(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main()["meets_target"] else 1)
