@@ -164,7 +164,25 @@ def _kernel_options() -> dict[str, object]:
             config.KernelManager.transport_encryption = "auto"
     except ImportError:  # pyzmq comes with jupyter_client; this is only for a broken install
         pass
+    # The kernel's own stderr is not the report's: cell errors come back through the protocol,
+    # and what ipykernel logs there (a race while it shuts down: "Uncaught exception in
+    # ZMQStream callback ... Socket operation on non-socket") is noise on the user's terminal.
+    config.NotebookClient.kernel_manager_class = _quiet_kernel_manager()
     return {"config": config, "extra_arguments": ["--IPKernelApp.log_level=ERROR"]}
+
+
+def _quiet_kernel_manager() -> type:
+    """An AsyncKernelManager whose kernel process writes its stderr to /dev/null (built lazily: jupyter_client)."""
+    import subprocess
+
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: object) -> None:
+            kw.setdefault("stderr", subprocess.DEVNULL)
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return QuietKernelManager
 
 
 @contextlib.contextmanager
