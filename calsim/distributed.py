@@ -405,7 +405,7 @@ def _schedule_rows(scenario: Scenario) -> list[dict]:
     ``accounts``). Revisions made by ``Revise`` events are numbered as the
     engine numbers them.
     """
-    from .store import _jsonable
+    from .store_records import _jsonable
 
     revs = [(s, s.revision) for s in scenario.schedules]
     for ev in scenario.events:
@@ -533,7 +533,7 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
         raise StoreError(f"output: the workers wrote {missing[0]!r} (and {len(missing) - 1} more) under "
                          f"{directory!r}, which this client cannot see; use a directory shared by the client and "
                          "every worker, or an object-store URL")
-    from .store import _jsonable
+    from .store_records import _jsonable
 
     # The ledger store's `parameters` (its _jsonable of the scenario, schedules as a count),
     # built without materialising every schedule's JSON form first.

@@ -11,7 +11,7 @@ Tables
 ``schedules``     one row per (scenario, schedule_id, revision): ``zone``, ``account``,
                   and when ``scenario=`` was passed, ``rule`` text and ``policy`` JSON.
 ``occurrences``   a view: the ledger frame plus ``seq`` (row order), the
-                  ``UNION ALL`` of one table per scenario (see "Layout").
+                  ``UNION ALL`` of one table per scenario (see :mod:`calsim.store_schema`).
 ``occurrence_tables``  ``scenario`` -> ``table_name`` of that scenario's table (or,
                   for a Parquet dataset attached with :meth:`LedgerStore.attach`,
                   of the view that reads its files).
@@ -20,52 +20,7 @@ Tables
 Views: ``state_counts``, ``observation_gaps`` (as :meth:`Ledger.gaps`),
 ``daily_cost`` (as :meth:`Ledger.daily_cost`), ``lateness`` (per scenario).
 
-Layout (schema version 2)
--------------------------
-Each scenario's rows live in their own table ``occ_<n>`` whose
-``schedule_id`` is a per-scenario ENUM type (``occ_<n>_schedule_id``, the
-scenario's schedule ids, sorted). The key ``(scenario, schedule_id, revision,
-nominal_local, fold, kind)`` is enforced by the database in two parts: a
-``CHECK (scenario = '<name>')`` pins every row of the table to its scenario
-(and ``occurrence_tables`` gives a scenario one table), and a UNIQUE index on
-``(schedule_id, revision, nominal_local, fold, kind)`` packed into one
-integer refuses a duplicate within it (``store_schema._packed_key``: the
-fields' bits follow from the ledger's ranges, which CHECKs then hold every
-row of the table to, so the integer is one-to-one with the key; a table whose
-key does not pack keeps the index on the five columns). Why (measured on a
-10.85M-row ledger, DuckDB 2.0.1, CPU seconds):
-
-* A PRIMARY KEY declared on the table makes every INSERT probe and grow the
-  ART row by row, and the transaction-local ART is merged into the table's
-  at commit: ~15 s of CPU for the key alone on top of ~8 s for the insert.
-  Presorting the rows by key did not change that (same CPU).
-* The index is declared on a filled table instead, built once from all
-  rows. A write is two transactions: the first creates and fills the
-  scenario's table, which nothing points to yet; the second builds the
-  UNIQUE index (on a committed table DuckDB builds it in parallel: ~4 s for
-  10.85M rows, against ~5.5 s on one thread when the table was created in the
-  same transaction) and publishes the scenario (its ``scenarios`` and
-  ``schedules`` rows, ``occurrence_tables``, the ``occurrences`` view). A
-  duplicate key fails the second transaction; the unpublished table is then
-  dropped. A writer killed between the two leaves an orphan table that no
-  scenario, view or query sees, dropped by the next write: the interrupted
-  scenario is absent, never partial. Later writes to a table (there are none
-  from calsim) are still checked by its index.
-* ART keys made of VARCHARs cost about twice fixed-width ones (the key
-  bytes of a string are built and compared byte by byte); an ENUM is stored
-  as a small integer, so the ENUM key builds in ~5 s of CPU instead of
-  ~15 s, and ``scenario`` (a VARCHAR, constant per table) is left to the CHECK.
-  The ENUM is the database's own bijection between ids and codes, so the
-  key the database enforces is still the schedule id itself.
-* One packed column halves that (3.6 s against 7.8 s side by side, the
-  insert itself ~7 s): DuckDB builds a one-column index from sorted keys
-  where it inserts a compound key row by row, and with the day as the lowest
-  field a periodic schedule's keys are consecutive integers, which the ART
-  packs densely (the file is ~60% smaller too).
-* The ``occurrences`` view casts ``schedule_id`` back to VARCHAR (the
-  ENUMs of two scenarios differ), and DuckDB pushes ``scenario = ...``
-  filters into each branch, where the constant ``scenario`` column's zone
-  map skips the other scenarios' tables.
+Layout: one keyed table per scenario; the reasons, measured, are in :mod:`calsim.store_schema`.
 
 Decisions
 ---------
@@ -122,7 +77,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -130,7 +84,6 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import polars as pl
 
 from .errors import (
@@ -144,6 +97,21 @@ from .errors import (
     UnknownScenarioError,
 )
 from .atomic import check_writable, os_error_cause, show_path, write_atomically
+from .store_records import (  # what is recorded beside the occurrences: rows, digest, checks
+    SCHEMA_VERSION,
+    _SCENARIO_ROW,
+    _SCHEDULE_ROW,
+    _check_frame,
+    _check_name,
+    _digest,
+    _digest_prefix,
+    _duplicate_error,
+    _same_rows,
+    _shown_name,
+    check_scenario_name,
+    scenario_row,
+    schedule_rows,
+)
 from .store_files import (  # where a store may live (local DuckDB files only)
     CONFIG,
     _cause,
@@ -171,94 +139,10 @@ from .store_schema import (  # the schema, tables and migrations
     _q,
     _refresh_occurrences_view,
     _sql_type,
-    UTC,
 )
 
 # The store's errors live in calsim.errors (one hierarchy) and are re-exported here.
 __all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES", "check_store_path", "check_scenario_name"]
-
-SCHEMA_VERSION = 3
-MAX_NAME = 200
-# Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).
-_SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
-                           "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
-                           "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
-_SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
-                           "account": pl.String, "rule": pl.String, "policy": pl.String})
-
-
-def _jsonable(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    return repr(value)
-
-
-def _parameters(scenario: object) -> object:
-    """The scenario as JSON-able parameters, its schedules as their count.
-
-    Each schedule's rule and policy go to the ``schedules`` table, so the
-    schedules are counted, never walked (a fleet's calendars alone are ~70k
-    numpy values to print).
-
-    >>> import calsim
-    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
-    >>> p = _parameters(calsim.Scenario("x", [s, s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"))
-    >>> p["schedules"], p["start"]
-    (2, '2026-01-01T00:00Z')
-    """
-    if not dataclasses.is_dataclass(scenario) or isinstance(scenario, type):
-        params = _jsonable(scenario)
-        if isinstance(params, dict) and isinstance(params.get("schedules"), list):
-            params["schedules"] = len(params["schedules"])
-        return params
-    values = {f.name: getattr(scenario, f.name) for f in dataclasses.fields(scenario) if f.init}
-    return {k: len(v) if k == "schedules" and isinstance(v, (list, tuple)) else _jsonable(v) for k, v in values.items()}
-
-
-def _policy_json(policy: object, cache: dict[tuple[type, str], str]) -> str:
-    """``policy`` as sorted JSON, once per distinct policy of a fleet (``cache`` is keyed by its repr).
-
-    A repr tells apart what JSON does (``cost=0`` from ``cost=0.0``), where
-    equality would not; a fleet usually shares a handful of policies.
-    """
-    key = (type(policy), repr(policy))
-    text = cache.get(key)
-    if text is None:
-        text = cache[key] = json.dumps(_jsonable(policy), sort_keys=True)
-    return text
-
-
-def _digest_prefix() -> str:
-    """What a digest comparable with :func:`_digest` starts with (row hashes are polars-version specific)."""
-    return f"polars-{pl.__version__}/rows:"
-
-
-def _digest(frame: pl.DataFrame) -> str:
-    """Content hash of a ledger frame: names, dtypes and its rows in any order.
-
-    Row order is not content: a row is identified by its key, so the same rows
-    written again in another order are the same ledger (DESIGN.md §6: "writing
-    a ledger twice changes nothing"); the stored order stays the first write's.
-    """
-    h = hashlib.blake2b(digest_size=16)
-    h.update(repr(list(frame.schema.items())).encode())
-    h.update(np.sort(frame.hash_rows(seed=7).to_numpy()).tobytes())  # ~0.3 s for 10M rows
-    return _digest_prefix() + h.hexdigest()
-
-
-def _same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
-    """Whether two ledger frames hold the same rows, in any order (for digests :func:`_digest` cannot compare)."""
-    key = list(KEY)
-    return a.height == b.height and a.sort(key, maintain_order=True).equals(b.sort(key, maintain_order=True))
-
 
 class LedgerStore:
     """Ledgers of many scenarios in one DuckDB file (or ``":memory:"``).
@@ -529,7 +413,7 @@ class LedgerStore:
         # rows (both release the GIL), not before. Leaving the block waits for
         # the thread, so a failed write leaves none behind.
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="calsim-digest") as pool:
-            meta = pool.submit(lambda: self._scenario_row(name, frame, scenario, digest or _digest(frame)))
+            meta = pool.submit(lambda: scenario_row(name, frame, scenario, digest or _digest(frame)))
             return self._insert(frame, name, ledger, scenario, old is not None, meta)
 
     def _insert(self, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replacing: bool,
@@ -563,7 +447,7 @@ class LedgerStore:
                 f"SELECT CAST(schedule_id AS VARCHAR) AS schedule_id, revision, arg_min(zone, seq) AS zone "
                 f"FROM {table} GROUP BY ALL").to_arrow_table())
             assert isinstance(base, pl.DataFrame)
-            sched = self._schedule_rows(name, base, ledger, scenario)
+            sched = schedule_rows(name, base, ledger, scenario)
             con.register("_calsim_sched_in", sched.to_arrow())
             con.execute("INSERT INTO schedules SELECT * FROM _calsim_sched_in")
             _refresh_occurrences_view(con)
@@ -700,51 +584,6 @@ class LedgerStore:
                     with contextlib.suppress(Exception):
                         self._con.unregister(v)
         return True
-
-    def _scenario_row(self, name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
-        from . import __version__
-
-        releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
-        params = None if scenario is None else _parameters(scenario)
-        start, end = getattr(scenario, "start_us", None), getattr(scenario, "end_us", None)
-        if start is None and frame.height:
-            # As integers: a hostile frame's instants may lie past what a Python datetime holds.
-            due = frame["due_utc"].dt.epoch("us")
-            start, end = due.min(), due.max()
-        horizon = pl.Series([start, end], dtype=pl.Int64).cast(UTC)
-        return pl.DataFrame(
-            {"name": [name], "created": [dt.datetime.now(dt.timezone.utc)], "horizon_start": horizon[:1],
-             "horizon_end": horizon[1:], "release": [",".join(releases) or None],
-             "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
-             "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
-             "digest": [digest]},
-            schema=_SCENARIO_ROW,
-        )
-
-    def _schedule_rows(self, name: str, base: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
-        """``schedules`` rows from ``base`` (the ledger's schedule_id, revision, zone) and the scenario."""
-        accounts = getattr(ledger, "accounts", {}) or {}
-        rules: dict[tuple[str, int], tuple[str | None, str | None]] = {}
-        policies: dict[tuple[type, str], str] = {}
-        for s in getattr(scenario, "schedules", ()) or ():
-            rule = s.rule if isinstance(s.rule, str) else repr(s.rule)
-            policy = None if s.policy is None else _policy_json(s.policy, policies)
-            rules[(s.id, s.revision)] = (rule, policy)
-            if getattr(s.policy, "account", None):
-                accounts.setdefault(s.id, s.policy.account)
-        base = base.select(pl.col("schedule_id").cast(pl.String), pl.col("revision").cast(pl.Int64),
-                           pl.col("zone").cast(pl.String))
-        given = pl.DataFrame([(s.id, s.revision, s.zone) for s in getattr(scenario, "schedules", ()) or ()],
-                             schema=base.schema, orient="row")
-        base = pl.concat([base, given]).unique(["schedule_id", "revision"], keep="first").sort("schedule_id", "revision")
-        ids, revs = base["schedule_id"].to_list(), base["revision"].to_list()
-        return pl.DataFrame(
-            {"scenario": [name] * base.height, "schedule_id": ids, "revision": revs, "zone": base["zone"],
-             "account": [accounts.get(i) for i in ids],
-             "rule": [rules.get((i, r), (None, None))[0] for i, r in zip(ids, revs)],
-             "policy": [rules.get((i, r), (None, None))[1] for i, r in zip(ids, revs)]},
-            schema=_SCHEDULE_ROW,
-        )
 
     def write_tzdiff(self, name: str, diff: pl.DataFrame, *, replace: bool = False) -> bool:
         """Store a :func:`calsim.tzdiff` frame under ``name`` (same rules as :meth:`write`)."""
@@ -929,48 +768,3 @@ class LedgerStore:
         return reconcile(self, name, actual, grace=grace, max_shift=max_shift)
 
 
-def _shown_name(name: object) -> str:
-    """``repr`` of a name for a message, cut to 60 characters."""
-    text = name if isinstance(name, str) else str(name)
-    return repr(text[:60]) + ("..." if len(text) > 60 else "")
-
-
-def _check_name(name: object) -> None:
-    if not isinstance(name, str) or not name.strip():
-        got = _shown_name(name) if isinstance(name, str) else type(name).__name__
-        raise InputError(f"name: expected a non-empty scenario name, got {got}")
-    if len(name) > MAX_NAME:
-        raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
-    if any(c < " " or c == "\x7f" for c in name):
-        # Names are printed by `compare` and in CI logs: an escape sequence there rewrites the terminal.
-        raise InputError(f"name: {_shown_name(name)} holds a control character (allowed: printable text)")
-
-
-check_scenario_name = _check_name  # for a command that checks every name before it writes anything
-
-
-def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
-    for col, dtype in schema.items():
-        if col not in frame.columns:
-            raise LedgerSchemaError(f"{what}: missing column {col!r} (expected {dtype})")
-        if frame.schema[col] != dtype:
-            raise LedgerSchemaError(f"{what}: column {col!r} has dtype {frame.schema[col]}, expected {dtype}")
-    extra = [c for c in frame.columns if c not in schema]
-    if extra:
-        raise LedgerSchemaError(f"{what}: unexpected columns {extra} (allowed: {schema.names()})")
-
-
-_PY_DATETIME_US = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # datetime.min and .max in epoch microseconds
-
-
-def _duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
-    dup = frame.filter(pl.struct(list(KEY)).is_duplicated())
-    if dup.height:
-        first = dup.head(1)
-        us = first["nominal_local"].dt.epoch("us")[0]
-        if not _PY_DATETIME_US[0] <= us <= _PY_DATETIME_US[1]:  # shown as a number: Python's datetime stops at 9999
-            first = first.with_columns(pl.col("nominal_local").dt.epoch("us").cast(pl.String) + " us after 1970")
-        row = first.row(0, named=True)
-        key = ", ".join(f"{k}={row[k]!s}" for k in KEY[1:])
-        return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, e.g. ({key}); nothing written")
-    return DuplicateKeyError(f"ledger: a row of {name!r} repeats a key already stored; nothing written")

@@ -784,7 +784,7 @@ class TestFailedWrites:
             def interrupted(*args, **kwargs):
                 raise KeyboardInterrupt
 
-            monkeypatch.setattr(LedgerStore, "_schedule_rows", interrupted)
+            monkeypatch.setattr(calsim.store, "schedule_rows", interrupted)
         with LedgerStore(store_file) as store:
             with pytest.raises(KeyboardInterrupt):
                 store.write(ledger("a", days=3), replace=True)

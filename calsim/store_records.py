@@ -1,0 +1,199 @@
+"""What a ledger store records about each ledger: its scenario row, its schedule rows, its digest.
+
+:class:`~calsim.store.LedgerStore` writes ledgers; this module says what goes
+beside the occurrences: the ``scenarios`` row (horizon, releases, the
+scenario's parameters as JSON, size, content digest), the ``schedules`` rows
+(each revision's zone, account, rule and policy JSON), and the checks of a
+name and a frame before anything is written. The digest is the identity of a
+ledger's content, so writing the same ledger twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+
+import numpy as np
+import polars as pl
+
+from .errors import DuplicateKeyError, InputError, LedgerSchemaError
+from .store_schema import KEY, UTC
+
+SCHEMA_VERSION = 3
+MAX_NAME = 200
+
+# Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).
+_SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
+                           "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
+                           "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
+_SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
+                           "account": pl.String, "rule": pl.String, "policy": pl.String})
+
+
+def _jsonable(value: object) -> object:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    return repr(value)
+
+
+def _parameters(scenario: object) -> object:
+    """The scenario as JSON-able parameters, its schedules as their count.
+
+    Each schedule's rule and policy go to the ``schedules`` table, so the
+    schedules are counted, never walked (a fleet's calendars alone are ~70k
+    numpy values to print).
+
+    >>> import calsim
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    >>> p = _parameters(calsim.Scenario("x", [s, s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"))
+    >>> p["schedules"], p["start"]
+    (2, '2026-01-01T00:00Z')
+    """
+    if not dataclasses.is_dataclass(scenario) or isinstance(scenario, type):
+        params = _jsonable(scenario)
+        if isinstance(params, dict) and isinstance(params.get("schedules"), list):
+            params["schedules"] = len(params["schedules"])
+        return params
+    values = {f.name: getattr(scenario, f.name) for f in dataclasses.fields(scenario) if f.init}
+    return {k: len(v) if k == "schedules" and isinstance(v, (list, tuple)) else _jsonable(v) for k, v in values.items()}
+
+
+def _policy_json(policy: object, cache: dict[tuple[type, str], str]) -> str:
+    """``policy`` as sorted JSON, once per distinct policy of a fleet (``cache`` is keyed by its repr).
+
+    A repr tells apart what JSON does (``cost=0`` from ``cost=0.0``), where
+    equality would not; a fleet usually shares a handful of policies.
+    """
+    key = (type(policy), repr(policy))
+    text = cache.get(key)
+    if text is None:
+        text = cache[key] = json.dumps(_jsonable(policy), sort_keys=True)
+    return text
+
+
+def _digest_prefix() -> str:
+    """What a digest comparable with :func:`_digest` starts with (row hashes are polars-version specific)."""
+    return f"polars-{pl.__version__}/rows:"
+
+
+def _digest(frame: pl.DataFrame) -> str:
+    """Content hash of a ledger frame: names, dtypes and its rows in any order.
+
+    Row order is not content: a row is identified by its key, so the same rows
+    written again in another order are the same ledger (DESIGN.md §6: "writing
+    a ledger twice changes nothing"); the stored order stays the first write's.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(list(frame.schema.items())).encode())
+    h.update(np.sort(frame.hash_rows(seed=7).to_numpy()).tobytes())  # ~0.3 s for 10M rows
+    return _digest_prefix() + h.hexdigest()
+
+
+def _same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
+    """Whether two ledger frames hold the same rows, in any order (for digests :func:`_digest` cannot compare)."""
+    key = list(KEY)
+    return a.height == b.height and a.sort(key, maintain_order=True).equals(b.sort(key, maintain_order=True))
+
+
+def scenario_row(name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
+    """The ``scenarios`` row of a ledger: horizon, releases, parameters, version, size and digest."""
+    from . import __version__
+
+    releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
+    params = None if scenario is None else _parameters(scenario)
+    start, end = getattr(scenario, "start_us", None), getattr(scenario, "end_us", None)
+    if start is None and frame.height:
+        # As integers: a hostile frame's instants may lie past what a Python datetime holds.
+        due = frame["due_utc"].dt.epoch("us")
+        start, end = due.min(), due.max()
+    horizon = pl.Series([start, end], dtype=pl.Int64).cast(UTC)
+    return pl.DataFrame(
+        {"name": [name], "created": [dt.datetime.now(dt.timezone.utc)], "horizon_start": horizon[:1],
+         "horizon_end": horizon[1:], "release": [",".join(releases) or None],
+         "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
+         "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
+         "digest": [digest]},
+        schema=_SCENARIO_ROW,
+    )
+
+def schedule_rows(name: str, base: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
+    """``schedules`` rows from ``base`` (the ledger's schedule_id, revision, zone) and the scenario."""
+    accounts = getattr(ledger, "accounts", {}) or {}
+    rules: dict[tuple[str, int], tuple[str | None, str | None]] = {}
+    policies: dict[tuple[type, str], str] = {}
+    for s in getattr(scenario, "schedules", ()) or ():
+        rule = s.rule if isinstance(s.rule, str) else repr(s.rule)
+        policy = None if s.policy is None else _policy_json(s.policy, policies)
+        rules[(s.id, s.revision)] = (rule, policy)
+        if getattr(s.policy, "account", None):
+            accounts.setdefault(s.id, s.policy.account)
+    base = base.select(pl.col("schedule_id").cast(pl.String), pl.col("revision").cast(pl.Int64),
+                       pl.col("zone").cast(pl.String))
+    given = pl.DataFrame([(s.id, s.revision, s.zone) for s in getattr(scenario, "schedules", ()) or ()],
+                         schema=base.schema, orient="row")
+    base = pl.concat([base, given]).unique(["schedule_id", "revision"], keep="first").sort("schedule_id", "revision")
+    ids, revs = base["schedule_id"].to_list(), base["revision"].to_list()
+    return pl.DataFrame(
+        {"scenario": [name] * base.height, "schedule_id": ids, "revision": revs, "zone": base["zone"],
+         "account": [accounts.get(i) for i in ids],
+         "rule": [rules.get((i, r), (None, None))[0] for i, r in zip(ids, revs)],
+         "policy": [rules.get((i, r), (None, None))[1] for i, r in zip(ids, revs)]},
+        schema=_SCHEDULE_ROW,
+    )
+
+
+def _shown_name(name: object) -> str:
+    """``repr`` of a name for a message, cut to 60 characters."""
+    text = name if isinstance(name, str) else str(name)
+    return repr(text[:60]) + ("..." if len(text) > 60 else "")
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name.strip():
+        got = _shown_name(name) if isinstance(name, str) else type(name).__name__
+        raise InputError(f"name: expected a non-empty scenario name, got {got}")
+    if len(name) > MAX_NAME:
+        raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
+    if any(c < " " or c == "\x7f" for c in name):
+        # Names are printed by `compare` and in CI logs: an escape sequence there rewrites the terminal.
+        raise InputError(f"name: {_shown_name(name)} holds a control character (allowed: printable text)")
+
+
+check_scenario_name = _check_name  # for a command that checks every name before it writes anything
+
+
+def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
+    for col, dtype in schema.items():
+        if col not in frame.columns:
+            raise LedgerSchemaError(f"{what}: missing column {col!r} (expected {dtype})")
+        if frame.schema[col] != dtype:
+            raise LedgerSchemaError(f"{what}: column {col!r} has dtype {frame.schema[col]}, expected {dtype}")
+    extra = [c for c in frame.columns if c not in schema]
+    if extra:
+        raise LedgerSchemaError(f"{what}: unexpected columns {extra} (allowed: {schema.names()})")
+
+
+_PY_DATETIME_US = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # datetime.min and .max in epoch microseconds
+
+
+def _duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
+    dup = frame.filter(pl.struct(list(KEY)).is_duplicated())
+    if dup.height:
+        first = dup.head(1)
+        us = first["nominal_local"].dt.epoch("us")[0]
+        if not _PY_DATETIME_US[0] <= us <= _PY_DATETIME_US[1]:  # shown as a number: Python's datetime stops at 9999
+            first = first.with_columns(pl.col("nominal_local").dt.epoch("us").cast(pl.String) + " us after 1970")
+        row = first.row(0, named=True)
+        key = ", ".join(f"{k}={row[k]!s}" for k in KEY[1:])
+        return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, e.g. ({key}); nothing written")
+    return DuplicateKeyError(f"ledger: a row of {name!r} repeats a key already stored; nothing written")
