@@ -21,7 +21,6 @@ nominal_local        fold  due_utc               utc_offset_s  kind  notes
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from typing import NoReturn, get_args
 
@@ -29,55 +28,12 @@ import polars as pl
 
 from . import __version__
 from .errors import CalsimError, InputError
+from .cli_inputs import fleet, import_options, instant, now
+from .text_table import table
 from .tzdb import fetch_release, release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
 
 __all__ = ["main"]
-
-
-_SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (not offsets or signed shifts)
-
-
-def _table(frame: pl.DataFrame) -> str:
-    """A plain fixed-width table (no box drawing), readable in a terminal and in CI logs.
-
-    Spans of time are printed in the reader's units (``3d 12h``, ``42min``),
-    never as ``38035.71428571428`` seconds; csv/json/parquet keep the numbers.
-    """
-    frame = frame.select(
-        pl.col(c).map_elements(_span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
-        if _SPANS.search(c) and frame.schema[c].is_numeric() else pl.col(c) for c in frame.columns)
-    cols = frame.columns
-    rows = [[_cell(v) for v in row] for row in frame.iter_rows()]
-    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(lines)
-
-
-def _span(seconds: float) -> str:
-    """``"2d 13h"``, ``"42min"``, ``"1.5s"``, ``"0s"``: the two largest units of a span of seconds."""
-    if seconds < 60:
-        return f"{seconds:.3g}s" if seconds else "0s"
-    parts, rest = [], int(round(seconds))
-    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
-        q, rest = divmod(rest, size)
-        if q:
-            parts.append(f"{q}{unit}")
-    return " ".join(parts[:2])
-
-
-def _cell(v: object) -> str:
-    import datetime as dt
-
-    if v is None:
-        return "-"
-    if isinstance(v, dt.datetime):
-        s = v.replace(tzinfo=None).isoformat(timespec="seconds")
-        return s + "Z" if v.tzinfo is not None else s
-    if isinstance(v, list):
-        return ",".join(str(x) for x in v) or "-"
-    return str(v)
 
 
 def _cmd_releases(args: argparse.Namespace) -> int:
@@ -94,124 +50,14 @@ def _cmd_releases(args: argparse.Namespace) -> int:
         except CalsimError:
             continue
         rows.append({"version": f"{alias} ({r.version})", "zones": len(r.zones), "source": r.source})
-    print(_table(pl.DataFrame(rows)))
+    print(table(pl.DataFrame(rows)))
     return 0
 
 
 def _cmd_resolve(args: argparse.Namespace) -> int:
     frame = resolve(args.times, args.zone, args.release, gap=args.gap, fold=args.fold)
-    print(_table(frame))
+    print(table(frame))
     return 0
-
-
-def _fleet(spec: str, args: argparse.Namespace | None = None):
-    """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
-
-    Items of the file that cannot be read are refused: each is printed as
-    one warning line on stderr and the rest is used; with ``--strict`` the
-    first one is an error. Nothing imported is an error (exit 2).
-    """
-    from .examples import fleet
-    from .importers import import_any
-
-    zone = getattr(args, "zone", None) or "UTC"
-    if spec == "-":
-        spec = sys.stdin.read()
-        if "\n" in spec.strip() or not spec.strip():
-            return _imported(_import_text(spec, zone, args), "<stdin>")
-        spec = spec.strip()  # one line: an inline rule
-    inline = _inline_rule(spec, zone)
-    if inline is not None:
-        return [inline]
-    if spec.startswith("example:"):
-        parts = spec.split(":")
-        try:
-            n = int(parts[1])
-            seed = int(parts[2]) if len(parts) > 2 else 0
-        except (ValueError, IndexError):
-            raise InputError(f"fleet: {spec!r} is not 'example:N' or 'example:N:SEED'") from None
-        return fleet(n, seed)
-    strict = bool(getattr(args, "strict", False))
-    tz_mode = "legacy" if getattr(args, "legacy_tz", False) else "auto"
-    try:
-        imported = import_any(spec, zone=zone, strict=strict, tz_in_schedule=tz_mode)
-    except CalsimError as exc:
-        # Nothing imported: the first refusal is the error (exit 2), the others warnings.
-        _warn_refused(getattr(exc, "refused", ())[1:])
-        raise
-    return _imported(imported, spec)
-
-
-def _imported(imported, spec: str) -> list:  # type: ignore[no-untyped-def]
-    _warn_refused(imported.refused)
-    if not len(imported):
-        why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
-        raise InputError(f"fleet: nothing imported from {spec[:60]!r}" + (f" ({why})" if why else ""))
-    return list(imported)
-
-
-_RULE_START = ("FREQ=", "RRULE:", "OnCalendar=", "quartz:", "@")
-
-
-def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
-    """A schedule for a rule given on the command line (``"30 2 * * *"``, an RRULE, ``OnCalendar=...``), or None.
-
-    A path that exists is always a file. The schedule starts today at 00:00
-    local time in ``zone`` (cron and OnCalendar ignore it; an RRULE without
-    BYHOUR takes its time of day from it, as RFC 5545's DTSTART does).
-    """
-    import os
-    import re
-
-    text = spec.strip()
-    if os.path.exists(spec) or spec.startswith("example:"):
-        return None
-    # Not a file: text with a space or a rule's prefix is a rule (its parse error is the message),
-    # anything else a file name that does not exist (the importer says so).
-    if not (text.startswith(_RULE_START) or re.search(r"\s", text)):
-        return None
-    from .schedule import Schedule
-    from .tzdb import release
-
-    today = now().astimezone(release().zone(zone)).date()
-    return Schedule("inline", zone, f"{today.isoformat()}T00:00", text)
-
-
-def _import_text(text: str, zone: str, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """A schedule file read from standard input (``-``), its format told by content."""
-    from .importers import detect_text, from_crontab, from_eventbridge, from_github_actions, from_ical, \
-        from_kubernetes, from_systemd, from_temporal
-
-    strict = bool(getattr(args, "strict", False))
-    fmt = detect_text(text)
-    readers = {"ical": lambda: from_ical(text, zone=zone, strict=strict, source="<stdin>"),
-               "kubernetes": lambda: from_kubernetes(text, zone=zone, strict=strict, source="<stdin>"),
-               "systemd": lambda: from_systemd(text, zone=zone, strict=strict, source="<stdin>"),
-               "eventbridge": lambda: from_eventbridge(text, strict=strict, source="<stdin>"),
-               "temporal": lambda: from_temporal(text, strict=strict, source="<stdin>"),
-               "github": lambda: from_github_actions(text, strict=strict, source="<stdin>"),
-               "crontab": lambda: from_crontab(text, zone=zone, strict=strict, source="<stdin>")}
-    if fmt not in readers:
-        raise InputError(f"fleet: a {fmt} file must be given as a path (it names other files), not on stdin")
-    return readers[fmt]()
-
-
-def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
-    for r in refused:
-        print(f"calsim: warning: refused: {r.reason}", file=sys.stderr)
-
-
-def _import_options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--strict", action="store_true",
-                   help="refuse the whole file on its first bad item (default: warn, skip it, use the rest)")
-    s.add_argument("--zone", "--cron-tz", dest="zone", default=None, metavar="ZONE",
-                   help="the zone of schedules that name none: crontab lines before any CRON_TZ= (the cron "
-                        "daemon's zone), CronJobs without timeZone, floating iCalendar times, OnCalendar= without a "
-                        "zone, a rule given inline (default UTC)")
-    s.add_argument("--legacy-tz", action="store_true",
-                   help="Kubernetes: read a TZ=/CRON_TZ= prefix in spec.schedule as the controller runs it, "
-                        "for every CronJob (default: only for exported objects, those with metadata.uid/"
-                        "creationTimestamp; other manifests get the API server's create-time refusal)")
 
 
 def _window(args: argparse.Namespace) -> tuple[str, str]:
@@ -224,30 +70,6 @@ def _window(args: argparse.Namespace) -> tuple[str, str]:
     if instant(end) <= instant(start):
         raise InputError(f"--to: {end!r} is not after --from {start!r}")
     return start, end
-
-
-def now():  # type: ignore[no-untyped-def]
-    """The CLI's "now": the clock, or ``CALSIM_NOW`` (an instant) for reproducible reports and tests.
-
-    Every default that depends on the date (the windows of expand, simulate
-    and tzdiff, preview's next runs and "from now", what is "already in
-    effect") reads it here.
-    """
-    import datetime as dt
-    import os
-
-    raw = os.environ.get("CALSIM_NOW")
-    if raw:
-        return instant(raw, "CALSIM_NOW")
-    return dt.datetime.now(dt.timezone.utc)
-
-
-def instant(text: str, field: str = "--from/--to"):
-    import datetime as dt
-
-    from .times import instant_us
-
-    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=instant_us(text, field))
 
 
 def _cmd_tzdiff(args: argparse.Namespace) -> int:
@@ -280,7 +102,7 @@ def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = N
     if summary:
         print(summary)
     if fmt == "table" and frame.height:
-        print(_table(flat))
+        print(table(flat))
 
 
 def _output_options(s: argparse.ArgumentParser) -> None:
@@ -320,7 +142,7 @@ def _check_db(path: str | None) -> None:
 def _cmd_preview(args: argparse.Namespace) -> int:
     from .explain import preview
 
-    schedules = _fleet(args.fleet, args)
+    schedules = fleet(args.fleet, args)
     if args.id:
         chosen = [s for s in schedules if s.id in args.id]
         unknown = sorted(set(args.id) - {s.id for s in chosen})
@@ -363,7 +185,7 @@ def _from_now(t, now) -> str:  # type: ignore[no-untyped-def]
 def _cmd_expand(args: argparse.Namespace) -> int:
     from .expansion import expand
 
-    schedules = _fleet(args.fleet, args)
+    schedules = fleet(args.fleet, args)
     start, end = _window(args)
     frame = expand(schedules, start, end, args.release)
     runs = frame["due_utc"].is_not_null().sum()
@@ -388,7 +210,7 @@ def _scenario(args: argparse.Namespace):
             sc = dataclasses.replace(sc, start=args.start or sc.start, end=args.end or sc.end)
     else:
         start, end = _window(args)
-        sc = Scenario("simulation", _fleet(args.input, args), start, end, release=args.release, tick=args.tick or "1min")
+        sc = Scenario("simulation", fleet(args.input, args), start, end, release=args.release, tick=args.tick or "1min")
     outages = list(sc.outages)
     for spec in args.outage or ():
         a, sep, b = spec.partition("/")
@@ -430,7 +252,7 @@ def _sniff(path: str) -> str | None:
     try:
         text = read_file(path, "fleet")  # never opens a FIFO or a device: it would block or never end
     except CalsimError:
-        return None  # _fleet() reports the unreadable file with its reason
+        return None  # fleet() reports the unreadable file with its reason
     return str(text)[:65536]
 
 
@@ -448,7 +270,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(l.name) for l in ledgers)}"
     # The store is written last: a refused or failed output leaves it as it was.
     if args.format == "table":
-        print(_table(summary))
+        print(table(summary))
         if note:
             print(note)
     else:
@@ -549,25 +371,25 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
     for c in RECONCILE_CLASSES:
         if c not in counts.columns:
             counts = counts.with_columns(pl.lit(0, pl.UInt32).alias(c))
-    table = counts.select(
+    per_schedule = counts.select(
         "schedule_id", "matched", "late", "wrong_instant", "missing",
         (pl.col("duplicate") + pl.col("unexpected")).alias("extra"),
         "duplicate", "unexpected").sort("schedule_id")
-    total = table.select(pl.exclude("schedule_id").sum()).row(0, named=True)
+    total = per_schedule.select(pl.exclude("schedule_id").sum()).row(0, named=True)
     window = [v.strftime("%Y-%m-%dT%H:%MZ") if hasattr(v, "strftime") else str(v) for v in (start, end)]
     summary = (f"{history.height:,} runs in {args.history} against scenario {args.scenario!r} in "
                f"[{window[0]}, {window[1]}): " + ", ".join(f"{total[c]:,} {c.replace('_', '-')}"
                                                      for c in ("matched", "late", "wrong_instant", "missing", "extra")))
     if args.format == "table":
         print(summary)
-        if table.height:
-            print(_table(table))
+        if per_schedule.height:
+            print(table(per_schedule))
         if args.detail:
             odd = out.filter(pl.col("class") != "matched").select(
                 "schedule_id", "class", "nominal_local", "due_utc", "scheduled_utc", "started_utc", "lateness_s",
                 "detail")
             if odd.height:
-                print(_table(odd))
+                print(table(odd))
     else:
         _emit(out, args, summary)
     return 0
@@ -679,7 +501,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Exit 0 when nothing moves, 1 with --fail-on-change when something does, 2 on bad input.",
     )
     s.add_argument("fleet", help=fleet_help)
-    _import_options(s)
+    import_options(s)
     _limit_option(s)
     s.add_argument("--old", required=True, help="release: version (2025b), latest, wheel, zoneinfo dir, installed, system")
     s.add_argument("--new", required=True, help="release, as --old")
@@ -703,7 +525,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("preview", help="the next runs of each schedule, with every DST surprise explained")
     s.add_argument("fleet", help=fleet_help)
-    _import_options(s)
+    import_options(s)
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
     s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
     s.add_argument("--after", default=None, help="first instant (default: now)")
@@ -714,7 +536,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("expand", help="every occurrence of a fleet in a UTC window")
     s.add_argument("fleet", help=fleet_help)
-    _import_options(s)
+    import_options(s)
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
     s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
@@ -724,7 +546,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="run a fleet through outages, budgets and policies; print the summary")
     s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
-    _import_options(s)
+    import_options(s)
     s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
     s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
     s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")

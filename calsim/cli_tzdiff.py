@@ -24,7 +24,9 @@ import sys
 
 import polars as pl
 
-from .cli import _atomic_write, _check_db, _fleet, _table, instant, now as cli_now
+from .cli import _atomic_write, _check_db
+from .cli_inputs import fleet, instant, now as cli_now
+from .text_table import table
 from .errors import InputError
 from .tzdb import release
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         if not (sep and sep2 and zone and at and posix):
             raise InputError(f"--override: {spec!r} is not ZONE@INSTANT=POSIX_TZ (e.g. 'Europe/Paris@2027-03-28T01:00Z=CET-1')")
         new = new.with_override(zone, at, posix)
-    schedules = _fleet(args.fleet, args)
+    schedules = fleet(args.fleet, args)
     now = cli_now()
     start, end = _window(args, schedules, old, new, now)
     diff = tzdiff(schedules, old, new, start, end)
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(line)
         if shown.height:
-            print(_table(flat))
+            print(table(flat))
         if per_schedule and not args.summary:
             print(f"(one row per schedule; --occurrences lists all {diff.height:,} occurrences, "
                   "--format csv writes them)")

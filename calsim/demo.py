@@ -87,7 +87,7 @@ def run(out_dir: str | Path = ".", *, echo: Callable[..., None] = print, progres
         comparison = store.compare(names)
     png = out / "calsim-demo.png"
     _charts(ledgers, base.budgets, png)
-    from .cli import _table
+    from .text_table import table as _table
 
     echo("")
     echo(_table(comparison.select(_SHOWN)))

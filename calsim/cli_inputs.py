@@ -1,0 +1,148 @@
+"""The CLI's schedule inputs: a file of any supported format, ``example:N``, an inline rule, or ``-`` (stdin).
+
+Items of a file that cannot be read are refused: each is printed as one
+warning line on stderr and the rest is used; with ``--strict`` the first one
+is an error. Nothing imported is an error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import CalsimError, InputError
+
+__all__ = ["fleet", "import_options", "now", "instant"]
+
+def fleet(spec: str, args: argparse.Namespace | None = None):
+    """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
+
+    Items of the file that cannot be read are refused: each is printed as
+    one warning line on stderr and the rest is used; with ``--strict`` the
+    first one is an error. Nothing imported is an error (exit 2).
+    """
+    from .examples import fleet
+    from .importers import import_any
+
+    zone = getattr(args, "zone", None) or "UTC"
+    if spec == "-":
+        spec = sys.stdin.read()
+        if "\n" in spec.strip() or not spec.strip():
+            return _imported(_import_text(spec, zone, args), "<stdin>")
+        spec = spec.strip()  # one line: an inline rule
+    inline = _inline_rule(spec, zone)
+    if inline is not None:
+        return [inline]
+    if spec.startswith("example:"):
+        parts = spec.split(":")
+        try:
+            n = int(parts[1])
+            seed = int(parts[2]) if len(parts) > 2 else 0
+        except (ValueError, IndexError):
+            raise InputError(f"fleet: {spec!r} is not 'example:N' or 'example:N:SEED'") from None
+        return fleet(n, seed)
+    strict = bool(getattr(args, "strict", False))
+    tz_mode = "legacy" if getattr(args, "legacy_tz", False) else "auto"
+    try:
+        imported = import_any(spec, zone=zone, strict=strict, tz_in_schedule=tz_mode)
+    except CalsimError as exc:
+        # Nothing imported: the first refusal is the error (exit 2), the others warnings.
+        _warn_refused(getattr(exc, "refused", ())[1:])
+        raise
+    return _imported(imported, spec)
+
+
+def _imported(imported, spec: str) -> list:  # type: ignore[no-untyped-def]
+    _warn_refused(imported.refused)
+    if not len(imported):
+        why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
+        raise InputError(f"fleet: nothing imported from {spec[:60]!r}" + (f" ({why})" if why else ""))
+    return list(imported)
+
+
+_RULE_START = ("FREQ=", "RRULE:", "OnCalendar=", "quartz:", "@")
+
+
+def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
+    """A schedule for a rule given on the command line (``"30 2 * * *"``, an RRULE, ``OnCalendar=...``), or None.
+
+    A path that exists is always a file. The schedule starts today at 00:00
+    local time in ``zone`` (cron and OnCalendar ignore it; an RRULE without
+    BYHOUR takes its time of day from it, as RFC 5545's DTSTART does).
+    """
+    import os
+    import re
+
+    text = spec.strip()
+    if os.path.exists(spec) or spec.startswith("example:"):
+        return None
+    # Not a file: text with a space or a rule's prefix is a rule (its parse error is the message),
+    # anything else a file name that does not exist (the importer says so).
+    if not (text.startswith(_RULE_START) or re.search(r"\s", text)):
+        return None
+    from .schedule import Schedule
+    from .tzdb import release
+
+    today = now().astimezone(release().zone(zone)).date()
+    return Schedule("inline", zone, f"{today.isoformat()}T00:00", text)
+
+
+def _import_text(text: str, zone: str, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A schedule file read from standard input (``-``), its format told by content."""
+    from .importers import detect_text, from_crontab, from_eventbridge, from_github_actions, from_ical, \
+        from_kubernetes, from_systemd, from_temporal
+
+    strict = bool(getattr(args, "strict", False))
+    fmt = detect_text(text)
+    readers = {"ical": lambda: from_ical(text, zone=zone, strict=strict, source="<stdin>"),
+               "kubernetes": lambda: from_kubernetes(text, zone=zone, strict=strict, source="<stdin>"),
+               "systemd": lambda: from_systemd(text, zone=zone, strict=strict, source="<stdin>"),
+               "eventbridge": lambda: from_eventbridge(text, strict=strict, source="<stdin>"),
+               "temporal": lambda: from_temporal(text, strict=strict, source="<stdin>"),
+               "github": lambda: from_github_actions(text, strict=strict, source="<stdin>"),
+               "crontab": lambda: from_crontab(text, zone=zone, strict=strict, source="<stdin>")}
+    if fmt not in readers:
+        raise InputError(f"fleet: a {fmt} file must be given as a path (it names other files), not on stdin")
+    return readers[fmt]()
+
+
+def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
+    for r in refused:
+        print(f"calsim: warning: refused: {r.reason}", file=sys.stderr)
+
+
+def import_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--strict", action="store_true",
+                   help="refuse the whole file on its first bad item (default: warn, skip it, use the rest)")
+    s.add_argument("--zone", "--cron-tz", dest="zone", default=None, metavar="ZONE",
+                   help="the zone of schedules that name none: crontab lines before any CRON_TZ= (the cron "
+                        "daemon's zone), CronJobs without timeZone, floating iCalendar times, OnCalendar= without a "
+                        "zone, a rule given inline (default UTC)")
+    s.add_argument("--legacy-tz", action="store_true",
+                   help="Kubernetes: read a TZ=/CRON_TZ= prefix in spec.schedule as the controller runs it, "
+                        "for every CronJob (default: only for exported objects, those with metadata.uid/"
+                        "creationTimestamp; other manifests get the API server's create-time refusal)")
+
+
+def now():  # type: ignore[no-untyped-def]
+    """The CLI's "now": the clock, or ``CALSIM_NOW`` (an instant) for reproducible reports and tests.
+
+    Every default that depends on the date (the windows of expand, simulate
+    and tzdiff, preview's next runs and "from now", what is "already in
+    effect") reads it here.
+    """
+    import datetime as dt
+    import os
+
+    raw = os.environ.get("CALSIM_NOW")
+    if raw:
+        return instant(raw, "CALSIM_NOW")
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def instant(text: str, field: str = "--from/--to"):
+    import datetime as dt
+
+    from .times import instant_us
+
+    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=instant_us(text, field))

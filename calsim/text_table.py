@@ -1,0 +1,59 @@
+"""Plain fixed-width tables for terminals and CI logs (the CLI's and the demo's output).
+
+>>> import polars as pl
+>>> print(table(pl.DataFrame({"scenario": ["a"], "lateness_p95_s": [222900.0], "done": [3]})))
+scenario  lateness_p95  done
+a         2d 13h        3
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+__all__ = ["table"]
+
+_SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (not offsets or signed shifts)
+
+
+def table(frame: pl.DataFrame) -> str:
+    """A plain fixed-width table (no box drawing), readable in a terminal and in CI logs.
+
+    Spans of time are printed in the reader's units (``3d 12h``, ``42min``),
+    never as ``38035.71428571428`` seconds; csv/json/parquet keep the numbers.
+    """
+    frame = frame.select(
+        pl.col(c).map_elements(_span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
+        if _SPANS.search(c) and frame.schema[c].is_numeric() else pl.col(c) for c in frame.columns)
+    cols = frame.columns
+    rows = [[_cell(v) for v in row] for row in frame.iter_rows()]
+    widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _span(seconds: float) -> str:
+    """``"2d 13h"``, ``"42min"``, ``"1.5s"``, ``"0s"``: the two largest units of a span of seconds."""
+    if seconds < 60:
+        return f"{seconds:.3g}s" if seconds else "0s"
+    parts, rest = [], int(round(seconds))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        q, rest = divmod(rest, size)
+        if q:
+            parts.append(f"{q}{unit}")
+    return " ".join(parts[:2])
+
+
+def _cell(v: object) -> str:
+    import datetime as dt
+
+    if v is None:
+        return "-"
+    if isinstance(v, dt.datetime):
+        s = v.replace(tzinfo=None).isoformat(timespec="seconds")
+        return s + "Z" if v.tzinfo is not None else s
+    if isinstance(v, list):
+        return ",".join(str(x) for x in v) or "-"
+    return str(v)
