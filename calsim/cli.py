@@ -29,7 +29,7 @@ import polars as pl
 from . import __version__
 from .errors import CalsimError, InputError
 from .cli_inputs import fleet, import_options, instant, now
-from .text_table import table
+from .text_table import span, table
 from .tzdb import fetch_release, release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
 
@@ -171,15 +171,7 @@ def _from_now(t, now) -> str:  # type: ignore[no-untyped-def]
     if t is None:
         return "-"
     secs = int((t - now).total_seconds())
-    left = secs >= 0
-    secs = abs(secs)
-    parts = []
-    for unit, size in (("y", 31_557_600), ("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
-        q, secs = divmod(secs, size)
-        if q:
-            parts.append(f"{q}{unit}")
-    text = " ".join(parts[:2]) or "0s"
-    return f"{text} left" if left else f"{text} ago"
+    return f"{span(abs(secs))} {'left' if secs >= 0 else 'ago'}"
 
 
 def _cmd_expand(args: argparse.Namespace) -> int:

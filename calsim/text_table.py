@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-__all__ = ["table"]
+__all__ = ["table", "span"]
 
 _SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (not offsets or signed shifts)
 
@@ -24,7 +24,7 @@ def table(frame: pl.DataFrame) -> str:
     never as ``38035.71428571428`` seconds; csv/json/parquet keep the numbers.
     """
     frame = frame.select(
-        pl.col(c).map_elements(_span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
+        pl.col(c).map_elements(span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
         if _SPANS.search(c) and frame.schema[c].is_numeric() else pl.col(c) for c in frame.columns)
     cols = frame.columns
     rows = [[_cell(v) for v in row] for row in frame.iter_rows()]
@@ -34,7 +34,7 @@ def table(frame: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
     """``"2d 13h"``, ``"42min"``, ``"1.5s"``, ``"0s"``: the two largest units of a span of seconds."""
     if seconds < 60:
         return f"{seconds:.3g}s" if seconds else "0s"
