@@ -232,27 +232,37 @@ def attempts(run: RunState) -> None:
         run.fixed_duration = True
         return
     run.fixed_duration = False
-    idx = np.flatnonzero(todo)
+    run.success = np.zeros(run.n, dtype=bool)
+    # Chunk by chunk (instant order): each chunk's draws and temporaries stay
+    # small and in cache; whole-column temporaries cost ~1 GB at a 10k year.
+    for lo, hi in run.chunks():
+        _attempts_of(run, lo + np.flatnonzero(todo[lo:hi]), f, max_att, p_fail)
+
+
+def _attempts_of(run: RunState, idx: np.ndarray, f, max_att: int, p_fail: float) -> None:
+    """:func:`attempts` for the rows ``idx`` (each row's draws depend on the row alone)."""
     s = run.s[idx]
+    nominal, fold = run.nominal[idx], run.fold[idx]
+    key, dur0, sigma = run.key[s], run.p_dur[s], run.p_sigma[s]
     occupancy = np.zeros(len(idx), dtype=np.int64)
     attempts_ = np.zeros(len(idx), dtype=np.int32)
     succeeded = np.zeros(len(idx), dtype=bool)
     alive = np.ones(len(idx), dtype=bool)
+    lognormal = bool((sigma > 0).any())
     for k in range(max_att):
         a = np.flatnonzero(alive)
         if not len(a):
             break
-        dur = run.p_dur[s[a]].astype(np.float64)
-        sig = run.p_sigma[s[a]]
-        if (sig > 0).any():
-            u = uniform(run.key[s[a]], run.nominal[idx[a]], run.fold[idx[a]], run.sc.seed, DURATION, k)
+        dur = dur0[a].astype(np.float64)
+        if lognormal:
+            sig = sigma[a]
+            u = uniform(key[a], nominal[a], fold[a], run.sc.seed, DURATION, k)
             z = _norm_ppf(np.clip(u, 1e-12, 1 - 1e-12))
             dur = np.where(sig > 0, dur * np.exp(sig * z), dur)
         occupancy[a] += dur.astype(np.int64)
         attempts_[a] += 1
         if p_fail > 0:
-            u = uniform(run.key[s[a]], run.nominal[idx[a]], run.fold[idx[a]], run.sc.seed, FAILURE, k)
-            ok = u >= p_fail
+            ok = uniform(key[a], nominal[a], fold[a], run.sc.seed, FAILURE, k) >= p_fail
         else:
             ok = np.ones(len(a), dtype=bool)
         succeeded[a[ok]] = True
@@ -262,7 +272,6 @@ def attempts(run: RunState) -> None:
             occupancy[retry] += f.backoff_us * (2 ** k)
     run.finish[idx] = occupancy
     run.attempts_n[idx] = attempts_
-    run.success = np.zeros(run.n, dtype=bool)
     run.success[idx] = succeeded
 
 
@@ -277,6 +286,8 @@ def needs_order(run: RunState, everything: bool = False) -> np.ndarray | None:
     np.add(finish, pick, out=finish, where=todo)  # occupancy -> finish
     if everything:
         return todo.copy()
+    if run.sc.capacity is not None and _max_concurrency(pick[todo], finish[todo]) > run.sc.capacity:
+        return todo.copy()  # (every running row: overlap, budgets and turns are then settled in that order too)
     sequential = _overlap_rows(run)
     by_budget = _budget_rows(run)
     if by_budget is not None:
@@ -284,8 +295,6 @@ def needs_order(run: RunState, everything: bool = False) -> np.ndarray | None:
         del by_budget
     if run.in_turn is not None:
         sequential = _from_first(run, run.in_turn, np.ones(len(run.scheds), dtype=bool), sequential)
-    if run.sc.capacity is not None and _max_concurrency(pick[todo], finish[todo]) > run.sc.capacity:
-        sequential = todo
     return sequential
 
 
@@ -648,11 +657,18 @@ def _norm_ppf(u: np.ndarray) -> np.ndarray:
          4.374664141464968e00, 2.938163982698783e00]
     d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00]
     lo, hi = 0.02425, 1 - 0.02425
-    q = np.where(u < lo, np.sqrt(-2 * np.log(np.maximum(u, 1e-300))), np.sqrt(-2 * np.log(np.maximum(1 - u, 1e-300))))
-    tail = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
-        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
-    r = (u - 0.5) ** 2
-    mid = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * (u - 0.5) / \
+    # Each branch is evaluated only where it applies (the tails hold ~5% of
+    # the draws): the same formulas element by element, so the same values.
+    out = np.empty(len(u), dtype=np.float64)
+    low, high = u < lo, u > hi
+    mid_rows = ~(low | high)
+    um = u[mid_rows] - 0.5
+    r = um * um
+    out[mid_rows] = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * um / \
         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
-    return np.where(u < lo, tail, np.where(u > hi, -tail, mid))
-
+    for rows, sign in ((low, 1.0), (high, -1.0)):
+        if rows.any():
+            q = np.sqrt(-2 * np.log(np.maximum(u[rows] if sign > 0 else 1 - u[rows], 1e-300)))
+            out[rows] = sign * (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
+                ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    return out
