@@ -71,7 +71,7 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
     if path == "pauses":
         for s in fleet[::10]:
             events += [calsim.Pause("2026-10-10T00:00Z", s.id), calsim.Resume("2026-10-13T00:00Z", s.id)]
-    failures = calsim.Failures(0.2, 3, "1min") if path in ("budgets_failures", "combined") else None
+    failures = calsim.Failures(0.2, max_attempts=3, backoff="1min") if path in ("budgets_failures", "combined") else None
     return calsim.Scenario(
         f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE],
         budgets=[calsim.Budget(t, limit, "day", "Europe/Berlin") for t in tenants] if budgets else [],

@@ -3,6 +3,14 @@
 >>> import calsim
 >>> calsim.resolve(["2026-03-08T02:30"], "America/New_York", "2026f", gap="next_valid")["due_utc"][0]
 datetime.datetime(2026, 3, 8, 7, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC'))
+
+``import calsim`` loads numpy and polars but none of calsim's optional or
+format-specific dependencies (yaml, icalendar, duckdb, matplotlib, dask,
+papermill, nbconvert): the readers, charts and scale-out are imported on
+first use (PEP 562), as in ``calsim.from_ical(...)`` or ``calsim.plots``.
+
+>>> calsim.from_crontab("0 3 * * * backup\\n", zone="UTC")[0].rule
+'0 3 * * *'
 """
 
 from .errors import (
@@ -33,8 +41,6 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .fleetfile import load_scenario
-from .importers import (from_crontab, from_eventbridge, from_github_actions, from_ical, from_kubernetes, from_systemd,
-                        from_temporal, load_any as load, read_history)
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
@@ -118,10 +124,39 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """``calsim.plots`` and ``calsim.distributed`` are imported on first use, so ``import calsim`` stays light."""
-    if name in ("plots", "distributed"):
-        import importlib
+# Public names whose module pulls a heavy or format-specific dependency (the readers
+# import yaml and icalendar): name -> (module, attribute; None for the module itself).
+# They are imported on first access and then cached in the module's namespace.
+_LAZY = {
+    "load": (".importers", "load_any"),
+    "from_crontab": (".importers", "from_crontab"),
+    "from_kubernetes": (".importers", "from_kubernetes"),
+    "from_ical": (".importers", "from_ical"),
+    "from_systemd": (".importers", "from_systemd"),
+    "from_eventbridge": (".importers", "from_eventbridge"),
+    "from_github_actions": (".importers", "from_github_actions"),
+    "from_temporal": (".importers", "from_temporal"),
+    "read_history": (".importers", "read_history"),
+    "importers": (".importers", None),  # was bound by the eager import; kept reachable as calsim.importers
+    "plots": (".plots", None),  # matplotlib
+    "distributed": (".distributed", None),  # dask
+}
 
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'calsim' has no attribute {name!r}")
+
+def __getattr__(name: str):
+    """A lazy public name (see ``_LAZY``), imported on first use so ``import calsim`` stays light."""
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'calsim' has no attribute {name!r}") from None
+    import importlib
+
+    value = importlib.import_module(module, __name__)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

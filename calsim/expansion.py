@@ -395,9 +395,11 @@ def expand(schedules: object, start: object, end: object, release: ReleaseLike =
         one id allowed, with non-overlapping validity windows).
     start, end
         Instants (ISO with ``Z``/offset, aware datetimes); naive means UTC.
-    release
-        The tz database release (see :func:`calsim.release`).
-    max_occurrences
+    release : str, path, Release or None
+        The tz database release (see :func:`calsim.release`): a version such
+        as ``"2026f"``, a tzdata wheel or zoneinfo directory, a
+        :class:`~calsim.Release`, or None for the installed ``tzdata``.
+    max_occurrences : int >= 1 or None, keyword-only
         Refuse, before expanding, a call whose estimated rows
         (:func:`calsim.limits.estimate`, an upper bound) exceed this; None:
         the ``CALSIM_MAX_OCCURRENCES`` environment variable, else 100 million.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import get_args
 
 from .calendars import Calendar, as_calendars
@@ -90,6 +90,9 @@ def _kind(rule: Rule) -> str:
 class Schedule:
     """A schedule revision (see the module docstring).
 
+    ``id``, ``zone``, ``start`` and ``rule`` are positional (DESIGN.md §3);
+    every option after them is keyword-only.
+
     Parameters
     ----------
     id
@@ -100,19 +103,25 @@ class Schedule:
         Anchor of the rule (DTSTART); may be None when ``rule`` is a
         ``DTSTART`` block.
     rule
-        RRULE text, cron text, ``Every``, ``Window``, ``RRule`` or ``Cron``.
+        RRULE text, cron text, ``OnCalendar=...``, ``quartz:...``, ``Every``,
+        ``Window``, or a parsed ``RRule``/``Cron``/``OnCalendar``/``QuartzCron``.
     gap : {"skip", "shift", "next_valid", "shift_backward", "reject"}
+        A nominal time that does not exist (DESIGN.md §2); default ``"skip"``.
     fold : {"first", "second", "both", "reject"}
+        A nominal time that happens twice; default ``"first"``.
     invalid_day : {"omit", "backward", "forward"}
-        A day the month lacks (the 31st in April): no run (RFC 5545), the
-        last day of the month, or the first day of the next (RFC 7529 SKIP).
+        A day the month lacks (the 31st in April): no run (RFC 5545, default),
+        the last day of the month, or the first day of the next (RFC 7529 SKIP).
     exclude
-        Calendars, dates or calendar names (see :mod:`calsim.calendars`).
-    revision, effective_from, effective_to
-        This revision's number and its half-open UTC validity interval.
-    policy
-        The run policy (:class:`calsim.Policy`) used by the simulation.
-    rdate, exdate
+        Calendars, dates or calendar names such as ``"holidays:US"`` or
+        ``"business:CN"`` (see :mod:`calsim.calendars`); default none.
+    revision : int in 1..2**62
+        This revision's number (default 1).
+    effective_from, effective_to : instant or None
+        This revision's half-open UTC validity interval (None: unbounded).
+    policy : Policy or None
+        The run policy (:class:`calsim.Policy`) used by the simulation (None: ``Policy()``).
+    rdate, exdate : sequence of naive local times
         Extra nominal local times (RFC 5545 RDATE, not counted by COUNT) and
         removed ones (EXDATE, applied after COUNT).
     source
@@ -123,6 +132,7 @@ class Schedule:
     zone: str
     start: object
     rule: object
+    _: KW_ONLY
     gap: GapPolicy = "skip"
     fold: FoldPolicy = "first"
     invalid_day: InvalidDayPolicy = "omit"

@@ -130,7 +130,7 @@ def fleet_with_capacity(capacity: int) -> calsim.Scenario:
                            outages=[calsim.Outage("2026-10-20T01:01Z", "2026-10-21T01:01Z")],
                            budgets=[calsim.Budget(a, 30, "day", "Europe/Berlin")
                                     for a in sorted({s.policy.account for s in fleet})],
-                           capacity=capacity, failures=calsim.Failures(0.2, 3, "5min"))
+                           capacity=capacity, failures=calsim.Failures(0.2, max_attempts=3, backoff="5min"))
 
 
 @pytest.mark.parametrize("capacity", [1, 3, 12])

@@ -157,8 +157,8 @@ class TestEvents:
     def test_tz_upgrade_keeps_pre_materialised_instants_unless_replanned(self):
         s = calsim.Schedule("mx", "America/Mexico_City", "2023-03-25T09:00", "FREQ=DAILY")
         base = dict(start="2023-03-30T00:00Z", end="2023-04-10T00:00Z", release="2022e")
-        keep = calsim.Scenario("keep", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", "7d")], **base)
-        replan = calsim.Scenario("replan", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", "7d", "replan")], **base)
+        keep = calsim.Scenario("keep", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d")], **base)
+        replan = calsim.Scenario("replan", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d", mode="replan")], **base)
         fk, fr = calsim.simulate(keep).frame, calsim.simulate(replan).frame
         # After 2022f Mexico City has no DST: 09:00 is 15:00Z; 2022e still said 14:00Z from April 2.
         april3 = lambda f: f.filter(pl.col("nominal_local") == dt.datetime(2023, 4, 3, 9))  # noqa: E731
@@ -296,7 +296,7 @@ def scenarios(draw):
     return calsim.Scenario("prop", scheds, start, start + dt.timedelta(days=3), outages=outages, budgets=budgets,
                            tick=draw(st.sampled_from(["1min", "5min"])), seed=draw(st.integers(0, 5)),
                            capacity=draw(st.sampled_from([None, None, 3])), events=events,
-                           failures=draw(st.sampled_from([None, None, calsim.Failures(0.3, 3, "2min")])))
+                           failures=draw(st.sampled_from([None, None, calsim.Failures(0.3, max_attempts=3, backoff="2min")])))
 
 
 def paused_spans(sc, schedule_id):
@@ -377,7 +377,7 @@ def test_same_scenario_and_seed_give_the_same_ledger_across_processes(tmp_path):
         "fleet = [s.__class__(**{**{f: getattr(s, f) for f in ('id','zone','start','rule','gap','fold','invalid_day','exclude')},"
         " 'policy': calsim.Policy(jitter='5min', duration=calsim.LogNormal('2min', '20min'), overlap='skip')}) for s in fleet]\n"
         "sc = calsim.Scenario('x', fleet, '2026-01-01T00:00Z', '2026-01-15T00:00Z', seed=11,"
-        " failures=calsim.Failures(0.2, 3, '1min'), outages=[calsim.Outage('2026-01-03T00:00Z', '2026-01-04T05:00Z')])\n"
+        " failures=calsim.Failures(0.2, max_attempts=3, backoff='1min'), outages=[calsim.Outage('2026-01-03T00:00Z', '2026-01-04T05:00Z')])\n"
         "f = calsim.simulate(sc).frame\n"
         "print(hashlib.blake2b(f.write_ipc(None).getvalue()).hexdigest(), f.height)\n"
     )

@@ -26,7 +26,7 @@ def fleet_scenario(durations, failures=None):
 
 @pytest.mark.parametrize("scenario", [
     fleet_scenario(["1min", "20min", "2h"]),  # fixed durations: the previous start decides
-    fleet_scenario([calsim.LogNormal("5min", "3h"), "20min"], calsim.Failures(0.2, 3, "1min")),  # running max
+    fleet_scenario([calsim.LogNormal("5min", "3h"), "20min"], calsim.Failures(0.2, max_attempts=3, backoff="1min")),  # running max
 ], ids=["fixed", "lognormal-retries"])
 def test_tiny_chunks_give_the_same_ledger_as_one_chunk(scenario, monkeypatch):
     whole = calsim.simulate(scenario).frame

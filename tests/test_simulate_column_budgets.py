@@ -74,8 +74,8 @@ def column_budget_scenarios(draw, kind="all", overlaps=("allow", "skip"), near_m
                              draw(st.sampled_from(["day", "day", "week", "month"])), draw(st.sampled_from(ZONES)))
                for acct in accounts if draw(st.integers(0, 4))]
     retries = kind == "failures" or (kind == "all" and draw(st.booleans()))
-    failures = Failures(draw(st.sampled_from([0.2, 0.5, 0.9])), draw(st.integers(1, 4)),
-                        draw(st.sampled_from(["0s", "1min", "2h"]))) if retries else None
+    failures = Failures(draw(st.sampled_from([0.2, 0.5, 0.9])), max_attempts=draw(st.integers(1, 4)),
+                        backoff=draw(st.sampled_from(["0s", "1min", "2h"]))) if retries else None
     events = []
     if kind == "pauses" or (kind == "all" and draw(st.integers(0, 3)) == 0):
         # (Often over a local midnight, where held runs arrive.)
@@ -146,7 +146,7 @@ def fleet(n, case, budget):
     return calsim.Scenario(f"{case}-{n}", out, "2026-10-10T00:00Z", "2026-10-31T00:00Z", tick="1min", events=events,
                            outages=[calsim.Outage("2026-10-20T01:01Z", "2026-10-23T01:01Z")],
                            budgets=[calsim.Budget(t, budget, "day", "Europe/Berlin") for t in tenants],
-                           failures=Failures(0.3, 3, "1min") if case == "failures" else None)
+                           failures=Failures(0.3, max_attempts=3, backoff="1min") if case == "failures" else None)
 
 
 @pytest.mark.parametrize("case,budget", [("failures", 120), ("lognormal", 100), ("mixed", 200), ("pauses", 100)])
@@ -174,7 +174,7 @@ def test_a_smaller_charge_after_one_that_does_not_fit_still_starts():
 def test_retries_are_charged_per_attempt_and_held_when_they_do_not_fit():
     s = calsim.Schedule("r", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(
         account="a", cost=1.0, duration="1min", on_budget="skip"))
-    sc = calsim.Scenario("retries", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", failures=Failures(0.5, 3, "1min"),
+    sc = calsim.Scenario("retries", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", failures=Failures(0.5, max_attempts=3, backoff="1min"),
                          budgets=[calsim.Budget("a", 10, "day", "UTC")], seed=1)
     settled = same_ledger(sc)
     frame = calsim.simulate(sc, progress=False).frame
@@ -250,7 +250,7 @@ def test_a_run_held_into_a_pause_is_skipped_unless_a_run_of_its_schedule_is_stil
     pause = [e for sid in ("p", "r") for e in (calsim.Pause("2026-01-01T23:30Z", sid),
                                                calsim.Resume("2026-01-02T06:00Z", sid))]
     sc = calsim.Scenario("held-paused", [q, p, r], "2026-01-01T00:00Z", "2026-01-03T00:00Z", events=pause,
-                         budgets=[calsim.Budget("a", 2, "day", "UTC")], failures=Failures(0.5, 3, "0s"), seed=2)
+                         budgets=[calsim.Budget("a", 2, "day", "UTC")], failures=Failures(0.5, max_attempts=3, backoff="0s"), seed=2)
     settled = same_ledger(sc)
     frame = calsim.simulate(sc, progress=False).frame
     assert frame.select("schedule_id", "state", "reason").rows() == [

@@ -337,7 +337,7 @@ def test_budgets_with_retries_never_charge_a_period_over_its_limit():
     sc = calsim.Scenario("b", fleet, "2026-10-01T00:00Z", "2026-10-15T00:00Z", release="2026f", tick="1min",
                          outages=[calsim.Outage("2026-10-05T01:01Z", "2026-10-07T01:01Z")],
                          budgets=[calsim.Budget(t, 40, "day", "Europe/Berlin") for t in tenants],
-                         failures=calsim.Failures(0.3, 3, "1min"))
+                         failures=calsim.Failures(0.3, max_attempts=3, backoff="1min"))
     f = simulate(sc)
     acc = pl.DataFrame({"schedule_id": [s.id for s in fleet], "account": [s.policy.account for s in fleet]})
     spent = (f.filter(pl.col("started_utc").is_not_null()).join(acc, on="schedule_id")
@@ -535,7 +535,7 @@ def test_a_suspend_exactly_as_long_as_the_limit_is_caught_up(length, runs):
 def test_retries_back_off_exponentially():
     s = calsim.Schedule("r", "UTC", "2026-01-01T00:00", "0 10 * * *", policy=calsim.Policy(duration="10min"))
     sc = calsim.Scenario("r", [s], "2026-01-01T09:00Z", "2026-01-01T11:00Z", release="2026f",
-                         failures=calsim.Failures(1.0, 4, "1min"))
+                         failures=calsim.Failures(1.0, max_attempts=4, backoff="1min"))
     f = simulate(sc)
     # four 10-minute attempts and waits of 1, 2 and 4 minutes between them
     assert f.select(pl.col("finished_utc") - pl.col("started_utc")).item() == dt.timedelta(minutes=47)

@@ -68,9 +68,7 @@ import datetime as dt
 import re
 from typing import Any
 
-import icalendar
 import numpy as np
-from icalendar.prop.broken import vBroken
 
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
 from ..rules.rrule import DAY_US, RRule
@@ -126,6 +124,8 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
     floating_zone = _check_zone(zone, f"ical: {label}: zone")
     if "BEGIN:VCALENDAR" not in text.upper():
         raise InputError(f"ical: {label}: not an iCalendar file (no BEGIN:VCALENDAR)")
+    import icalendar  # imported here, on first use, so ``import calsim`` does not load it
+
     try:
         cal = icalendar.Calendar.from_ical(text)
     except Exception as exc:  # icalendar raises ValueError and friends
@@ -263,6 +263,8 @@ def _begin_lines(text: str) -> dict[str, list[int]]:
 
 def _dt(prop: Any, where: str, name: str) -> Any:
     """``prop.dt``, or an error naming the property (icalendar keeps a malformed value as a broken property)."""
+    from icalendar.prop.broken import vBroken
+
     if isinstance(prop, vBroken):
         raise ScheduleError(f"{where}: {name}: malformed value {str(prop)!r} ({_first_line(prop.parse_error)})")
     try:
@@ -299,6 +301,8 @@ def _zone_of(prop: Any, where: str, name: str) -> str | None:
 
 
 def _event(comp: Any, where: str, base: Source, floating_zone: str) -> dict[str, Any]:
+    from icalendar.prop.broken import vBroken
+
     notes: list[str] = []
     prop = comp.get("DTSTART")
     if prop is None:
@@ -432,6 +436,8 @@ def _props(comp: Any, name: str) -> list[Any]:
 
 
 def _values(prop: Any, zone: str, where: str, name: str) -> list[str]:
+    from icalendar.prop.broken import vBroken
+
     out = []
     if isinstance(prop, vBroken):
         raise ScheduleError(f"{where}: {name}: malformed value {str(prop)!r} ({_first_line(prop.parse_error)})")

@@ -18,30 +18,38 @@ __all__ = ["simulate"]
 ENGINES = ("local", "dask")
 
 
-def simulate(scenario: Scenario, engine: str = "local", client: object = None, output: object = None,
-             progress: bool | None = None, *, settle: str = "columns",
+def simulate(scenario: Scenario, *, engine: str = "local", client: object = None, output: object = None,
+             progress: bool | None = None, settle: str = "columns",
              max_occurrences: int | None = None) -> Ledger:
     """Simulate ``scenario`` and return its :class:`~calsim.Ledger`.
+
+    ``scenario`` is the one positional argument; every option is keyword-only.
 
     Parameters
     ----------
     scenario
         The fleet and its world (:class:`~calsim.Scenario`).
-    engine
-        ``"local"`` (this process) or ``"dask"``: partitions simulated on the
-        workers of ``client`` (default: the current Dask client), written as
-        Parquet under ``output``, returned as a
-        :class:`calsim.distributed.LedgerDataset` (see :mod:`calsim.distributed`).
-    progress
+    engine : {"local", "dask"}
+        ``"local"`` (default, this process) or ``"dask"``: partitions simulated
+        on the workers of ``client``, written as Parquet under ``output``,
+        returned as a :class:`calsim.distributed.LedgerDataset` (see
+        :mod:`calsim.distributed`).
+    client : distributed.Client, scheduler address or None
+        With ``engine="dask"``: a client, an address such as
+        ``"tcp://host:8786"``, or None for the current default client.
+    output : path, fsspec URL or None
+        With ``engine="dask"``: the directory ``scenario=<name>/`` is written
+        under (see :func:`calsim.distributed.simulate`).
+    progress : {None, True, False}
         Show a tqdm progress bar: None (default) shows it only when
         interactive (a terminal or a notebook); False never.
-    settle
+    settle : {"columns", "events"}
         ``"columns"`` (default): rows whose outcome needs no order, and
         budget-bound accounts of the common kind, are settled in columns;
         ``"events"``: every row that runs goes through the ordered event loop
         (slower; the reference the column paths are proven equal to). The
         ledger's ``settled`` attribute counts the runs each path settled.
-    max_occurrences
+    max_occurrences : int >= 1 or None
         Refuse, before expanding, a scenario whose estimated occurrences
         (revisions and every release it uses included; an upper bound, see
         :mod:`calsim.limits`) exceed this. None: the ``CALSIM_MAX_OCCURRENCES``

@@ -1,47 +1,10 @@
 """Run policies: what a scheduler does with an occurrence once it is due.
 
-========================  ==========================================================================
-``catchup``               after missed runs: ``"all"`` (run every one), ``"latest"`` (run the
-                          newest, coalesce the rest; Kubernetes, Airflow 3), ``"earliest"`` (run the
-                          oldest, coalesce the rest; Temporal's default SKIP overlap after an
-                          outage), ``"skip"`` (run none), ``"bounded"`` (run the newest ``limit``)
-``max_lateness``          missed runs older than this are ``expired`` before catch-up applies
-                          (Kubernetes ``startingDeadlineSeconds``, Temporal ``catchup_window``)
-``misfire_grace``         lateness beyond this makes a run *missed* (default: one tick;
-                          APScheduler ``misfire_grace_time``, Quartz ``misfireThreshold``)
-``overlap``               a run of the same schedule still going: ``"allow"``, ``"skip"``,
-                          ``"buffer_one"``, ``"buffer_all"``, ``"cancel_other"`` (Temporal's names),
-                          ``"buffer_latest"`` (one waits; a newer one takes its place, the older is
-                          ``skipped``/``overlap``: Kubernetes ``Forbid`` starts the most recent unmet
-                          time when the running Job ends, unless it is past ``max_lateness`` by
-                          then: ``expired``)
-``jitter``                a deterministic delay in ``[0, jitter)``, never past the next occurrence
-``duration``              a duration, or :class:`LogNormal` (seeded per occurrence)
-``cost``, ``account``     what a run costs and which budget pays
-``on_budget``             ``"wait"`` for a period with room, or ``"skip"``
-``priority``              order in the capacity queue (higher first, with ageing)
-``max_missed``            a backlog of more missed runs than this leaves the schedule *stuck*: that
-                          backlog and every later occurrence of the revision are ``skipped``/``stuck``
-                          (the Kubernetes docs' and v1 controller's ">100 missed" rule)
-``limit_edge``            what a lateness exactly equal to ``misfire_grace`` or ``max_lateness`` is:
-                          ``"on_time"`` (within the limit: APScheduler ``difference > grace_time``,
-                          Temporal) or ``"late"`` (past it: Kubernetes ``startingDeadlineSeconds``,
-                          Quartz ``misfireThreshold``)
-``backlog``               how a wake-up's caught-up backlog runs: ``"at_once"`` (each member meets
-                          ``overlap`` at the wake-up) or ``"in_turn"`` (one instance works through it
-                          in due order, each member expiring if later than ``max_lateness`` when its
-                          turn comes: APScheduler ``coalesce=False``, ``max_instances=1``)
-``recovery_wake``         whether the scheduler looks at once when it comes back up (True: most
-                          schedulers) or only from its next tick after that instant (False: cron
-                          starts its clock at the current minute and first runs the next one)
-``down_is_missed``        an occurrence due while the scheduler was down (``Outage(kind="down")``)
-                          is missed however little
-                          late (True: systemd and Quartz's RAM store look only after the boot or
-                          restart instant; False: only ``misfire_grace`` decides)
-``suspend_catchup``       the catch-up mode for a backlog left by an ``Outage(kind="suspend")`` no
-``suspend_limit``         longer than ``suspend_limit`` (None: any); otherwise ``catchup`` applies
-                          (cron: fixed-time jobs run after a clock jump of less than 3 h)
-========================  ==========================================================================
+Every option of :class:`Policy` is keyword-only (there is no natural
+positional one: ``Policy("latest")`` would not say what ``"latest"`` is), and
+its docstring lists each option's allowed values. :class:`Failures` takes the
+probability positionally and its options by keyword; :class:`LogNormal` takes
+its two parameters positionally.
 
 >>> from calsim.simulation.policy import Policy
 >>> Policy(catchup="latest", max_lateness="2d").max_lateness_us
@@ -51,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
@@ -84,6 +47,9 @@ def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
 class LogNormal:
     """Run durations drawn from a lognormal with this median and 95th percentile (seeded per occurrence).
 
+    Both are positive durations (``"10min"``, ``"PT30M"``, a ``timedelta`` or
+    seconds), ``p95 >= median``; both positional, as a distribution's parameters.
+
     >>> d = LogNormal("10min", "30min")
     >>> round(d.sigma, 4)
     0.6679
@@ -107,9 +73,25 @@ class LogNormal:
 
 @dataclass(frozen=True)
 class Failures:
-    """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**k`` between them."""
+    """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**k`` between them.
+
+    Parameters
+    ----------
+    probability : float, 0..1
+        Chance that one attempt fails (seeded per attempt). Positional.
+    max_attempts : int, 1..10,000, keyword-only
+        Attempts per run, the first included (default 1: no retry).
+    backoff : duration, keyword-only
+        Wait before the second attempt, doubled for each later one (default
+        ``"1min"``; ``"0s"`` retries at once): ISO 8601 (``"PT1M"``), a short
+        form (``"30s"``, ``"1min"``), a ``timedelta`` or seconds.
+
+    >>> Failures(0.2, max_attempts=3, backoff="1min").backoff_us
+    60000000
+    """
 
     probability: float = 0.0
+    _: KW_ONLY
     max_attempts: int = 1
     backoff: object = "1min"
     backoff_us: int = field(init=False, repr=False, compare=False)
@@ -122,9 +104,83 @@ class Failures:
         object.__setattr__(self, "backoff_us", _dur(self.backoff, "failures.backoff"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Policy:
-    """How a scheduler runs a schedule's occurrences (see the module docstring for every field)."""
+    """How a scheduler runs a schedule's occurrences. Every option is keyword-only.
+
+    Durations are ISO 8601 (``"PT10M"``), short forms (``"30s"``, ``"10min"``,
+    ``"2d"``), a ``timedelta`` or seconds; None means "no limit" where it is allowed.
+
+    Parameters
+    ----------
+    catchup : {"all", "latest", "earliest", "skip", "bounded"}
+        After missed runs: run every one (default), the newest and coalesce
+        the rest (Kubernetes, Airflow 3), the oldest and coalesce the rest
+        (Temporal's default SKIP overlap after an outage), none, or the newest
+        ``limit``.
+    limit : int >= 1 or None
+        How many runs ``catchup="bounded"`` (or ``suspend_catchup="bounded"``)
+        keeps; only allowed with ``"bounded"``.
+    max_lateness : duration or None
+        Missed runs older than this are ``expired`` before catch-up applies
+        (Kubernetes ``startingDeadlineSeconds``, Temporal ``catchup_window``).
+    misfire_grace : duration or None
+        Lateness beyond this makes a run *missed* (None: one tick; APScheduler
+        ``misfire_grace_time``, Quartz ``misfireThreshold``).
+    overlap : {"allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"}
+        A run of the same schedule still going: Temporal's names, plus
+        ``"buffer_latest"`` (one waits; a newer one takes its place, the older
+        is ``skipped``/``overlap``: Kubernetes ``Forbid`` starts the most recent
+        unmet time when the running Job ends, unless it is past
+        ``max_lateness`` by then: ``expired``). Default ``"allow"``.
+    jitter : duration or None
+        A deterministic delay in ``[0, jitter)``, never past the next occurrence.
+    duration : duration, :class:`LogNormal` or None
+        How long a run takes (a LogNormal is seeded per occurrence; None: 0).
+    cost : float >= 0
+        What a run costs (charged per attempt); default 0.
+    account : str or None
+        Which :class:`~calsim.Budget` pays.
+    on_budget : {"wait", "skip"}
+        With no budget left: wait for a period with room (default), or skip.
+    priority : int in -2**31..2**31
+        Order in the capacity queue (higher first, with ageing); default 0.
+    max_missed : int >= 0 or None
+        A backlog of more missed runs than this leaves the schedule *stuck*:
+        that backlog and every later occurrence of the revision are
+        ``skipped``/``stuck`` (the Kubernetes docs' and v1 controller's ">100
+        missed" rule). None: never.
+    limit_edge : {"on_time", "late"}
+        What a lateness exactly equal to ``misfire_grace`` or ``max_lateness``
+        is: within the limit (default; APScheduler ``difference > grace_time``,
+        Temporal) or past it (Kubernetes ``startingDeadlineSeconds``, Quartz
+        ``misfireThreshold``).
+    backlog : {"at_once", "in_turn"}
+        How a wake-up's caught-up backlog runs: each member meets ``overlap``
+        at the wake-up (default), or one instance works through it in due
+        order, each member expiring if later than ``max_lateness`` when its
+        turn comes (APScheduler ``coalesce=False``, ``max_instances=1``).
+    recovery_wake : bool
+        Whether the scheduler looks at once when it comes back up (True,
+        default: most schedulers) or only from its next tick after that
+        instant (False: cron starts its clock at the current minute and first
+        runs the next one).
+    down_is_missed : bool
+        An occurrence due while the scheduler was down
+        (``Outage(kind="down")``) is missed however little late (True: systemd
+        and Quartz's RAM store look only after the boot or restart instant;
+        False, default: only ``misfire_grace`` decides).
+    suspend_catchup : {"all", "latest", "earliest", "skip", "bounded"} or None
+        The catch-up mode for a backlog left by an ``Outage(kind="suspend")``
+        no longer than ``suspend_limit``; otherwise (and when None, the
+        default) ``catchup`` applies (cron: fixed-time jobs run after a clock
+        jump of less than 3 h).
+    suspend_limit : duration or None
+        The longest suspend ``suspend_catchup`` applies to (None: any).
+
+    >>> Policy(catchup="bounded", limit=2, overlap="buffer_one").limit
+    2
+    """
 
     catchup: Catchup = "all"
     limit: int | None = None

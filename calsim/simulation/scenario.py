@@ -4,6 +4,11 @@ All times are instants (``Z`` or an offset; naive means UTC). Intervals are
 half-open: an outage ``[start, end)`` means the scheduler is up, and ticks,
 at ``end``.
 
+Arguments follow DESIGN.md §3: what a thing *is* is positional
+(``Scenario(name, schedules, start, end)``, ``Outage(start, end)``,
+``Budget(account, limit, period, zone)``, an event's ``at`` and its subject),
+every option after that is keyword-only.
+
 >>> import calsim
 >>> s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
 >>> sc = calsim.Scenario("demo", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
@@ -14,7 +19,7 @@ at ``end``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
@@ -37,7 +42,7 @@ def _instant(value: object, field_name: str) -> int:
 class Outage:
     """The scheduler is down over ``[start, end)``.
 
-    ``kind`` says how: ``"down"`` (default; the scheduler process is not
+    ``kind`` (keyword-only) says how: ``"down"`` (default; the scheduler process is not
     running: a crash, a restart, the machine off; on return it knows only what
     it persisted) or ``"suspend"`` (the machine sleeps; the process keeps its
     memory and, on resume, sees the wall clock jump). Schedulers treat the two
@@ -51,6 +56,7 @@ class Outage:
 
     start: object
     end: object
+    _: KW_ONLY
     kind: OutageKind = "down"
     start_us: int = field(init=False, repr=False, compare=False)
     end_us: int = field(init=False, repr=False, compare=False)
@@ -67,7 +73,22 @@ class Outage:
 
 @dataclass(frozen=True)
 class Budget:
-    """At most ``limit`` cost units started per ``period`` (local calendar day/week/month in ``zone``)."""
+    """At most ``limit`` cost units started per ``period`` (local calendar day/week/month in ``zone``).
+
+    Parameters
+    ----------
+    account : str
+        The :class:`~calsim.Policy` ``account`` this budget pays for (non-empty).
+    limit : float, 0..1e15
+        Cost units that may start per period (a run charges cost × attempts).
+    period : {"day", "week", "month"}
+        The local calendar period (weeks start on Monday); default ``"day"``.
+    zone : str
+        IANA zone whose midnights bound the periods; default ``"UTC"``.
+
+    >>> Budget("tenant-a", 300, "day", "Asia/Shanghai").period
+    'day'
+    """
 
     account: str
     limit: float
@@ -100,21 +121,30 @@ class _Event:
 
 @dataclass(frozen=True)
 class Pause(_Event):
-    """From ``at``, occurrences of ``schedule_id`` (None: every schedule) are not run (``skipped``/``paused``)."""
+    """From ``at``, occurrences of ``schedule_id`` (None: every schedule) are not run (``skipped``/``paused``).
+
+    ``Pause(at, schedule_id=None)``: ``at`` an instant, ``schedule_id`` a schedule of the scenario or None.
+    """
 
     schedule_id: str | None = None
 
 
 @dataclass(frozen=True)
 class Resume(_Event):
-    """Ends a :class:`Pause` of the same ``schedule_id``; what fell in between stays skipped (Temporal)."""
+    """Ends a :class:`Pause` of the same ``schedule_id``; what fell in between stays skipped (Temporal).
+
+    ``Resume(at, schedule_id=None)``: ``at`` an instant, ``schedule_id`` a schedule of the scenario or None.
+    """
 
     schedule_id: str | None = None
 
 
 @dataclass(frozen=True)
 class Trigger(_Event):
-    """A manual run of ``schedule_id`` at ``at`` (ledger ``kind="manual"``); it moves no scheduled run."""
+    """A manual run of ``schedule_id`` at ``at`` (ledger ``kind="manual"``); it moves no scheduled run.
+
+    ``Trigger(at, schedule_id)``: ``at`` an instant, ``schedule_id`` (required) a schedule of the scenario.
+    """
 
     schedule_id: str = ""
 
@@ -125,6 +155,8 @@ class Revise(_Event):
 
     Occurrences of the old revision due from ``at`` on are not produced;
     those due before it but not yet started at ``at`` are ``cancelled``/``revision``.
+    ``Revise(at, schedule)``: ``at`` an instant, ``schedule`` a :class:`~calsim.Schedule`
+    whose ``id`` is in the scenario.
     """
 
     schedule: Schedule | None = None
@@ -139,9 +171,26 @@ class TzUpgrade(_Event):
     (their ``tzdata`` column says so), unless ``mode="replan"``, which
     recomputes them (Kubernetes computes each next time afresh: replan;
     systems that store next fire times ahead: keep).
+
+    Parameters
+    ----------
+    at
+        The instant of the switch.
+    to
+        The new release (a version such as ``"2026f"``, a path or a
+        :class:`~calsim.Release`).
+    horizon : duration, keyword-only
+        How far ahead of ``at`` occurrences were materialised (default ``"0s"``).
+    mode : {"keep", "replan"}, keyword-only
+        Whether materialised occurrences keep their old instant (default) or
+        are recomputed with ``to``.
+
+    >>> TzUpgrade("2026-10-01T00:00Z", "2026f", horizon="7d", mode="replan").horizon_us
+    604800000000
     """
 
     to: object = None
+    _: KW_ONLY
     horizon: object = "0s"
     mode: Literal["keep", "replan"] = "keep"
     horizon_us: int = field(init=False, repr=False, compare=False)
@@ -160,6 +209,9 @@ class TzUpgrade(_Event):
 class Scenario:
     """A fleet and a world to simulate over the UTC horizon ``[start, end)``.
 
+    ``name``, ``schedules``, ``start`` and ``end`` are positional; every other
+    option is keyword-only.
+
     Parameters
     ----------
     name
@@ -168,29 +220,33 @@ class Scenario:
         The fleet (each schedule's ``policy`` applies; None is ``Policy()``).
     start, end
         The horizon (instants).
-    release
-        tz database release (see :func:`calsim.release`).
-    tick
+    release : str, path, Release or None
+        tz database release (see :func:`calsim.release`); None: the installed
+        ``tzdata``.
+    tick : duration
         The scheduler wakes every ``tick`` (on multiples of it from the Unix
-        epoch) while up, and once more at the instant it comes back up.
-    outages
-        Non-overlapping :class:`Outage` spans.
-    budgets
-        :class:`Budget` per account.
-    capacity
+        epoch) while up, and once more at the instant it comes back up
+        (default ``"1min"``; ISO 8601 or a short form such as ``"10min"``).
+    outages : sequence of Outage
+        Non-overlapping :class:`Outage` spans (default none).
+    budgets : sequence of Budget
+        One :class:`Budget` per account (default none).
+    capacity : int in 1..2**31 or None
         Most runs going at once across the fleet (None: unbounded).
-    events
-        :class:`Pause`, :class:`Resume`, :class:`Trigger`, :class:`Revise`, :class:`TzUpgrade`.
-    failures
-        :class:`~calsim.simulation.policy.Failures` applying to every run.
-    seed
-        Seeds jitter, durations and failures (with a stable hash).
+    events : sequence of Pause, Resume, Trigger, Revise, TzUpgrade
+        Scenario events (default none).
+    failures : Failures or None
+        :class:`~calsim.simulation.policy.Failures` applying to every run
+        (None: runs never fail).
+    seed : int in -2**63..2**64-1
+        Seeds jitter, durations and failures (with a stable hash); default 0.
     """
 
     name: str
     schedules: tuple
     start: object
     end: object
+    _: KW_ONLY
     release: object = None
     tick: object = "1min"
     outages: tuple = ()
