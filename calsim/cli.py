@@ -29,7 +29,7 @@ import polars as pl
 from . import __version__
 from .errors import CalsimError, InputError
 from .cli_inputs import fleet, import_options, instant, now
-from .text_table import span, table
+from .text_table import durations_as_seconds, span, table
 from .tzdb import fetch_release, release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
 
@@ -83,26 +83,31 @@ def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = N
 
     The one-line summary goes first on stdout with a table or a file, and to
     stderr when the data itself goes to stdout (so pipes get clean data).
+    Spans of time: a table prints ``3d 12h``; csv and json carry float seconds
+    in ``<name>_s`` (:func:`~calsim.text_table.durations_as_seconds`); parquet
+    keeps polars Durations.
     """
-    flat = frame.with_columns(pl.col(c).list.join(";") for c, t in frame.schema.items() if t == pl.List(pl.String))
     fmt = getattr(args, "format", "table")
     if fmt == "parquet":
         if not args.output:
             raise InputError("--output: required with --format parquet (a file path)")
         _atomic_write(args.output, lambda p: frame.write_parquet(p))
     elif fmt in ("csv", "json"):
-        writer = (lambda p: flat.write_csv(p)) if fmt == "csv" else (lambda p: frame.write_json(p))
+        data = durations_as_seconds(frame)
+        flat = data.with_columns(pl.col(c).list.join(";") for c, t in data.schema.items() if t == pl.List(pl.String))
+        writer = (lambda p: flat.write_csv(p)) if fmt == "csv" else (lambda p: data.write_json(p))
         if summary:
             print(summary, file=sys.stdout if args.output else sys.stderr)
         if args.output:
             _atomic_write(args.output, writer)
         else:
-            sys.stdout.write(flat.write_csv() if fmt == "csv" else frame.write_json())
+            sys.stdout.write(flat.write_csv() if fmt == "csv" else data.write_json())
         return
     if summary:
         print(summary)
     if fmt == "table" and frame.height:
-        print(table(flat))
+        print(table(frame.with_columns(pl.col(c).list.join(";") for c, t in frame.schema.items()
+                                       if t == pl.List(pl.String))))
 
 
 def _output_options(s: argparse.ArgumentParser) -> None:

@@ -667,40 +667,26 @@ class LedgerDataset:
     def summary(self) -> pl.DataFrame:
         """One row, the columns of :meth:`calsim.Ledger.summary`, computed lazily over the files.
 
-        Lateness quantiles are exact ("nearest", as polars' default); sums
-        add in another order than the local ledger does, so a non-integral
-        cost or mean wait can differ in the last bits.
+        The same definition (:func:`calsim.simulation.views.summary`) on the
+        scan. Lateness quantiles are exact ("nearest", as polars' default);
+        sums add in another order than the local ledger does, so a
+        non-integral cost or mean wait can differ in the last bits.
         """
-        started = pl.col("started_utc").is_not_null()
-        waited = pl.col("budget_wait_s") > 0
-        lat = pl.col("lateness_s").filter(started)
-        agg = self.scan().select(
-            (pl.col("kind") == "scheduled").sum().alias("occurrences"),
-            (pl.col("kind") == "manual").sum().alias("manual"),
-            *[(pl.col("state") == s).sum().alias(s) for s in LEDGER_STATES],
-            started.sum().alias("_started"),
-            lat.quantile(0.5).alias("lateness_p50_s"),
-            lat.quantile(0.95).alias("lateness_p95_s"),
-            lat.max().alias("lateness_max_s"),
-            pl.col("cost").sum().alias("cost"),
-            waited.sum().alias("budget_waits"),
-            pl.col("budget_wait_s").filter(waited).mean().alias("budget_wait_mean_s"),
-            pl.col("budget_wait_s").filter(waited).max().alias("budget_wait_max_s"),
-        ).collect().row(0, named=True)
-        row = {"scenario": self.name, "occurrences": int(agg["occurrences"] or 0), "manual": int(agg["manual"] or 0)}
-        for s in LEDGER_STATES:
-            row[s] = int(agg[s] or 0)
-        some = bool(agg["_started"])
-        row.update(
-            lateness_p50_s=agg["lateness_p50_s"] if some else None,
-            lateness_p95_s=agg["lateness_p95_s"] if some else None,
-            lateness_max_s=agg["lateness_max_s"] if some else None,
-            cost=float(agg["cost"] or 0.0),
-            budget_waits=int(agg["budget_waits"] or 0),
-            budget_wait_mean_s=agg["budget_wait_mean_s"] if agg["budget_waits"] else None,
-            budget_wait_max_s=agg["budget_wait_max_s"] if agg["budget_waits"] else None,
-        )
-        return pl.DataFrame([row])
+        from .simulation import views
+
+        return views.summary(self.scan(), self.name).collect()
+
+    def gaps(self) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.gaps` on the scan (reads a few columns of every scheduled row to the client)."""
+        from .simulation import views
+
+        return views.gaps(self.scan()).collect()
+
+    def coverage(self) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.coverage` on the scan (reads a few columns of every scheduled row to the client)."""
+        from .simulation import views
+
+        return views.coverage(self.scan()).collect()
 
 
 def _local_order(frame: pl.DataFrame) -> pl.DataFrame:

@@ -37,7 +37,6 @@ STATE_STYLE = {
 _OUTAGE = dict(color="#777777", alpha=0.22, hatch="//", lw=0)
 _GAP = dict(color=_C["yellow"], alpha=0.55, lw=0)
 _DIVERGING = "PuOr"  # ColorBrewer, colour-blind safe
-_BY_DESIGN = ("dst_gap", "merged", "calendar")
 _LEDGER_COLS = ("schedule_id", "due_utc", "started_utc", "state", "kind")
 
 

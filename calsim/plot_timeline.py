@@ -57,7 +57,9 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
     calendar, skipped in a DST gap, merged) are hollow markers; those without
     an instant are drawn where their wall time falls with the schedule's own
     offset at its nearest occurrence (the ledger's release, no other tz data).
-    Outages are shaded; observation gaps (:meth:`Ledger.gaps`) highlighted.
+    Outages are shaded; observation gaps (:meth:`Ledger.gaps`: silences in
+    which an occurrence was due that did not start) highlighted, when the
+    frame has the columns they need.
 
     Parameters
     ----------
@@ -231,7 +233,7 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
         missed += dots(_num(part.select(at).to_series()), part["_row"].to_numpy(), f"{state} (did not run)",
                        color, marker, 26)
     never, why = 0, []
-    for reason, (label, marker) in BY_DESIGN_STYLE.items():
+    for reason, (label, marker) in BY_DESIGN_STYLE.items() if "reason" in design.columns else ():
         part = design.filter(pl.col("reason").cast(pl.String) == reason)
         if part.height:
             never += dots(_placed(led, f, part), part["_row"].to_numpy(), label, _C["black"], marker, 30, True)
@@ -244,9 +246,11 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
 
 
 def _gaps(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, lo, hi, legend: dict) -> None:
+    from .simulation.views import CLASSIFIED_COLUMNS
+
+    if not set(CLASSIFIED_COLUMNS) <= set(led.frame.columns):
+        return  # a frame of the few columns the runs need: no gaps to draw (not an error)
     gaps = led.gaps()
-    if not {"from_utc", "to_utc"} <= set(gaps.columns):
-        return
     gaps = gaps.filter(pl.col("schedule_id").is_in(ids))
     if not gaps.height:
         return

@@ -1,9 +1,9 @@
 """Plain fixed-width tables for terminals and CI logs (the CLI's and the demo's output).
 
->>> import polars as pl
->>> print(table(pl.DataFrame({"scenario": ["a"], "lateness_p95_s": [222900.0], "done": [3]})))
-scenario  lateness_p95  done
-a         2d 13h        3
+>>> import datetime as dt, polars as pl
+>>> print(table(pl.DataFrame({"scenario": ["a"], "lateness_p95_s": [222900.0], "gap": [dt.timedelta(days=3.5)]})))
+scenario  lateness_p95  gap
+a         2d 13h        3d 12h
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-__all__ = ["table", "span"]
+__all__ = ["table", "span", "durations_as_seconds"]
 
 _SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (not offsets or signed shifts)
 
@@ -20,10 +20,15 @@ _SPANS = re.compile(r"(lateness|wait|gap)\w*_s$")  # elapsed spans in seconds (n
 def table(frame: pl.DataFrame) -> str:
     """A plain fixed-width table (no box drawing), readable in a terminal and in CI logs.
 
-    Spans of time are printed in the reader's units (``3d 12h``, ``42min``),
-    never as ``38035.71428571428`` seconds; csv/json/parquet keep the numbers.
+    Spans of time — polars ``Duration`` columns, and float seconds named
+    ``*lateness*_s``, ``*wait*_s``, ``*gap*_s`` (shown without ``_s``) — are
+    printed in the reader's units (``3d 12h``, ``42min``), never as
+    ``38035.71428571428`` seconds; csv/json keep numbers
+    (:func:`durations_as_seconds`).
     """
     frame = frame.select(
+        (pl.col(c).dt.total_microseconds() / 1e6).map_elements(span, return_dtype=pl.String, skip_nulls=True)
+        if isinstance(frame.schema[c], pl.Duration) else
         pl.col(c).map_elements(span, return_dtype=pl.String, skip_nulls=True).alias(c[:-2])
         if _SPANS.search(c) and frame.schema[c].is_numeric() else pl.col(c) for c in frame.columns)
     cols = frame.columns
@@ -32,6 +37,28 @@ def table(frame: pl.DataFrame) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
+
+
+def durations_as_seconds(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each ``Duration`` column as float seconds named ``<name>_s``: what csv and json carry.
+
+    Seconds, not ISO 8601: polars cannot write a Duration to CSV (pola-rs/polars#19971),
+    a spreadsheet or ``jq`` computes with a number, and the ``_s`` columns of
+    ``calsim compare`` are seconds already.
+
+    >>> import datetime as dt
+    >>> durations_as_seconds(pl.DataFrame({"gap": [dt.timedelta(hours=1, microseconds=5)]})).row(0)
+    (3600.000005,)
+    """
+    return frame.select(pl.col(c).dt.total_microseconds().map_batches(_seconds, return_dtype=pl.Float64)
+                        .alias(f"{c}_s") if isinstance(t, pl.Duration) else pl.col(c)
+                        for c, t in frame.schema.items())
+
+
+def _seconds(us: pl.Series) -> pl.Series:
+    """µs / 1e6 correctly rounded, so ``lateness_s`` comes back bit for bit (polars divides by a
+    literal through its reciprocal: one value in three differs in the last bit)."""
+    return pl.Series(us.name, us.cast(pl.Float64).to_numpy() / 1e6, nan_to_null=True)
 
 
 def span(seconds: float) -> str:

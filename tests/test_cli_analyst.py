@@ -153,6 +153,37 @@ class TestLedgerAnswersInTheUsersUnits:
         head = run("compare", store, "--format", "csv").stdout.splitlines()[0].split(",")
         assert "reason_dst_gap" in head and "lateness_p95_s" in head
 
+    def test_simulate_prints_the_summarys_durations_as_days_and_hours(self):
+        p = run("simulate", ROOT / "data" / "examples" / "incident.toml", "--catchup", "all", "--quiet")
+        out = p.stdout.splitlines()
+        row = dict(zip(out[0].split(), _columns(out[0], out[1])))
+        assert row["lateness_p95"] == "2d 13h" and row["lateness_max"] == "3d 11h"
+        assert row["budget_wait_mean"] == "8h 28min" and row["lateness_p50"] == "0s"
+
+    def test_csv_and_json_carry_durations_as_seconds_named_with_s(self, capsys):
+        import argparse
+        import datetime as dt
+        import json
+
+        import polars as pl
+
+        from calsim.cli import _emit
+
+        frame = pl.DataFrame({"schedule_id": ["a"], "gap": [dt.timedelta(days=3, hours=12)]})
+        _emit(frame, argparse.Namespace(format="csv", output=None))
+        assert capsys.readouterr().out.splitlines() == ["schedule_id,gap_s", "a,302400.0"]
+        _emit(frame, argparse.Namespace(format="json", output=None))
+        assert json.loads(capsys.readouterr().out) == [{"schedule_id": "a", "gap_s": 302400.0}]
+
+    def test_seconds_written_for_a_duration_are_the_ledgers_own_float_seconds_bit_for_bit(self):
+        import polars as pl
+
+        from calsim.text_table import durations_as_seconds
+
+        us = list(range(151_138_612_000, 151_138_613_000)) + [None]  # lateness_s is µs / 1e6, correctly rounded
+        got = durations_as_seconds(pl.DataFrame({"x": pl.Series(us).cast(pl.Duration("us"))}))["x_s"].to_list()
+        assert got == [None if v is None else v / 1e6 for v in us]
+
 
 def _columns(header: str, line: str) -> list[str]:
     """Cells of a fixed-width table row, cut where the header's columns start."""

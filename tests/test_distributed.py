@@ -191,6 +191,14 @@ def test_summary_and_counts_match_the_local_ledgers(client, scenario, local, tmp
     assert_frame_equal(ds.counts(), local.counts())
 
 
+def test_gaps_and_coverage_match_the_local_ledgers(client, scenario, local, tmp_path):
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
+    gaps = ds.gaps()
+    assert gaps.height and gaps.schema["gap"] == pl.Duration("us")
+    assert_frame_equal(gaps, local.gaps(), check_exact=True)
+    assert_frame_equal(ds.coverage(), local.coverage(), check_exact=True)
+
+
 def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenario, local, tmp_path):
     marker = tmp_path / "killed"
 
@@ -307,7 +315,7 @@ class TestAttachToLedgerStore:
     def test_compare_and_views_equal_those_of_the_written_ledger(self, attached):
         ds, store, written = attached
         assert store.compare([ds.name]).equals(written.compare([ds.name]))
-        for view, order in (("state_counts", "kind, state, reason"), ("observation_gaps", "schedule_id, first_missed"),
+        for view, order in (("state_counts", "kind, state, reason"), ("observation_gaps", "schedule_id, from_utc NULLS FIRST"),
                             ("daily_cost", "day, account"), ("lateness", "scenario")):
             q = f"SELECT * FROM {view} ORDER BY {order}"
             a, b = store.sql(q), written.sql(q)

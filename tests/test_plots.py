@@ -214,6 +214,19 @@ def test_timeline_highlights_each_observation_gap(runs, figures):
     assert len(bars) == runs["latest"].gaps().height > 0
 
 
+def test_timeline_highlights_the_silence_of_an_outage_caught_up_by_running_everything_late(calendar_runs):
+    # catchup="all" runs every occurrence of the outage, late: still a gap (it used to show none). The
+    # daily jobs' one occurrence in the outage ran before their next was due: on time, no gap.
+    gaps = calendar_runs["all"].gaps()
+    six = gaps.filter(pl.col("schedule_id") == "six-hourly").row(0, named=True)
+    assert (six["missed"], six["late"]) == (0, 5) and six["catchup_lateness"] > dt.timedelta(hours=30)
+    ax = plots.timeline(calendar_runs["all"]).axes[0]
+    yellow = matplotlib.colors.to_rgb(plots.OKABE_ITO["yellow"])
+    bars = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_hatch() is None
+            and matplotlib.colors.to_rgb(p.get_facecolor()) == yellow]
+    assert len(bars) == gaps.height == 1
+
+
 def _shape(collection) -> tuple:
     return tuple(map(tuple, collection.get_paths()[0].vertices.round(3)))
 
@@ -321,6 +334,14 @@ def test_timeline_rejects_an_unknown_schedule_id(runs):
 def test_timeline_accepts_a_pandas_ledger_frame(runs):
     fig = plots.timeline(runs["skip"].to_pandas())
     assert fig.axes[0].get_title().startswith("skip:")
+
+
+def test_timeline_of_a_frame_with_only_the_run_columns_draws_runs_without_gaps(runs):
+    # The five columns the chart asks for are enough: gaps need more (reason, lateness...), so none are drawn.
+    frame = runs["latest"].frame.select("schedule_id", "due_utc", "started_utc", "state", "kind")
+    ax = plots.timeline(frame).axes[0]
+    assert _collections(ax, "done on time") and not [p for p in ax.patches if isinstance(p, Rectangle)
+                                                      and p.get_hatch() is None]
 
 
 # ----------------------------------------------------------------------------- state counts

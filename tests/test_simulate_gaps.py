@@ -18,9 +18,13 @@ def test_an_outage_is_one_observation_gap_whatever_catch_up_runs(catchup):
     # Last run before: 05:00. First run after: the catch-up at 15:30 (or 16:00 with skip).
     assert row["from_utc"].hour == 5
     assert (row["to_utc"].hour, row["to_utc"].minute) == ((16, 0) if catchup == "skip" else (15, 30))
-    # 06:00 .. 15:00 missed; `all` runs the two still within max_lateness (14:00, 15:00).
-    assert row["missed"] == {"all": 8, "earliest": 9, "latest": 9, "skip": 10}[catchup]
-    assert row["gap_s"] == (row["to_utc"] - row["from_utc"]).total_seconds()
+    # 06:00 .. 15:00 were due in it. Expired (past max_lateness): 06:00 .. 13:00. `all` runs 14:00 and
+    # 15:00 at 15:30: 14:00 after 15:00 was due (late), 15:00 within its hour (on time). `earliest`
+    # runs 14:00 (late) and coalesces 15:00; `latest` runs 15:00 (on time) and coalesces 14:00.
+    assert (row["missed"], row["late"]) == {"all": (8, 1), "earliest": (9, 1), "latest": (9, 0),
+                                            "skip": (10, 0)}[catchup]
+    assert row["gap"] == row["to_utc"] - row["from_utc"]
+    assert row["first_missed_utc"].hour == 6
 
 
 def test_a_manual_run_records_the_release_in_force_at_its_trigger():

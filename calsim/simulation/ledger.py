@@ -25,11 +25,13 @@ from ..expansion import OCCURRENCE_SCHEMA, as_strings
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "ledger_frame"]
+__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame"]
 
 LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
 LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
                   "revision", "superseded", "retries_exhausted", "stuck")
+#: Reasons of occurrences never meant to run (no instant): not missed, they open no gap.
+BY_DESIGN_REASONS = ("dst_gap", "merged", "calendar")
 STATE = pl.Enum(list(LEDGER_STATES))
 REASON = pl.Enum(list(LEDGER_REASONS))
 KIND = pl.Enum(["scheduled", "manual"])
@@ -153,8 +155,10 @@ class Ledger:
     >>> ledger = calsim.simulate(sc)
     >>> ledger.summary().select("done", "coalesced").row(0)
     (21, 3)
-    >>> ledger.gaps().select("schedule_id", "missed").row(0)
-    ('h', 3)
+    >>> ledger.gaps().select("schedule_id", "missed", "late", "gap").row(0)
+    ('h', 3, 0, datetime.timedelta(seconds=15000))
+    >>> ledger.coverage().select("occurrences", "on_time", "late", "never").row(0)
+    (24, 21, 0, 3)
     """
 
     def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None,
@@ -189,89 +193,51 @@ class Ledger:
 
     def counts(self) -> pl.DataFrame:
         """Rows per (kind, state, reason)."""
-        return self._frame.group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
+        from . import views
 
+        return views.counts(self._frame).collect()
+
+    # The views are defined once, in :mod:`calsim.simulation.views`, over a
+    # lazy frame: on the engine's frame here (codes, not strings: nothing is
+    # converted), on Parquet files for a Dask dataset.
     def summary(self) -> pl.DataFrame:
-        """One row: counts by state, lateness percentiles (s), cost and budget-wait ages (s)."""
-        f = self._frame  # no string column is read: codes will do
-        # Column by column: filtering the whole frame would copy every column
-        # of every started row (as much memory again as the ledger).
-        kind = f["kind"]
-        row = {"scenario": self.name, "occurrences": int((kind == "scheduled").sum()),
-               "manual": int((kind == "manual").sum())}
-        counts = dict(f.select(pl.col("state").value_counts()).unnest("state").iter_rows())
-        for s in LEDGER_STATES:
-            row[s] = int(counts.get(s, 0))
-        lat = f["lateness_s"].filter(f["started_utc"].is_not_null())
-        wait = f["budget_wait_s"]
-        wait = wait.filter(wait > 0)
-        row.update(
-            lateness_p50_s=lat.quantile(0.5) if len(lat) else None,
-            lateness_p95_s=lat.quantile(0.95) if len(lat) else None,
-            lateness_max_s=lat.max() if len(lat) else None,
-            cost=float(f["cost"].sum()),
-            budget_waits=len(wait),
-            budget_wait_mean_s=wait.mean() if len(wait) else None,
-            budget_wait_max_s=wait.max() if len(wait) else None,
-        )
-        return pl.DataFrame([row])
+        """One row: counts by state, lateness percentiles and budget waits (Durations), cost.
 
-    def gaps(self) -> pl.DataFrame:
-        """Observation gaps: per schedule, spans between consecutive done runs with missed occurrences.
-
-        Runs are taken in the order they started and missed occurrences at
-        their due time. Occurrences that were never meant to run (DST gap,
-        merged, calendar) do not open a gap. Columns: ``schedule_id``, ``from_utc`` (start of
-        the last done run before, null if none), ``to_utc`` (start of the
-        next done run, null if none), ``missed`` (occurrences in between that
-        did not run), ``first_missed`` (nominal time of the first of them),
-        ``gap_s``.
+        See :func:`calsim.simulation.views.summary`.
         """
-        by_design = pl.col("reason").is_in(["dst_gap", "merged", "calendar"]).fill_null(False)
-        # Rows are ordered by when things happened: a done run at its start, a
-        # missed occurrence at its due time. Ordering by due time alone would
-        # put a late catch-up run (``catchup="earliest"`` runs the oldest missed
-        # occurrence at recovery) before the occurrences it replaced, and split
-        # one outage into a long gap and a zero-length one.
-        # On codes when the frame has them (Enum categories are sorted: the
-        # same order as the strings); the result's ids are strings.
-        f = (
-            self._frame.filter((pl.col("kind") == "scheduled") & ~by_design)
-            .with_columns(_at=pl.coalesce("started_utc", "due_utc"))
-            .sort("schedule_id", "_at", "due_utc", "nominal_local", "fold")
-            .with_columns(done=pl.col("state") == "done")
-            .with_columns(run_id=pl.col("done").cast(pl.Int32).cum_sum().over("schedule_id"))
-        )
-        last_done = f.filter(pl.col("done")).select("schedule_id", "run_id", pl.col("started_utc").alias("from_utc"))
-        next_done = f.filter(pl.col("done")).select(
-            "schedule_id", (pl.col("run_id") - 1).alias("run_id"), pl.col("started_utc").alias("to_utc")
-        )
-        missing = (
-            f.filter(~pl.col("done"))
-            .group_by("schedule_id", "run_id")
-            .agg(pl.len().alias("missed"), pl.col("nominal_local").min().alias("first_missed"))
-        )
-        out = (
-            missing.join(last_done, on=["schedule_id", "run_id"], how="left")
-            .join(next_done, on=["schedule_id", "run_id"], how="left")
-            .with_columns(gap_s=(pl.col("to_utc") - pl.col("from_utc")).dt.total_seconds())
-            .select(pl.col("schedule_id").cast(pl.String), "from_utc", "to_utc", pl.col("missed").cast(pl.Int64),
-                    "first_missed", "gap_s")
-            .sort("schedule_id", "first_missed")
-        )
-        return out
+        from . import views
+
+        return views.summary(self._frame, self.name).collect()
+
+    def gaps(self, *, late_after: object = None) -> pl.DataFrame:
+        """Silences: per schedule, spans between done-run starts in which something due did not start.
+
+        Columns ``schedule_id``, ``from_utc``, ``to_utc``, ``gap`` (Duration),
+        ``missed``, ``late``, ``first_missed_local``, ``first_missed_utc``,
+        ``catchup_lateness`` (Duration). A ``catchup="all"`` outage is one gap
+        whose occurrences all ran ``late``. A run is late when it started after
+        its schedule's next occurrence was due, or (``late_after="1min"``, a
+        duration) later than that after it was eligible. See
+        :func:`calsim.simulation.views.gaps`.
+        """
+        from . import views
+
+        return views.gaps(self._frame, late_after=late_after).collect()
+
+    def coverage(self, *, late_after: object = None) -> pl.DataFrame:
+        """Per schedule: occurrences meant to run, ``on_time``, ``late``, ``never``, the first never done.
+
+        ``late_after`` as in :meth:`gaps`; see :func:`calsim.simulation.views.coverage`.
+        """
+        from . import views
+
+        return views.coverage(self._frame, late_after=late_after).collect()
 
     def daily_cost(self) -> pl.DataFrame:
         """Cost and runs per UTC day of start, per account (null: no account)."""
-        acct = pl.col("schedule_id").replace_strict(self.accounts, default=None, return_dtype=pl.String) \
-            if self.accounts else pl.lit(None, pl.String)
-        return (
-            self._frame.filter(pl.col("started_utc").is_not_null())
-            .with_columns(day=pl.col("started_utc").dt.date(), account=acct)
-            .group_by("day", "account")
-            .agg(pl.col("cost").sum(), pl.len().alias("runs"))
-            .sort("day", "account")
-        )
+        from . import views
+
+        return views.daily_cost(self._frame, self.accounts).collect()
 
     def to_pandas(self) -> "pd.DataFrame":
         """The frame as pandas (pyarrow-backed, so instants keep their zone)."""

@@ -1,0 +1,242 @@
+"""The ledger's views — counts, summary, gaps, coverage, daily cost — each defined once, over a lazy frame.
+
+Every function takes the ledger frame's columns (DESIGN.md §4) as a
+``pl.LazyFrame`` (a ``DataFrame`` is made lazy) and returns a ``LazyFrame``:
+:class:`~calsim.Ledger` collects them over its frame in memory, and the same
+plans run on a lazy scan of Parquet files (a dataset written by the Dask
+engine), where polars reads only the columns a view needs. ``schedule_id``
+may be a string or an ``Enum`` (the engine's codes); results name schedules
+as strings.
+
+Durations in the results are ``pl.Duration("us")`` (lateness, waits, gaps):
+the frame keeps the contract's float seconds (``lateness_s``,
+``budget_wait_s``), a view answers in a unit that prints as ``3d 12h``.
+
+**On time, late, never** — the one rule :func:`gaps` and :func:`coverage`
+share. The occurrences considered are the scheduled ones meant to run: not
+manual runs, and not those that never could (reason ``dst_gap``, ``merged``,
+``calendar``: :data:`BY_DESIGN_REASONS`; they have no instant). Each one's
+*period* runs from its due instant to the schedule's next due instant (the
+next distinct one, revisions included). An occurrence is
+
+* ``on_time``: done, and started within its period (before the next one was
+  due); the schedule's last occurrence has no next: done is on time;
+* ``late``: done, but only once its period was over (a catch-up after an
+  outage, a long wait for budget or capacity);
+* ``never``: not done (coalesced, skipped, expired, cancelled, failed).
+
+The rule needs no policy (a misfire grace or a tick is not in the frame), so
+it reads the same on any ledger, and the ledger store's SQL can say the same;
+a run late by less than its schedule's spacing is on time by it (a daily job
+run 6 h late after an outage that hid no other due time). ``late_after=``
+(a duration, e.g. the scenario's tick ``"1min"``) also counts late every
+run whose lateness exceeds it: "did it wait", as the timeline chart marks
+runs, rather than "did its period pass without it".
+
+>>> import calsim
+>>> from calsim.simulation import views
+>>> s = calsim.Schedule("d", "UTC", "2026-01-01T00:00", "FREQ=DAILY", policy=calsim.Policy(catchup="all"))
+>>> sc = calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-08T00:00Z",
+...                      outages=[calsim.Outage("2026-01-02T00:00Z", "2026-01-05T00:00Z")])
+>>> g = views.gaps(calsim.simulate(sc).frame.lazy()).collect()
+>>> g.select("missed", "late", "gap", "catchup_lateness").row(0)
+(0, 3, datetime.timedelta(days=4), datetime.timedelta(days=3))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from ..durations import duration_us
+from .ledger import BY_DESIGN_REASONS, LEDGER_STATES
+
+__all__ = ["counts", "summary", "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration",
+           "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
+
+US = pl.Duration("us")
+#: The ledger columns :func:`classified` (hence :func:`gaps` and :func:`coverage`) reads.
+CLASSIFIED_COLUMNS = ("schedule_id", "kind", "reason", "state", "nominal_local", "due_utc", "started_utc",
+                      "lateness_s")
+
+
+def _lazy(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+    return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+
+
+def seconds_to_duration(expr: pl.Expr) -> pl.Expr:
+    """Float seconds as ``Duration("us")``, rounded to the microsecond.
+
+    ``lateness_s`` is an integral number of microseconds divided by 1e6, so
+    rounding gives that integer back exactly.
+
+    >>> pl.select(seconds_to_duration(pl.lit(1.5))).item()
+    datetime.timedelta(seconds=1, microseconds=500000)
+    """
+    return (expr * 1_000_000).round().cast(pl.Int64).cast(US)
+
+
+def counts(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+    """Rows per (kind, state, reason), column ``rows``."""
+    return _lazy(frame).group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
+
+
+def summary(frame: pl.LazyFrame | pl.DataFrame, name: str) -> pl.LazyFrame:
+    """One row: ``scenario``, counts (``occurrences``, ``manual``, one per state), lateness and waits.
+
+    ``lateness_p50``/``_p95``/``_max``: over started runs, percentiles by
+    nearest rank (polars' default); ``cost``; ``budget_waits`` (runs that
+    waited for budget) with ``budget_wait_mean``/``_max``. Spans are
+    Durations, null when nothing started (or waited).
+    """
+    started = pl.col("started_utc").is_not_null()
+    waited = pl.col("budget_wait_s") > 0
+    lat = pl.col("lateness_s").filter(started)
+    wait = pl.col("budget_wait_s").filter(waited)
+    # One select, one pass: no filtered copy of the frame (a fleet-year is tens of millions of rows).
+    return _lazy(frame).select(
+        pl.lit(name, pl.String).alias("scenario"),
+        (pl.col("kind") == "scheduled").sum().cast(pl.Int64).alias("occurrences"),
+        (pl.col("kind") == "manual").sum().cast(pl.Int64).alias("manual"),
+        *[(pl.col("state") == s).sum().cast(pl.Int64).alias(s) for s in LEDGER_STATES],
+        seconds_to_duration(lat.quantile(0.5)).alias("lateness_p50"),
+        seconds_to_duration(lat.quantile(0.95)).alias("lateness_p95"),
+        seconds_to_duration(lat.max()).alias("lateness_max"),
+        pl.col("cost").sum().cast(pl.Float64).alias("cost"),
+        waited.sum().cast(pl.Int64).alias("budget_waits"),
+        seconds_to_duration(wait.mean()).alias("budget_wait_mean"),
+        seconds_to_duration(wait.max()).alias("budget_wait_max"),
+    )
+
+
+def classified(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
+    """The occurrences meant to run, each with ``status`` ``on_time|late|never`` (the module's rule).
+
+    ``late_after``: None, or a duration (``"1min"``, ``"PT5M"``, a
+    ``timedelta``, seconds) past which a run's lateness makes it late too.
+
+    Columns: ``schedule_id``, ``nominal_local``, ``due_utc``, ``started_utc``,
+    ``lateness_s``, ``next_due_utc`` and ``status``; sorted by due instant.
+    """
+    meant = (pl.col("kind") == "scheduled") & pl.col("due_utc").is_not_null() \
+        & ~pl.col("reason").is_in(list(BY_DESIGN_REASONS)).fill_null(False)
+    done = pl.col("state") == "done"
+    nxt = pl.col("due_utc").shift(-1).over("schedule_id")
+    late = pl.col("started_utc") >= pl.col("next_due_utc")
+    if late_after is not None:
+        limit = duration_us(late_after, "late_after", allow_zero=True)
+        late = late.fill_null(False) | ((pl.col("lateness_s") * 1_000_000).round() > limit)
+    # Sorted by instant only, stably: a ledger already is (checking that is
+    # cheap), where sorting by schedule first costs ten times as much; the
+    # windows below follow that order within each schedule.
+    return (
+        _lazy(frame).filter(meant)
+        .select("schedule_id", "nominal_local", "due_utc", "started_utc", "lateness_s", done.alias("_done"))
+        .sort("due_utc", maintain_order=True)
+        # The next *distinct* due instant: a tie (two revisions, or two rows
+        # due at once) takes the value of the last row of the tie.
+        .with_columns(next_due_utc=pl.when(nxt != pl.col("due_utc")).then(nxt))
+        .with_columns(pl.col("next_due_utc").backward_fill().over("schedule_id"))
+        .with_columns(status=pl.when(~pl.col("_done")).then(pl.lit("never"))
+                      .when(late).then(pl.lit("late"))
+                      .otherwise(pl.lit("on_time")))
+        .drop("_done")
+    )
+
+
+def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
+    """Silences: per schedule, spans between done-run starts in which something due did not start.
+
+    A schedule's done runs, taken at their starts, cut its time line into
+    spans ``[from_utc, to_utc)`` from one start to the next later one (null
+    before the first and after the last). A span is a gap when an occurrence
+    *not on time* (module docstring: ``never`` or ``late``) was due in it; each
+    such occurrence is in exactly one gap, and gaps never overlap. After a
+    ``catchup="all"`` outage the span from the last run before it to the
+    catch-up burst is one gap whose occurrences are all ``late``.
+
+    Columns: ``schedule_id``, ``from_utc``, ``to_utc``, ``gap`` (Duration,
+    ``to - from``; null when open), ``missed`` (due in it, never done),
+    ``late`` (due in it, done after their period), ``first_missed_local`` and
+    ``first_missed_utc`` (nominal time and due instant of the first of
+    either), ``catchup_lateness`` (Duration: the largest lateness of the
+    ``late`` ones; null when none). Sorted by ``schedule_id``, ``from_utc``
+    (an open start first). ``late_after``: as :func:`classified`.
+    """
+    c = classified(frame, late_after=late_after)
+    late = pl.col("status") == "late"
+    missing = c.filter(pl.col("status") != "on_time").select(
+        "schedule_id", pl.col("due_utc").alias("_at"), pl.lit(False).alias("_run"), "nominal_local", "due_utc",
+        late.alias("_late"), "lateness_s")
+    # Only the runs of schedules with something missing bound a gap.
+    runs = (c.filter(pl.col("status") != "never").join(missing.select("schedule_id").unique(), on="schedule_id",
+                                                       how="semi")
+            .select("schedule_id", pl.col("started_utc").alias("_at"), pl.lit(True).alias("_run")))
+    run_at = pl.when(pl.col("_run")).then(pl.col("_at"))
+    return (
+        pl.concat([runs, missing], how="diagonal")
+        # At one instant, runs first: an occurrence due as a run starts lies after it.
+        # By time only (the windows follow it within each schedule): cheaper than by schedule first.
+        .sort("_at", "_run", descending=[False, True])
+        .with_columns(from_utc=run_at.forward_fill().over("schedule_id"),
+                      to_utc=run_at.backward_fill().over("schedule_id"))
+        .filter(~pl.col("_run"))
+        .group_by("schedule_id", "from_utc", "to_utc")
+        .agg((~pl.col("_late")).sum().cast(pl.Int64).alias("missed"),
+             pl.col("_late").sum().cast(pl.Int64).alias("late"),
+             pl.col("nominal_local").sort_by("due_utc", "nominal_local").first().alias("first_missed_local"),
+             pl.col("due_utc").min().alias("first_missed_utc"),
+             seconds_to_duration(pl.col("lateness_s").filter(pl.col("_late")).max()).alias("catchup_lateness"))
+        .select(pl.col("schedule_id").cast(pl.String), "from_utc", "to_utc",
+                (pl.col("to_utc") - pl.col("from_utc")).alias("gap"), "missed", "late",
+                "first_missed_local", "first_missed_utc", "catchup_lateness")
+        .sort("schedule_id", "from_utc", nulls_last=False)
+    )
+
+
+def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
+    """Per schedule, how its occurrences were served: ``on_time + late + never == occurrences``.
+
+    Columns: ``schedule_id``, ``occurrences`` (scheduled, meant to run),
+    ``on_time``, ``late``, ``never`` (the module docstring's rule),
+    ``first_never_local`` and ``first_never_utc`` (the first occurrence never
+    done; null when none). Every schedule with a scheduled row has a row
+    (``occurrences`` 0 when none was meant to run). Sorted by ``schedule_id``.
+    ``late_after``: as :func:`classified`.
+
+    At occurrence level for now: the worker-faults issue (DESIGN.md §3) adds
+    the data windows a run covers (``window_start_utc``/``window_end_utc``),
+    and with them windows processed twice; an occurrence's period here is the
+    window an ``own_window`` run would cover.
+    """
+    lf = _lazy(frame)
+    status = pl.col("status")
+    never = status == "never"
+    per = classified(lf, late_after=late_after).group_by("schedule_id").agg(
+        pl.len().cast(pl.Int64).alias("occurrences"),
+        *[(status == s).sum().cast(pl.Int64).alias(s) for s in ("on_time", "late", "never")],
+        pl.col("nominal_local").filter(never).first().alias("first_never_local"),
+        pl.col("due_utc").filter(never).first().alias("first_never_utc"))
+    ids = lf.filter(pl.col("kind") == "scheduled").select("schedule_id").unique()
+    return (
+        ids.join(per, on="schedule_id", how="left")
+        .select(pl.col("schedule_id").cast(pl.String),
+                pl.col("occurrences", "on_time", "late", "never").fill_null(0),
+                "first_never_local", "first_never_utc")
+        .sort("schedule_id")
+    )
+
+
+def daily_cost(frame: pl.LazyFrame | pl.DataFrame, accounts: Mapping[str, str] | None = None) -> pl.LazyFrame:
+    """Cost and runs per UTC day of start, per account (``accounts``: schedule id -> account; null: none)."""
+    acct = pl.col("schedule_id").cast(pl.String).replace_strict(dict(accounts), default=None,
+                                                                return_dtype=pl.String) \
+        if accounts else pl.lit(None, pl.String)
+    return (
+        _lazy(frame).filter(pl.col("started_utc").is_not_null())
+        .with_columns(day=pl.col("started_utc").dt.date(), account=acct)
+        .group_by("day", "account")
+        .agg(pl.col("cost").sum(), pl.len().alias("runs"))
+        .sort("day", "account")
+    )
