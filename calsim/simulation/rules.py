@@ -31,7 +31,7 @@ import numpy as np
 
 from ..times import US
 
-__all__ = ["BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
+__all__ = ["AGEING_US", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
            "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
@@ -40,6 +40,9 @@ OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_othe
 # What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
 EDGE = {"on_time": 0, "late": 1}
 DAY_US = 86400 * US
+# A run queued for capacity gains one priority level per hour it waits, so
+# that low-priority work is delayed, never starved (the DESIGN's "ageing").
+AGEING_US = 3600 * US
 
 
 # -- when the scheduler is up ---------------------------------------------------------------------
