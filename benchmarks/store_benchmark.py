@@ -5,10 +5,11 @@ Run: ``python benchmarks/store_benchmark.py [--n 10000]``
 Two ledgers of ``examples.fleet(n)`` over 2026 with tzdata 2026f (about 10.8
 million rows each for n = 10000): ``"all"`` (plain plan) and ``"latest"``
 (``catchup="latest"`` with a 3-day outage). Each try writes both to a fresh
-store file, the key enforced by DuckDB; the write time covers everything
-``LedgerStore.write`` does (checks, content digest, scenario parameters,
-Arrow hand-off, insert, key index, schedules, commit). Then ``compare`` runs
-over both.
+store file; the write time covers everything ``LedgerStore.write`` does
+(checks, the key check, content digest, scenario parameters, Arrow hand-off,
+insert into the table its CHECKs seal, schedules, commit; see
+:mod:`calsim.store_schema` for why the key is the write's to check). Then
+``compare`` runs over both.
 
 Baseline, measured in the same run: a raw DuckDB load of the same Arrow table
 (the ledger frame plus ``seq``, in row-group-sized batches, as the store hands

@@ -106,6 +106,7 @@ from .store_records import (  # what is recorded beside the occurrences: rows, d
     _digest,
     _digest_prefix,
     _duplicate_error,
+    _repeats_a_key,
     _same_rows,
     _shown_name,
     check_scenario_name,
@@ -131,7 +132,6 @@ from .store_schema import (  # the schema, tables and migrations
     _fill_scenario_table,
     _forget_scenario,
     _GAPS_SQL,
-    _key_index_sql,
     KEY,
     _literal,
     MIGRATIONS,
@@ -317,8 +317,8 @@ class LedgerStore:
         try:
             con.execute("COMMIT")
         except BaseException:
-            # A failed COMMIT (e.g. a UNIQUE index built at commit finding a
-            # duplicate) has already aborted the transaction; make sure.
+            # A failed COMMIT (an I/O error writing the log, a constraint
+            # checked at commit) has already aborted the transaction; make sure.
             try:
                 con.execute("ROLLBACK")
             except Exception:  # noqa: BLE001 - "no transaction is active"
@@ -408,17 +408,21 @@ class LedgerStore:
                 raise ScenarioExistsError(
                     f"name: a different ledger is already stored as {_shown_name(name)} in {self._shown}; "
                     "pass replace=True to replace it, or write under another name")
-        # A new name needs its digest (and scenario row) only when it is
-        # published: they are computed on a thread while DuckDB inserts the
-        # rows (both release the GIL), not before. Leaving the block waits for
-        # the thread, so a failed write leaves none behind.
+        # The key check, the digest and the scenario row are needed only when
+        # the ledger is published: they are computed on a thread while DuckDB
+        # inserts the rows (both release the GIL), not before. Leaving the
+        # block waits for the thread, so a failed write leaves none behind.
+        def checked_meta() -> pl.DataFrame:
+            if _repeats_a_key(frame):  # the key is the write's to check (store_schema says why)
+                raise _duplicate_error(frame, name)
+            return scenario_row(name, frame, scenario, digest or _digest(frame))
+
         with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="calsim-digest") as pool:
-            meta = pool.submit(lambda: scenario_row(name, frame, scenario, digest or _digest(frame)))
-            return self._insert(frame, name, ledger, scenario, old is not None, meta)
+            return self._insert(frame, name, ledger, scenario, old is not None, pool.submit(checked_meta))
 
     def _insert(self, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replacing: bool,
                 meta: concurrent.futures.Future) -> bool:
-        """Fill the scenario's table, then key and publish it with ``meta`` (its ``scenarios`` row)."""
+        """Fill the scenario's table, then publish it with ``meta`` (its ``scenarios`` row, once its key is checked)."""
         data = frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64))
         arrow = data.to_arrow(compat_level=pl.CompatLevel.newest())
         # DuckDB's Arrow scan hands out one record batch per task, so a frame
@@ -431,11 +435,6 @@ class LedgerStore:
             return _fill_scenario_table(con, name, "_calsim_occ_in")
 
         def publish(con: Any, table: str) -> None:
-            # The key index of a committed table is built in parallel (at
-            # COMMIT, a table created in the same transaction builds it on one
-            # thread: 5.5 s against 4 s for 10.85M rows). A duplicate fails
-            # this statement, and the transaction with it.
-            con.execute(_key_index_sql(con, table))
             if replacing:
                 _forget_scenario(con, name)
             con.execute("INSERT INTO scenarios SELECT * FROM _calsim_meta_in")
@@ -459,19 +458,15 @@ class LedgerStore:
         # DuckDB then appends in parallel.
         self._con.execute("SET preserve_insertion_order = false")
         # Two transactions: the rows go into a table no scenario points to yet,
-        # then one transaction keys it and publishes it (scenario row,
+        # then, the key checked, one transaction publishes it (scenario row,
         # schedules, the occurrences view). Killed in between, the store
         # shows no trace of the write: the unpublished table is an orphan that
         # the next write drops. Readers never see a partial scenario.
         table = None
         try:
             table = self._transaction(fill)
-            self._con.register("_calsim_meta_in", meta.result().to_arrow())
+            self._con.register("_calsim_meta_in", meta.result().to_arrow())  # a repeated key raises here
             self._transaction(lambda con: publish(con, table))
-        except (duckdb.ConstraintException, duckdb.TransactionException) as exc:
-            if isinstance(exc, duckdb.TransactionException) and "constraint" not in str(exc).lower():
-                raise
-            raise _duplicate_error(frame, name) from None
         finally:
             # Best effort: after a fatal I/O error the connection is unusable
             # (the caller reopens it) and the original error must surface.

@@ -4,8 +4,9 @@
 beside the occurrences: the ``scenarios`` row (horizon, releases, the
 scenario's parameters as JSON, size, content digest), the ``schedules`` rows
 (each revision's zone, account, rule and policy JSON), and the checks of a
-name and a frame before anything is written. The digest is the identity of a
-ledger's content, so writing the same ledger twice changes nothing.
+name, a frame and its key before anything is published. The digest is the
+identity of a ledger's content, so writing the same ledger twice changes
+nothing.
 """
 
 from __future__ import annotations
@@ -97,6 +98,85 @@ def _digest(frame: pl.DataFrame) -> str:
     h.update(repr(list(frame.schema.items())).encode())
     h.update(np.sort(frame.hash_rows(seed=7).to_numpy()).tobytes())  # ~0.3 s for 10M rows
     return _digest_prefix() + h.hexdigest()
+
+
+_MINUTE_US = 60_000_000
+
+
+def _packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
+    """The key of each row (``scenario`` aside) packed into one int64, one-to-one with the key; None if it needs more.
+
+    The fields, most significant first: schedule_id (its categorical code),
+    revision, kind, fold and ``nominal_local``, each less its smallest value
+    in the frame, in the bits its range takes. When that is over 63 bits,
+    ``nominal_local`` is split into microseconds past the minute (0 for
+    schedules on whole minutes) and minutes, as a ten-year horizon over
+    100,000 schedules needs. A few vectorised passes: ~0.35 s of CPU for
+    10.85M rows, half of it coding schedule_id (the sort adds 0.1 s).
+
+    >>> import polars as pl
+    >>> from calsim.simulation.ledger import LEDGER_SCHEMA
+    >>> f = pl.DataFrame({"schedule_id": ["a", "b", "a"], "revision": [1, 1, 1],
+    ...                   "nominal_local": [0, 0, 60_000_000], "fold": [0, 0, 0], "kind": ["scheduled"] * 3},
+    ...                  schema={c: LEDGER_SCHEMA[c] for c in KEY[1:]})
+    >>> k = _packed_keys(f); len(set(k.tolist()))
+    3
+    """
+    if frame.height == 0:
+        return np.zeros(0, np.int64)
+    codes = frame["schedule_id"].cast(pl.Categorical).to_physical()  # one code per distinct id
+    fields = [codes, frame["revision"], frame["kind"].to_physical(), frame["fold"]]
+    nominal = frame["nominal_local"].to_physical()
+    lo = [int(f.min()) for f in fields]  # type: ignore[arg-type]
+    hi = [int(f.max()) for f in fields]  # type: ignore[arg-type]
+    n_lo, n_hi = int(nominal.min()), int(nominal.max())  # type: ignore[arg-type]
+    parts = [(f.to_numpy(), a, (b - a).bit_length()) for f, a, b in zip(fields, lo, hi)]
+    width = sum(w for *_, w in parts)
+    if width + (n_hi - n_lo).bit_length() <= 63:
+        parts.append((nominal.to_numpy(), n_lo, (n_hi - n_lo).bit_length()))
+    else:
+        t0 = n_lo - n_lo % _MINUTE_US  # the minute before the first time: past-minute parts are the wall clock's
+        if t0 < -2**63 or n_hi - t0 >= 2**63:  # the microseconds since t0 would not fit an int64
+            return None
+        minute, past = np.divmod(nominal.to_numpy() - np.int64(t0), _MINUTE_US)
+        for values in (past, minute):
+            a, b = int(values.min()), int(values.max())
+            parts.append((values, a, (b - a).bit_length()))
+    if sum(w for *_, w in parts) > 63:
+        return None
+    # In place, through one buffer: a fresh 80 MB temporary per step costs more than the arithmetic.
+    key, buf = np.zeros(frame.height, np.uint64), np.empty(frame.height, np.uint64)
+    shift = sum(w for *_, w in parts)
+    for values, a, w in parts:
+        shift -= w
+        if w:  # the value less its minimum, modulo 2**64 (exact: it is below 2**w)
+            np.copyto(buf, values, casting="unsafe")  # two's complement: a negative value wraps
+            buf -= np.uint64(a % 2**64)
+            buf <<= np.uint64(shift)
+            key |= buf
+    return key.view(np.int64)
+
+
+def _repeats_a_key(frame: pl.DataFrame) -> bool:
+    """Whether two rows of a ledger frame share the key (the frame's ``scenario`` is one name, checked before).
+
+    What the store checks before it publishes a ledger (see
+    :mod:`calsim.store_schema`): the packed keys sorted, neighbours compared;
+    a frame whose key does not pack is hashed by polars (slower, same answer).
+
+    >>> import calsim
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    >>> f = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False).frame
+    >>> _repeats_a_key(f), _repeats_a_key(pl.concat([f, f.tail(1)]))
+    (False, True)
+    """
+    if frame.height < 2:
+        return False
+    key = _packed_keys(frame)
+    if key is None:
+        return bool(frame.select(pl.struct(list(KEY[1:])).is_duplicated().any()).item())
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
 
 
 def _same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:

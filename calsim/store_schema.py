@@ -1,51 +1,62 @@
 """The ledger store's schema: SQL quoting and types, the tables and views, each scenario's keyed table, and the
 migrations from older files (used by :mod:`calsim.store`).
 
-DuckDB cannot alter an ENUM type nor a column an index or view depends on,
-which is why the migrations drop and restore those around a type change.
+DuckDB cannot alter an ENUM type nor a column an index, a view or a CHECK
+depends on, which is why the migrations drop and restore those around a type
+change (and a change of a key column's type would copy the table).
 
 Layout (schema version 2)
 -------------------------
 Each scenario's rows live in their own table ``occ_<n>`` whose
 ``schedule_id`` is a per-scenario ENUM type (``occ_<n>_schedule_id``, the
 scenario's schedule ids, sorted). The key ``(scenario, schedule_id, revision,
-nominal_local, fold, kind)`` is enforced by the database in two parts: a
-``CHECK (scenario = '<name>')`` pins every row of the table to its scenario
-(and ``occurrence_tables`` gives a scenario one table), and a UNIQUE index on
-``(schedule_id, revision, nominal_local, fold, kind)`` packed into one
-integer refuses a duplicate within it (``store_schema._packed_key``: the
-fields' bits follow from the ledger's ranges, which CHECKs then hold every
-row of the table to, so the integer is one-to-one with the key; a table whose
-key does not pack keeps the index on the five columns). Why (measured on a
-10.85M-row ledger, DuckDB 2.0.1, CPU seconds):
+nominal_local, fold, kind)`` holds in every table in three parts:
+
+* ``CHECK (scenario = '<name>')`` pins every row of the table to its
+  scenario, and ``occurrence_tables`` gives a scenario one table.
+* The write checks the rest of the key before it publishes anything
+  (:func:`calsim.store_records._repeats_a_key`: the key packed into one
+  int64 per row, sorted, neighbours compared, on the thread that computes
+  the digest while DuckDB inserts the rows). A repeat refuses the write with
+  :class:`DuplicateKeyError`; the filled table, never published, is dropped.
+* The table is filled once, by that write. A second CHECK,
+  ``getvariable('calsim_fill') IS NOT DISTINCT FROM 'occ_<n>/<nonce>'``
+  (and the key columns, so that DuckDB checks it on an UPDATE of them),
+  lets rows in only while :func:`_fill_scenario_table` runs its INSERT
+  with that session variable set. Any other INSERT into the table, or
+  UPDATE of its key, calsim's or a user's, is refused by the database, so no
+  row can come to repeat a checked key (a DELETE cannot make one). DuckDB
+  checks no constraint when it replays its log
+  (``WriteAheadLogDeserializer::ReplayInsert``, duckdb/duckdb
+  src/storage/wal_replay.cpp), so recovery is unaffected. ``getvariable``
+  needs DuckDB 1.1 or later.
+
+Why the database no longer checks the key itself with a UNIQUE index, as
+DESIGN.md §6 had it and earlier versions did: measured on a 10.85M-row ledger
+(DuckDB 2.0.1, polars 2.1, CPU seconds of this process), a raw DuckDB load of
+the same Arrow table takes ~6.9 s and the store's insert the same, the
+digest ~1.4 s. The cheapest UNIQUE index DuckDB builds on the filled table
+took ~3.6 s (one packed BIGINT key computed in SQL; 2.7 s on a stored key
+column, 1.5 s even for sorted, dense integers), where the write's check
+takes ~0.45 s: with the index, a write took 1.84-2.03x the raw load (the
+target is 1.6x), without it 1.41x (``benchmarks/store_benchmark.py``, wall
+and CPU alike), and the file is half the size. What DuckDB does with indexes:
 
 * A PRIMARY KEY declared on the table makes every INSERT probe and grow the
-  ART row by row, and the transaction-local ART is merged into the table's
-  at commit: ~15 s of CPU for the key alone on top of ~8 s for the insert.
-  Presorting the rows by key did not change that (same CPU).
-* The index is declared on a filled table instead, built once from all
-  rows. A write is two transactions: the first creates and fills the
-  scenario's table, which nothing points to yet; the second builds the
-  UNIQUE index (on a committed table DuckDB builds it in parallel: ~4 s for
-  10.85M rows, against ~5.5 s on one thread when the table was created in the
-  same transaction) and publishes the scenario (its ``scenarios`` and
-  ``schedules`` rows, ``occurrence_tables``, the ``occurrences`` view). A
-  duplicate key fails the second transaction; the unpublished table is then
-  dropped. A writer killed between the two leaves an orphan table that no
-  scenario, view or query sees, dropped by the next write: the interrupted
-  scenario is absent, never partial. Later writes to a table (there are none
-  from calsim) are still checked by its index.
-* ART keys made of VARCHARs cost about twice fixed-width ones (the key
-  bytes of a string are built and compared byte by byte); an ENUM is stored
-  as a small integer, so the ENUM key builds in ~5 s of CPU instead of
-  ~15 s, and ``scenario`` (a VARCHAR, constant per table) is left to the CHECK.
-  The ENUM is the database's own bijection between ids and codes, so the
-  key the database enforces is still the schedule id itself.
-* One packed column halves that (3.6 s against 7.8 s side by side, the
-  insert itself ~7 s): DuckDB builds a one-column index from sorted keys
-  where it inserts a compound key row by row, and with the day as the lowest
-  field a periodic schedule's keys are consecutive integers, which the ART
-  packs densely (the file is ~60% smaller too).
+  ART row by row, and merges the transaction-local ART at commit: ~15 s.
+* CREATE INDEX on a filled table sorts the keys (one fixed-width column;
+  compound and VARCHAR keys are inserted key by key, twice the cost), builds
+  an ART per 2048 keys and merges them into one
+  (``PhysicalCreateARTIndex::SinkSorted``, duckdb/duckdb
+  src/execution/operator/schema/physical_create_art_index.cpp).
+* Tables written by earlier versions keep their UNIQUE index (and the range
+  CHECKs its packed key needed): they read the same and stay checked.
+
+Other choices, measured the same way:
+
+* An ENUM ``schedule_id`` costs no more to insert than a VARCHAR (the
+  string-to-code cast replaces the string's compression) and groups and joins
+  as an integer; ``scenario``, constant per table, compresses to nothing.
 * The ``occurrences`` view casts ``schedule_id`` back to VARCHAR (the
   ENUMs of two scenarios differ), and DuckDB pushes ``scenario = ...``
   filters into each branch, where the constant ``scenario`` column's zone
@@ -54,7 +65,9 @@ key does not pack keeps the index on the five columns). Why (measured on a
 
 from __future__ import annotations
 
+import contextlib
 import re
+import secrets
 from typing import Any, Callable
 
 import polars as pl
@@ -209,7 +222,6 @@ FROM occurrences WHERE started_utc IS NOT NULL GROUP BY scenario""",
 
 _OCC_COLUMNS = ["seq", *LEDGER_SCHEMA.names()]
 _BATCH_ROWS = 122_880  # DuckDB's row group size
-_INDEX_COLUMNS = ", ".join(_q(c) for c in KEY[1:])  # scenario: enforced by the table's CHECK
 
 
 def _literal(text: str) -> str:
@@ -225,136 +237,48 @@ def _next_table(con: Any) -> str:
     return f"occ_{n}"
 
 
-_MINUTE_US, _DAY_US = 60_000_000, 86_400_000_000
+_FILL_VARIABLE = "calsim_fill"  # while a table is filled: its name and a nonce, which its CHECK asks for
 
 
-def _packed_key(ids: int, revision: tuple[int, int], nominal_us: tuple[int, int], fold: tuple[int, int],
-                within_minute_us: tuple[int, int]) -> tuple[str, list[str]] | None:
-    """A scenario table's key packed into one integer: ``(index expression, CHECKs)``, or None.
+def _gate_check(pass_: str) -> str:
+    """The CHECK that lets rows into a table only while the session variable holds ``pass_``.
 
-    ``ids`` is the size of the table's schedule_id ENUM; the pairs are the
-    smallest and largest revision, ``nominal_local`` (epoch microseconds),
-    fold and microseconds past the minute of its rows. ``nominal_local`` is
-    split into days, minute of the day and microseconds past the minute, and
-    the fields are packed most significant first: schedule_id, revision,
-    kind, fold, microseconds past the minute, minute, day. Each takes the bits
-    its range needs, and the CHECKs keep every row the table lets in inside
-    those ranges, so the integer is one-to-one with the key and a UNIQUE
-    index on it enforces the key.
-
-    Why days last: a periodic schedule's keys are then consecutive integers
-    (the same minute on consecutive days), which DuckDB's ART packs up to 256
-    to a leaf node; and one column is indexed from sorted keys, where a
-    compound index inserts key by key. Measured on a 10.85M-row ledger
-    (DuckDB 2.0.1, CPU): 3.6 s against 7.8 s for the compound index and
-    4.7 s for the same fields with the time in microseconds. BIGINT keys
-    where the fields fit 63 bits (HUGEINT arithmetic costs about twice);
-    None when they need more than 127.
-
-    >>> expr, checks = _packed_key(3, (1, 1), (0, 2 * 86_400_000_000), (0, 1), (0, 0))
-    >>> print(*expr.split(" + "), sep="\\n+ ")
-    (CAST(enum_code(schedule_id) AS BIGINT) << 15)
-    + (CAST(enum_code(kind) AS BIGINT) << 14)
-    + (CAST(fold AS BIGINT) << 13)
-    + (((CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) // 60000000 % 1440) << 2)
-    + ((CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) // 86400000000)
-    >>> checks[0], checks[-1]
-    ('revision BETWEEN 1 AND 1', '(CAST(epoch_us(nominal_local) AS BIGINT) - CAST(0 AS BIGINT)) % 60000000 BETWEEN 0 AND 0')
-    >>> _packed_key(2**32, (-2**63, 2**63 - 1), (0, 2**62), (0, 1), (0, 59_999_999)) is None
-    True
+    It names the key columns so that DuckDB checks it on an UPDATE of them
+    (a CHECK is checked on UPDATE only when the update touches its columns).
     """
-    t0 = nominal_us[0] - nominal_us[0] % _DAY_US  # the midnight before the first nominal time
-    fields = [(0, ids - 1), revision, (0, 1), fold, within_minute_us, (0, 1439), (0, (nominal_us[1] - t0) // _DAY_US)]
-    bits = [(hi - lo).bit_length() for lo, hi in fields]
-    if sum(bits) > 127:
-        return None
-    # BIGINT when the fields and the microseconds since t0 fit it; both are signed, so the sign bit stays clear.
-    typ = "BIGINT" if sum(bits) <= 63 and -2**63 <= t0 and nominal_us[1] - t0 < 2**63 else "HUGEINT"
-    since = f"(CAST(epoch_us(nominal_local) AS {typ}) - CAST({t0} AS {typ}))"
-    values = ["enum_code(schedule_id)", "revision", "enum_code(kind)", "fold",
-              f"{since} % {_MINUTE_US}", f"{since} // {_MINUTE_US} % 1440", f"{since} // {_DAY_US}"]
-    terms, shift = [], sum(bits)
-    for value, (lo, _), width in zip(values, fields, bits):
-        shift -= width
-        if not width:  # one value (its CHECK pins it): nothing to tell apart
-            continue
-        term = f"({value})" if value.startswith("(") else f"CAST({value} AS {typ})"
-        if lo:
-            term = f"({term} - CAST({lo} AS {typ}))"
-        terms.append(f"({term} << {shift})" if shift else term)
-    # schedule_id and kind are ENUMs (a row holds one of their codes), the minute and day follow from the time.
-    checks = [f"revision BETWEEN {revision[0]} AND {revision[1]}",
-              f"isfinite(nominal_local) AND nominal_local BETWEEN make_timestamp(CAST({nominal_us[0]} AS BIGINT)) "
-              f"AND make_timestamp(CAST({nominal_us[1]} AS BIGINT))",
-              f"fold BETWEEN {fold[0]} AND {fold[1]}",
-              f"{since} % {_MINUTE_US} BETWEEN {within_minute_us[0]} AND {within_minute_us[1]}"]
-    return " + ".join(terms), checks
-
-
-def _key_layout(con: Any, source: str, enum: str, where: str = "") -> tuple[str, list[str]] | None:
-    """:func:`_packed_key` for the rows of ``source``; None for no rows or an infinite ``nominal_local``.
-
-    DuckDB reads the int64 extremes as ``-infinity``/``infinity`` (``epoch_us``
-    of them is NULL, a NULL key is not indexed): such a table keeps the
-    compound index, and the CHECK keeps them out of a packed one.
-    """
-    ids = con.execute(f"SELECT len(enum_range(NULL::{enum}))").fetchall()[0][0]
-    past_minute = f"(epoch_us(nominal_local) % {_MINUTE_US} + {_MINUTE_US}) % {_MINUTE_US}"  # >= 0 before 1970 too
-    row = con.execute(f"SELECT min(revision), max(revision), epoch_us(min(nominal_local)), "
-                      f"epoch_us(max(nominal_local)), min(fold), max(fold), min({past_minute}), max({past_minute}), "
-                      f"bool_or(NOT isfinite(nominal_local)) FROM {source} {where}").fetchall()[0]
-    if row[0] is None or row[8]:  # no rows, or an infinite time (there is none between -2**63 and -infinity)
-        return None
-    return _packed_key(ids, row[0:2], row[2:4], row[4:6], row[6:8])
+    cols = " AND ".join(f"{_q(c)} IS NOT NULL" for c in KEY[1:])
+    return f"getvariable('{_FILL_VARIABLE}') IS NOT DISTINCT FROM {_literal(pass_)} AND {cols}"
 
 
 def _fill_scenario_table(con: Any, name: str, source: str, where: str = "") -> str:
-    """Create one scenario's table (its ENUM of schedule ids, its CHECKs) and fill it from ``source``."""
+    """Create one scenario's table (its ENUM of schedule ids, its CHECKs) and fill it from ``source``.
+
+    The caller has checked the key of the rows (a write) or takes them from a
+    table that enforced it (a migration); after this, the table takes no row.
+    The pass is new for each table, so a variable left set by a failed fill
+    (an aborted transaction refuses the RESET) opens no other table.
+    """
     table = _next_table(con)
     enum = f"{table}_schedule_id"
     con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT DISTINCT schedule_id FROM {source} {where} ORDER BY 1)")
     cols = _columns_sql(LEDGER_SCHEMA, KEY).replace('"schedule_id" VARCHAR', f'"schedule_id" {enum}', 1)
-    layout = _key_layout(con, source, enum, where)
-    checks = [f"scenario = {_literal(name)}", *(layout[1] if layout else ())]
+    pass_ = f"{table}/{secrets.token_hex(8)}"
     con.execute(f"CREATE TABLE {table} (\n  seq BIGINT NOT NULL,\n  {cols},\n  "
-                + ",\n  ".join(f"CHECK ({c})" for c in checks) + ")")
+                f"CHECK (scenario = {_literal(name)}),\n  CHECK ({_gate_check(pass_)}))")
     names = ", ".join(_q(c) for c in _OCC_COLUMNS)
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source} {where}")
+    con.execute(f"SET VARIABLE {_FILL_VARIABLE} = {_literal(pass_)}")
+    try:
+        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source} {where}")
+    finally:
+        with contextlib.suppress(Exception):  # the INSERT's own error is the one to report
+            con.execute(f"RESET VARIABLE {_FILL_VARIABLE}")
     return table
 
 
-def _key_index_sql(con: Any, table: str) -> str:
-    """``CREATE UNIQUE INDEX`` of a filled scenario table: on its packed key, or on the key's columns.
-
-    The packed key is what :func:`_fill_scenario_table` checked (the same
-    rows give the same layout). DuckDB builds a one-column index from
-    sorted keys; a compound one inserts key by key, ~1.7x the CPU (7.8 s
-    against 4.5 s for 10.85M rows, DuckDB 2.0.1). The compound index stays
-    for a table whose key does not pack (ranges over 127 bits, an infinite time).
-    """
-    layout = _key_layout(con, table, f"{table}_schedule_id")
-    if layout is None:
-        return f"CREATE UNIQUE INDEX {table}_key ON {table} ({_INDEX_COLUMNS})"
-    # NULL (not indexed) outside the CHECKs' ranges: such a row is then refused by its CHECK (DuckDB
-    # looks at the index first), not reported as the duplicate of the row its fields overflow into.
-    inside = " AND ".join(f"({c})" for c in layout[1])
-    return f"CREATE UNIQUE INDEX {table}_key ON {table} ((CASE WHEN {inside} THEN {layout[0]} END))"
-
-
-def _key_scenario_table(con: Any, name: str, table: str) -> None:
-    """Declare the table's UNIQUE key index and make it ``name``'s table."""
-    con.execute(_key_index_sql(con, table))
-    con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
-
-
 def _create_scenario_table(con: Any, name: str, source: str, where: str = "") -> str:
-    """Create, fill and key one scenario's table inside the caller's transaction (used by migrations).
-
-    The UNIQUE index declared after the bulk insert of a table created in the
-    same transaction is built at COMMIT from all rows at once.
-    """
+    """Create and fill one scenario's table and make it ``name``'s, inside the caller's transaction (migrations)."""
     table = _fill_scenario_table(con, name, source, where)
-    _key_scenario_table(con, name, table)
+    con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
     return table
 
 

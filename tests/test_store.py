@@ -10,8 +10,11 @@ import textwrap
 import time
 
 import duckdb
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import calsim
 from calsim.simulation.ledger import LEDGER_SCHEMA
@@ -279,7 +282,7 @@ class TestBadInput:
             store.write(bad, name="all")
         self.assert_unchanged(store, runs)
 
-    def test_duplicate_key_inside_one_ledger_is_refused_by_the_database(self, store, runs):
+    def test_duplicate_key_inside_one_ledger_is_refused_and_nothing_published(self, store, runs):
         f = runs["all"].frame
         with pytest.raises(DuplicateKeyError, match=r"ledger: 2 rows share a primary key in 'all', e.g. \(schedule_id=hourly, revision=1, nominal_local=2026-03-01 00:00:00, fold=0, kind=scheduled\); nothing written"):
             store.write(pl.concat([f, f.head(1)]), name="all")
@@ -327,6 +330,61 @@ def views_store(runs):
         for ledger in runs.values():
             s.write(ledger)
         yield s
+
+
+KEY_SCHEMA = {c: LEDGER_SCHEMA[c] for c in ("schedule_id", "revision", "nominal_local", "fold", "kind")}
+_I64 = (-2**63, 2**63 - 1)
+
+
+def keys_frame(rows: list[tuple]) -> pl.DataFrame:
+    """A frame of key columns, ``nominal_local`` given in epoch microseconds."""
+    out = pl.DataFrame(rows, schema={**KEY_SCHEMA, "nominal_local": pl.Int64}, orient="row")
+    return out.with_columns(pl.col("nominal_local").cast(pl.Datetime("us")))
+
+
+class TestKeyCheck:
+    """The write's own check of the key (calsim.store_records._repeats_a_key), against polars' is_duplicated."""
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.tuples(
+        st.sampled_from(["a", "b", "o'brien", "ü" * 3]),
+        st.one_of(st.integers(0, 3), st.sampled_from(_I64)),
+        st.one_of(st.sampled_from([0, 60_000_000, 86_400_000_000, 315_576_000_000_000, 1]), st.integers(*_I64)),
+        st.integers(0, 1), st.sampled_from(["scheduled", "manual"])), min_size=0, max_size=12),
+        st.data())
+    def test_repeats_a_key_agrees_with_polars(self, rows, data):
+        from calsim.store_records import _repeats_a_key
+
+        if rows and data.draw(st.booleans()):
+            rows = rows + [rows[data.draw(st.integers(0, len(rows) - 1))]]  # often a real repeat
+        frame = keys_frame(rows)
+        assert _repeats_a_key(frame) == bool(frame.select(pl.struct(list(KEY_SCHEMA)).is_duplicated().any()).item())
+
+    @pytest.mark.parametrize("span_us, packs", [
+        (365 * 86_400_000_000, True),  # a year in microseconds: packed as it is
+        (10 * 365 * 86_400_000_000, True),  # ten years over 2**17 ids: minutes and microseconds past them
+        (2**62, False),  # no room left: polars decides
+    ])
+    def test_keys_pack_into_one_int64_while_they_fit(self, span_us, packs):
+        from calsim.store_records import _packed_keys
+
+        ids = [f"s{i}" for i in range(2**17)]
+        times = [0, span_us] + [60_000_000] * (len(ids) - 2)
+        frame = keys_frame([(i, 1, t, 0, "scheduled") for i, t in zip(ids, times)])
+        key = _packed_keys(frame)
+        assert (key is not None) == packs
+        if packs:
+            assert len(np.unique(key)) == frame.height
+
+    def test_keys_one_microsecond_or_one_fold_apart_are_different(self):
+        from calsim.store_records import _repeats_a_key
+
+        day = 86_400_000_000
+        frame = keys_frame([("a", 1, day, 0, "scheduled"), ("a", 1, day + 1, 0, "scheduled"),
+                            ("a", 1, day, 1, "scheduled"), ("a", 1, day, 0, "manual"), ("a", 2, day, 0, "scheduled"),
+                            ("b", 1, day, 0, "scheduled"), ("a", 1, 20 * 365 * day, 0, "scheduled")])
+        assert not _repeats_a_key(frame)
+        assert _repeats_a_key(pl.concat([frame, frame[1:2]]))
 
 
 class TestViews:

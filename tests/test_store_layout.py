@@ -1,4 +1,5 @@
-"""LedgerStore layout (schema version 2): one keyed table per scenario, the key enforced by DuckDB,
+"""LedgerStore layout (schema version 2): one table per scenario, its key checked by the write and the
+table sealed by its CHECKs once filled, tables of earlier versions (a UNIQUE index) still read and replaced,
 and the migration of a version-1 file (one ``occurrences`` table with a PRIMARY KEY)."""
 
 from __future__ import annotations
@@ -40,30 +41,85 @@ def user_tables(con) -> set[str]:
     return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
-class TestKeyEnforcedByTheDatabase:
-    def test_each_scenario_has_its_own_keyed_table(self, runs):
+def occ_constraints(store: LedgerStore, table: str) -> list[str]:
+    return store.sql("SELECT constraint_text FROM duckdb_constraints() WHERE table_name = $1 "
+                     "AND constraint_type = 'CHECK' ORDER BY ALL", [table])["constraint_text"].to_list()
+
+
+class TestKeyAndSealedTables:
+    def test_each_scenario_has_its_own_table_sealed_by_its_checks(self, runs):
         with LedgerStore() as store:
             for ledger in runs.values():
                 store.write(ledger)
-            idx = store.sql("SELECT table_name, is_unique, expressions FROM duckdb_indexes() ORDER BY table_name")
             tables = store.sql("SELECT * FROM occurrence_tables ORDER BY scenario")
             assert tables["scenario"].to_list() == sorted(runs)
-            assert idx.filter(pl.col("table_name").str.starts_with("occ_"))["is_unique"].to_list() == [True, True]
+            # no index: the write checks the key (store_schema says why)
+            assert store.sql("SELECT count(*) AS n FROM duckdb_indexes() WHERE table_name LIKE 'occ_%'")["n"][0] == 0
+            checks = occ_constraints(store, table_of(store, "it's latest"))
+            assert "CHECK((scenario = 'it''s latest'))" in checks
+            assert any("getvariable('calsim_fill') IS NOT DISTINCT FROM" in c and "(nominal_local IS NOT NULL)" in c
+                       for c in checks)
             assert store.sql("SELECT count(*) AS n FROM occurrences")["n"][0] == sum(len(r) for r in runs.values())
             # the view gives schedule_id back as text, whatever ENUM each table uses
             assert store.sql("SELECT schedule_id FROM occurrences LIMIT 1").schema["schedule_id"] == pl.String
 
-    def test_a_duplicate_inserted_behind_the_stores_back_is_refused(self, runs):
+    def test_a_row_inserted_or_a_key_updated_behind_the_stores_back_is_refused(self, runs):
         with LedgerStore() as store:
             store.write(runs["all"])
             t = table_of(store, "all")
-            with pytest.raises(duckdb.ConstraintException, match="(?i)duplicate key"):
-                store._con.execute(f"INSERT INTO {t} SELECT * FROM {t} LIMIT 1")
-            # a row of another scenario cannot enter this scenario's table (the key's first column)
-            with pytest.raises(duckdb.ConstraintException, match="(?i)check"):
-                store._con.execute(f"INSERT INTO {t} SELECT * REPLACE ('other' AS scenario, nominal_local + INTERVAL 1 "
-                                   f"MICROSECOND AS nominal_local) FROM {t} LIMIT 1")
+            for sql in (f"INSERT INTO {t} SELECT * FROM {t} LIMIT 1",  # a duplicate
+                        f"INSERT INTO {t} SELECT * REPLACE (nominal_local + INTERVAL 1 MICROSECOND AS nominal_local) "
+                        f"FROM {t} LIMIT 1",  # a new key: the table takes no row after its fill
+                        f"UPDATE {t} SET nominal_local = (SELECT min(nominal_local) FROM {t})",  # keys made equal
+                        f"UPDATE {t} SET fold = 1 - fold"):
+                with pytest.raises(duckdb.ConstraintException, match="(?i)check constraint failed"):
+                    store._con.execute(sql)
             assert store.ledger("all").equals(runs["all"].frame)
+            assert store.write(runs["all"]) is False
+
+    def test_a_fill_that_failed_leaves_no_pass_that_opens_the_next_table(self, runs):
+        # The INSERT fails (seq is NOT NULL), the transaction is aborted and refuses the RESET of the variable.
+        from calsim.store import _fill_scenario_table
+
+        with LedgerStore() as store:
+            con = store._con
+            con.register("_src", runs["all"].frame.with_columns(pl.lit(None, pl.Int64).alias("seq")).to_arrow())
+            con.execute("BEGIN TRANSACTION")
+            with pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
+                _fill_scenario_table(con, "all", "_src")
+            con.execute("ROLLBACK")
+            stale = con.execute("SELECT getvariable('calsim_fill')").fetchone()[0]
+            store.write(runs["all"])
+            t = table_of(store, "all")
+            assert stale is None or stale.startswith(t + "/")  # the same table name, made again
+            with pytest.raises(duckdb.ConstraintException, match="(?i)check constraint failed"):
+                con.execute(f"INSERT INTO {t} SELECT * REPLACE (fold + 1 AS fold) FROM {t} LIMIT 1")
+            assert store.ledger("all").equals(runs["all"].frame)
+
+    def test_a_table_of_an_earlier_version_is_read_rewritten_and_replaced(self, runs):
+        """Tables written before the write checked the key carry a UNIQUE index and no fill CHECK."""
+        with LedgerStore() as store:
+            store.write(runs["all"])
+            new = table_of(store, "all")
+            old = "occ_9"
+            con = store._con
+            con.execute(f"CREATE TYPE {old}_schedule_id AS ENUM (SELECT DISTINCT schedule_id FROM {new} ORDER BY 1)")
+            cols = ", ".join(f"CAST(schedule_id AS {old}_schedule_id) AS schedule_id" if c == "schedule_id" else c
+                             for c in store.sql(f"SELECT * FROM {new} LIMIT 0").columns)
+            con.execute(f"CREATE TABLE {old} AS SELECT {cols} FROM {new}")
+            con.execute(f"CREATE UNIQUE INDEX {old}_key ON {old} (schedule_id, revision, nominal_local, fold, kind)")
+            con.execute(f"UPDATE occurrence_tables SET table_name = '{old}' WHERE scenario = 'all'")
+            con.execute(f"DROP TABLE {new}")
+            con.execute(f"DROP TYPE {new}_schedule_id")
+            calsim.store_schema._refresh_occurrences_view(con)
+            assert store.ledger("all").equals(runs["all"].frame)
+            assert store.write(runs["all"]) is False
+            with pytest.raises(duckdb.ConstraintException, match="(?i)duplicate key"):
+                con.execute(f"INSERT INTO {old} SELECT * FROM {old} LIMIT 1")
+            other = runs["it's latest"].frame.with_columns(pl.lit("all").alias("scenario"))
+            assert store.write(other, name="all", replace=True) is True
+            assert table_of(store, "all") != old and old not in user_tables(con)
+            assert store.ledger("all").equals(other)
 
     def test_replace_drops_the_old_table_and_its_type(self, runs):
         other = runs["it's latest"].frame.with_columns(pl.lit("all").alias("scenario"))
