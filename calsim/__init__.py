@@ -40,15 +40,13 @@ from .schedule import InvalidDayPolicy, Schedule
 from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
-from .fleetfile import load_scenario
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.ledger import Ledger
 from .simulation.dispatch import simulate
 from .store import LedgerStore
 from . import examples, presets
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "__version__",
@@ -124,8 +122,8 @@ __all__ = [
 ]
 
 
-# Public names whose module pulls a heavy or format-specific dependency (the readers
-# import yaml and icalendar): name -> (module, attribute; None for the module itself).
+# Public names whose module pulls a heavy or format-specific dependency, or many modules
+# (the readers: yaml and icalendar on first use): name -> (module, attribute; None for the module itself).
 # They are imported on first access and then cached in the module's namespace.
 _LAZY = {
     "load": (".importers", "load_any"),
@@ -137,6 +135,7 @@ _LAZY = {
     "from_github_actions": (".importers", "from_github_actions"),
     "from_temporal": (".importers", "from_temporal"),
     "read_history": (".importers", "read_history"),
+    "load_scenario": (".fleetfile", "load_scenario"),  # reads its fleet with the importers
     "importers": (".importers", None),  # was bound by the eager import; kept reachable as calsim.importers
     "plots": (".plots", None),  # matplotlib
     "distributed": (".distributed", None),  # dask

@@ -26,9 +26,9 @@ from typing import NoReturn, get_args
 
 import polars as pl
 
-from . import __version__
+from ._version import __version__
 from .errors import CalsimError, InputError
-from .cli_inputs import fleet, import_options, instant, now
+from .cli_inputs import atomic_output, check_db, fleet, import_options, instant, now
 from .text_table import durations_as_seconds, span, table
 from .tzdb import fetch_release, release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
@@ -91,7 +91,7 @@ def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = N
     if fmt == "parquet":
         if not args.output:
             raise InputError("--output: required with --format parquet (a file path)")
-        _atomic_write(args.output, lambda p: frame.write_parquet(p))
+        atomic_output(args.output, lambda p: frame.write_parquet(p))
     elif fmt in ("csv", "json"):
         data = durations_as_seconds(frame)
         flat = data.with_columns(pl.col(c).list.join(";") for c, t in data.schema.items() if t == pl.List(pl.String))
@@ -99,7 +99,7 @@ def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = N
         if summary:
             print(summary, file=sys.stdout if args.output else sys.stderr)
         if args.output:
-            _atomic_write(args.output, writer)
+            atomic_output(args.output, writer)
         else:
             sys.stdout.write(flat.write_csv() if fmt == "csv" else data.write_json())
         return
@@ -130,18 +130,6 @@ def _whole_number(text: str) -> int:
 def _limit_option(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-occurrences", default=None, metavar="N", type=_whole_number,
                    help="refuse work estimated above N occurrences (default: $CALSIM_MAX_OCCURRENCES, else 50 million)")
-
-
-def _check_db(path: str | None) -> None:
-    """Refuse a store path the store would refuse (remote prefix, not a store, unwritable) before any work."""
-    from .errors import StoreError
-    from .store import check_store_path
-
-    if path:
-        try:
-            check_store_path(path)
-        except StoreError as exc:
-            raise type(exc)(f"--db: {str(exc).removeprefix('path: ')}") from None
 
 
 def _cmd_preview(args: argparse.Namespace) -> int:
@@ -256,7 +244,7 @@ def _sniff(path: str) -> str | None:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from .simulation.dispatch import simulate
 
-    _check_db(args.db)
+    check_db(args.db)
     scenarios = _scenario(args)
     progress = False if args.quiet else None
     ledgers = [simulate(sc, progress=progress) for sc in scenarios]
@@ -413,13 +401,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
                  progress=not args.quiet and sys.stderr.isatty())
     print(f"report written to {out}")
     return 0
-
-
-def _atomic_write(path: str, write) -> None:
-    """Write an ``--output`` file whole or not at all (see :mod:`calsim.atomic`)."""
-    from .atomic import write_atomically
-
-    write_atomically(path, write, "--output")
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:

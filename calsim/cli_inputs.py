@@ -3,6 +3,10 @@
 Items of a file that cannot be read are refused: each is printed as one
 warning line on stderr and the rest is used; with ``--strict`` the first one
 is an error. Nothing imported is an error (exit 2).
+
+Also the checks every command shares on its file arguments: ``--db`` refused
+before any work (:func:`check_db`), ``--output`` written whole or not at all
+(:func:`atomic_output`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import sys
 
 from .errors import CalsimError, InputError
 
-__all__ = ["fleet", "import_options", "now", "instant"]
+__all__ = ["fleet", "import_options", "now", "instant", "check_db", "atomic_output"]
 
 def fleet(spec: str, args: argparse.Namespace | None = None):
     """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
@@ -146,3 +150,22 @@ def instant(text: str, field: str = "--from/--to"):
     from .times import instant_us
 
     return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=instant_us(text, field))
+
+
+def check_db(path: str | None) -> None:
+    """Refuse a store path the store would refuse (remote prefix, not a store, unwritable) before any work."""
+    from .errors import StoreError
+    from .store import check_store_path
+
+    if path:
+        try:
+            check_store_path(path)
+        except StoreError as exc:
+            raise type(exc)(f"--db: {str(exc).removeprefix('path: ')}") from None
+
+
+def atomic_output(path: str, write) -> None:
+    """Write an ``--output`` file whole or not at all (see :mod:`calsim.atomic`)."""
+    from .atomic import write_atomically
+
+    write_atomically(path, write, "--output")

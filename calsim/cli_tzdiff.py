@@ -24,8 +24,7 @@ import sys
 
 import polars as pl
 
-from .cli import _atomic_write, _check_db
-from .cli_inputs import fleet, instant, now as cli_now
+from .cli_inputs import atomic_output, check_db, fleet, instant, now as cli_now
 from .text_table import table
 from .errors import InputError
 from .tzdb import release
@@ -38,7 +37,7 @@ SCREEN_ROWS = 40  # more occurrence rows than this: the terminal gets one row pe
 def run(args: argparse.Namespace) -> int:
     from .tzchanges import tzdiff, tzdiff_summary
 
-    _check_db(args.db)
+    check_db(args.db)
     if args.format == "parquet" and not args.output:
         raise InputError("--output: required with --format parquet (a file path)")
     if args.summary and args.occurrences:
@@ -65,13 +64,13 @@ def run(args: argparse.Namespace) -> int:
     flat = shown.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";")
                               for c, t in shown.schema.items() if isinstance(t, pl.List))
     if args.format == "parquet":
-        _atomic_write(args.output, lambda p: shown.write_parquet(p))
+        atomic_output(args.output, lambda p: shown.write_parquet(p))
         print(line)
     elif args.format in ("csv", "json"):
         writer = (lambda p: flat.write_csv(p)) if args.format == "csv" else (lambda p: shown.write_json(p))
         print(line, file=sys.stderr if not args.output else sys.stdout)
         if args.output:
-            _atomic_write(args.output, writer)
+            atomic_output(args.output, writer)
         else:
             sys.stdout.write(flat.write_csv() if args.format == "csv" else shown.write_json())
     else:

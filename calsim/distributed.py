@@ -500,7 +500,7 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
 
 def _simulate(scenario: Scenario, client, output: str, partitions: int | None, retries: int,
               storage_options: dict | None, cap: int) -> "LedgerDataset":
-    from . import __version__
+    from ._version import __version__
 
     t0 = time.perf_counter()
     if partitions is None:
@@ -668,13 +668,15 @@ class LedgerDataset:
         """One row, the columns of :meth:`calsim.Ledger.summary`, computed lazily over the files.
 
         The same definition (:func:`calsim.simulation.views.summary`) on the
-        scan. Lateness quantiles are exact ("nearest", as polars' default);
+        scan, streamed: the client never holds a column of the dataset (its
+        memory stays flat whatever the fleet size). Lateness quantiles are
+        exact ("nearest", as polars' default: :func:`~calsim.simulation.views.nearest_quantiles`);
         sums add in another order than the local ledger does, so a
         non-integral cost or mean wait can differ in the last bits.
         """
         from .simulation import views
 
-        return views.summary(self.scan(), self.name).collect()
+        return views.summary(self.scan(), self.name, streamed=True).collect(engine="streaming")
 
     def gaps(self) -> pl.DataFrame:
         """:meth:`calsim.Ledger.gaps` on the scan (reads a few columns of every scheduled row to the client)."""

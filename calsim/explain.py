@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 
 from . import limits
+from .errors import InputError
 from .expansion import expand_indexed
 from .tzdb import ReleaseLike, release as get_release
 from .resolution import resolve_wall
@@ -54,6 +55,9 @@ def preview(schedule: Schedule, n: int = 10, after: object = None, release: Rele
     and no search window is expanded whose estimated rows exceed it (see
     :mod:`calsim.limits`).
     """
+    if not isinstance(schedule, Schedule):
+        raise InputError(f"schedule: expected a calsim.Schedule, got {type(schedule).__name__} "
+                         "(calsim.load or calsim.Schedule make one)")
     cap = limits.max_occurrences(max_occurrences)
     limits.check_count(n, cap, "preview", "n")
     rel = get_release(release)

@@ -49,7 +49,7 @@ import numbers
 import os
 import re
 import reprlib
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -61,6 +61,7 @@ from .rules.oncalendar import _count as _oc_count  # values of a chain, counted 
 from .rules.quartz import QuartzCron
 from .rules.rrule import RRule
 from .rules.window import Window
+from .schedule import Schedule
 from .times import US, instant_us
 
 __all__ = ["DEFAULT_MAX_OCCURRENCES", "ENV", "max_occurrences", "scope", "estimate", "estimates", "check",
@@ -629,19 +630,21 @@ def _as_us(value: object, field: str) -> int:
     return instant_us(value, field)
 
 
-def estimates(schedules: object, lo: object, hi: object, release: object = None) -> np.ndarray:
+def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: object = None) -> np.ndarray:
     """Per schedule (in the order given), an upper bound of the rows :func:`calsim.expand` gives over ``[lo, hi)``.
 
+    ``schedules`` is a list of :class:`~calsim.Schedule` that the entry point
+    has already checked (``calsim.expansion.as_schedules``): this module sits
+    below expansion and does not import it back.
     ``lo`` and ``hi`` are instants (int µs, ISO text, aware datetimes);
     ``release`` is used only for the folds (``fold="both"`` adds rows) and
     gaps (a skipped time is not counted by COUNT) of each zone. The work per
     schedule is a few attribute reads; the bounds are computed in numpy,
     once per group of schedules with equal profiles.
     """
-    from .expansion import as_schedules
     from .tzdb import release as get_release
 
-    scheds = as_schedules(schedules)
+    scheds = list(schedules)
     lo, hi = _as_us(lo, "start"), _as_us(hi, "end")
     n = len(scheds)
     if not n:
@@ -737,7 +740,7 @@ def _total(est: np.ndarray) -> int:
     return sum(int(x) for x in est)  # no int64 overflow, whatever the fleet
 
 
-def estimate(schedules: object, lo: object, hi: object, release: object = None) -> int:
+def estimate(schedules: Sequence[Schedule], lo: object, hi: object, release: object = None) -> int:
     """An upper bound of the rows of ``calsim.expand(schedules, lo, hi)``, without expanding.
 
     >>> import calsim
@@ -748,10 +751,11 @@ def estimate(schedules: object, lo: object, hi: object, release: object = None) 
     return _total(estimates(schedules, lo, hi, release))
 
 
-def check(schedules: object, lo: object, hi: object, limit: object = None, what: str = "expand",
+def check(schedules: Sequence[Schedule], lo: object, hi: object, limit: object = None, what: str = "expand",
           release: object = None) -> int:
     """Refuse, before anything is allocated, a call whose :func:`estimate` exceeds the limit.
 
+    ``schedules`` as for :func:`estimates` (checked by the caller);
     ``limit`` None is :func:`max_occurrences`'s; ``what`` names the entry
     point in the message. Returns the estimate.
 
@@ -760,10 +764,8 @@ def check(schedules: object, lo: object, hi: object, limit: object = None, what:
     InputError
         One line: the estimate, the heaviest schedule, the limit and how to raise it.
     """
-    from .expansion import as_schedules
-
     cap = max_occurrences(limit)
-    scheds = as_schedules(schedules)
+    scheds = list(schedules)
     est = estimates(scheds, lo, hi, release)
     total = _total(est)
     if total > cap:

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import polars as pl
-
-from .errors import InputError, LedgerSchemaError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import LedgerStore
 
 __all__ = ["reconcile", "RECONCILE_CLASSES"]
 
@@ -24,15 +18,30 @@ RECONCILE_CLASSES = ("matched", "missing", "duplicate", "unexpected", "late", "w
 UTC = pl.Datetime("us", "UTC")
 
 
-def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.PathLike[str], *,
+class Ledgers(Protocol):
+    """What :func:`reconcile` reads from a :class:`calsim.LedgerStore`.
+
+    Typed by what it uses rather than by importing the store, which imports
+    this module (for :data:`RECONCILE_CLASSES`): no import circle.
+    """
+
+    def sql(self, query: str, params: object = None) -> pl.DataFrame: ...
+
+    def _known(self, names: list[str]) -> None: ...
+
+
+def reconcile(store: Ledgers, name: str, actual: pl.DataFrame | str | os.PathLike[str], *,
               grace: object = "5min", max_shift: object = "3h", start: object = None,
               end: object = None) -> pl.DataFrame:
     """Classify an actual run history against the stored ledger ``name`` (read-only).
 
     Parameters
     ----------
+    store
+        The :class:`calsim.LedgerStore` that holds the ledger ``name``.
     actual
-        A frame, or a CSV / Parquet file, with ``schedule_id``, a scheduled
+        A frame, or a CSV / Parquet file (read by
+        :func:`calsim.importers.history.read_actual`), with ``schedule_id``, a scheduled
         time and ``started_utc`` (or ``started``), optionally ``status``
         and ``fold``. The scheduled time is ``nominal_local`` (naive wall
         time), ``scheduled_utc`` (an instant), or ``scheduled`` (naive:
@@ -73,12 +82,13 @@ def reconcile(store: "LedgerStore", name: str, actual: pl.DataFrame | str | os.P
     expired is ``unexpected`` (``detail`` names the state).
     """
     from .durations import duration_us
+    from .importers.history import read_actual  # here, not at the top: `import calsim` loads this module
     from .times import instant_us
 
     grace_s = duration_us(grace, "grace") / 1e6
     shift_us = duration_us(max_shift, "max_shift")
     store._known([name])
-    act = _read_actual(actual)
+    act = read_actual(actual)
     lo, hi = (None if t is None else instant_us(t, f"reconcile: {n}") for t, n in ((start, "start"), (end, "end")))
     led = (store.sql("""SELECT schedule_id, revision, nominal_local, fold, due_utc, started_utc AS ledger_started,
                               state, reason FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
@@ -202,59 +212,3 @@ def _inside(col: pl.Expr, lo: int | None, hi: int | None) -> pl.Expr:
     if hi is not None:
         cond = cond & (col < pl.lit(hi).cast(pl.Datetime("us", "UTC")))
     return cond
-
-
-def _read_actual(actual: object) -> pl.DataFrame:
-    if isinstance(actual, (str, os.PathLike)):
-        p = Path(actual)
-        if not p.exists():
-            raise InputError(f"actual: no file {str(p)!r}")
-        if p.suffix.lower() == ".parquet":
-            frame = pl.read_parquet(p)
-        elif p.suffix.lower() == ".csv":
-            frame = pl.read_csv(p, try_parse_dates=True)
-        else:
-            raise InputError(f"actual: {str(p)!r} is neither .csv nor .parquet")
-    elif isinstance(actual, pl.DataFrame):
-        frame = actual
-    else:
-        raise InputError(f"actual: expected a polars DataFrame or a CSV/Parquet path, got {type(actual).__name__}")
-    frame = frame.rename({c: "started_utc" for c in ("started",) if c in frame.columns and "started_utc" not in frame.columns})
-    if "scheduled" in frame.columns:
-        t = frame.schema["scheduled"]
-        target = "scheduled_utc" if isinstance(t, pl.Datetime) and t.time_zone else "nominal_local"
-        if target not in frame.columns:
-            frame = frame.rename({"scheduled": target})
-    for need in ("schedule_id", "started_utc"):
-        if need not in frame.columns:
-            raise LedgerSchemaError(f"actual: missing column {need!r} (have {frame.columns})")
-    if "nominal_local" not in frame.columns and "scheduled_utc" not in frame.columns:
-        raise LedgerSchemaError(f"actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {frame.columns})")
-
-    def instant(c: str) -> pl.Expr:
-        t = frame.schema[c]
-        if t == pl.String:  # ISO text, with or without an offset: one zone for the whole column
-            e = pl.col(c).str.to_datetime(time_unit="us", time_zone="UTC")
-            return e.cast(UTC).alias(c)
-        e = pl.col(c)
-        if not isinstance(t, pl.Datetime) or not t.time_zone:
-            e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-        return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
-
-    exprs = [pl.col("schedule_id").cast(pl.String), instant("started_utc")]
-    if "scheduled_utc" in frame.columns:
-        exprs.append(instant("scheduled_utc"))
-    if "nominal_local" in frame.columns:
-        t = frame.schema["nominal_local"]
-        if isinstance(t, pl.Datetime) and t.time_zone:
-            raise InputError("actual: 'nominal_local' must be naive wall time, got an aware column")
-        e = pl.col("nominal_local").str.to_datetime(time_unit="us") if t == pl.String else pl.col("nominal_local")
-        exprs.append(e.cast(pl.Datetime("us")))
-    if "fold" in frame.columns:
-        exprs.append(pl.col("fold").cast(pl.Int8))
-    exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
-    try:
-        return frame.select(exprs)
-    except (pl.exceptions.PolarsError, ValueError) as exc:  # text that is no time, mixed naive and aware values
-        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"actual: a time column holds a value that is not an ISO 8601 time ({first})") from None

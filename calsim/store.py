@@ -544,7 +544,7 @@ class LedgerStore:
         def instant(text: object) -> object:
             return None if text is None else dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
 
-        from . import __version__
+        from ._version import __version__
 
         scen = pl.DataFrame(
             {"name": [name], "created": [instant(meta.get("created")) or dt.datetime.now(dt.timezone.utc)],

@@ -187,7 +187,7 @@ def _same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
 
 def scenario_row(name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
     """The ``scenarios`` row of a ledger: horizon, releases, parameters, version, size and digest."""
-    from . import __version__
+    from ._version import __version__
 
     releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
     params = None if scenario is None else _parameters(scenario)

@@ -247,6 +247,39 @@ print(json.dumps(dict(before=before, listed=listed, rule=rule, after=sorted({{m.
     assert "icalendar" in got["after"]  # imported on first use, not before
 
 
+def test_import_calsim_importers_loads_no_yaml_until_a_yaml_reader_runs():
+    got = _fresh(f"""
+import json, pathlib, sys
+import calsim.importers
+heavy = {HEAVY!r}
+loaded = lambda: sorted({{m.split('.')[0] for m in sys.modules if m.split('.')[0] in heavy}})
+before = loaded()
+examples = pathlib.Path(calsim.__file__).parents[1] / "data" / "examples"
+crontab = [s.id for s in calsim.importers.from_crontab(examples / "crontab")][:1]
+after_crontab = loaded()
+jobs = [s.id for s in calsim.importers.from_kubernetes(examples / "cronjobs.yaml")]
+print(json.dumps(dict(before=before, crontab=crontab, after_crontab=after_crontab, jobs=jobs, after=loaded())))
+""")
+    assert got["before"] == [] and got["after_crontab"] == []
+    assert got["crontab"] == ["crontab:6"] and got["jobs"] == ["billing/nightly-invoices", "ops/db-backup"]
+    assert got["after"] == ["yaml"]  # imported by the first YAML reader, not before
+
+
+def test_version_lives_in_a_leaf_module_and_matches_pyproject():
+    import ast
+    import tomllib
+    from pathlib import Path
+
+    import calsim._version
+
+    root = Path(calsim.__file__).resolve().parents[1]
+    assert calsim.__version__ == calsim._version.__version__
+    assert calsim.__version__ == tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    # a leaf: the modules that record the version import it without depending on calsim/__init__
+    tree = ast.parse((root / "calsim" / "_version.py").read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
 def test_lazy_names_are_the_importers_functions_and_are_cached():
     from calsim import from_crontab  # PEP 562: from-imports go through __getattr__ too
     import calsim.importers

@@ -263,10 +263,6 @@ def test_cycles_are_reported_shortest_first_with_the_import_lines(tmp_path):
 # ----------------------------------------------------------------- calsim
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18 item 1: circles listed in this test's failure message (11 today: "
-                                       "calsim/__init__ <-> store/distributed/store_records via __version__, "
-                                       "store <-> reconcile, fleetfile <-> importers, expansion <-> limits, "
-                                       "simulation.ledger <-> views, cli <-> cli_tzdiff); their modules are being moved")
 def test_calsim_has_no_import_circle():
     graph = import_graph()
     loops = cycles(graph)

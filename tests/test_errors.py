@@ -170,3 +170,10 @@ def test_no_exception_but_calsim_error_escapes_resolve(times, zone, release, gap
         calsim.resolve(times, zone, release, gap=gap)
     except CalsimError as exc:
         assert_clear(exc)
+
+
+def test_preview_of_something_that_is_not_a_schedule_names_the_argument():
+    import calsim
+
+    with pytest.raises(calsim.InputError, match=r"^schedule: expected a calsim.Schedule, got int"):
+        calsim.preview(123, after="2026-01-01T00:00Z")

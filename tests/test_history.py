@@ -261,3 +261,27 @@ def test_fuzzed_json_structures_only_raise_calsim_errors(doc, kind):
         read_history(json.dumps(doc) + "\n", kind)
     except CalsimError:
         pass
+
+
+# -- read_actual: the frame reconcile compares (issue 18: read here, reconcile imports it) --------------
+
+
+def test_read_actual_tells_an_aware_scheduled_column_from_a_naive_one():
+    from calsim.importers.history import read_actual
+
+    aware = read_actual(pl.DataFrame({"schedule_id": ["a"], "started": ["2026-03-09T06:30:02Z"],
+                                      "scheduled": [dt.datetime(2026, 3, 9, 6, 30, tzinfo=UTC)]}))
+    naive = read_actual(pl.DataFrame({"schedule_id": ["a"], "started": ["2026-03-09T06:30:02Z"],
+                                      "scheduled": [dt.datetime(2026, 3, 9, 2, 30)]}))
+    assert aware.columns == ["schedule_id", "started_utc", "scheduled_utc", "status"]
+    assert naive.columns == ["schedule_id", "started_utc", "nominal_local", "status"]
+    assert naive["started_utc"].dtype == pl.Datetime("us", "UTC") and naive["nominal_local"].dtype == pl.Datetime("us")
+
+
+def test_read_actual_names_the_missing_column_and_what_it_has():
+    from calsim.errors import LedgerSchemaError
+    from calsim.importers.history import read_actual
+
+    with pytest.raises(LedgerSchemaError, match=r"^actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' "
+                                                r"\(have \['schedule_id', 'started_utc'\]\)$"):
+        read_actual(pl.DataFrame({"schedule_id": ["a"], "started_utc": ["2026-03-09T06:30:02Z"]}))

@@ -261,3 +261,23 @@ def test_gaps_are_silences_that_hold_every_occurrence_not_on_time_exactly_once(s
         assert (row["on_time"], row["late"], row["never"]) == tuple(
             sum(s == k for _, s, _ in occ) for k in ("on_time", "late", "never"))
         assert row["occurrences"] == len(occ) == row["on_time"] + row["late"] + row["never"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([0.0, 0.0, 5e-324, 60.0])),
+                       min_size=0, max_size=400),
+       bins=st.integers(2, 16), small=st.integers(1, 64))
+def test_streamed_quantiles_equal_polars_nearest_quantiles_exactly(values, bins, small):
+    """The streaming passes (a dataset's summary) give polars' own nearest-rank quantile, bit for bit."""
+    qs = (0.5, 0.95, 0.0, 1.0, 0.3)
+    got = views.nearest_quantiles(pl.LazyFrame({"v": values}, schema={"v": pl.Float64}), qs, bins=bins, small=small)
+    want = [pl.Series(values, dtype=pl.Float64).quantile(q) for q in qs]
+    assert got == want
+
+
+def test_a_streamed_summary_equals_the_in_memory_summary():
+    led = calsim.simulate(calsim.Scenario("s", calsim.with_policy(calsim.examples.fleet(40, seed=2), jitter="7min"),
+                                          "2026-03-01T00:00Z", "2026-03-09T00:00Z",
+                                          outages=[calsim.Outage("2026-03-03T00:00Z", "2026-03-04T12:00Z")]))
+    streamed = views.summary(led.frame.lazy(), "s", streamed=True).collect(engine="streaming")
+    assert streamed.equals(led.summary())

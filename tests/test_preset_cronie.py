@@ -110,7 +110,7 @@ class Case:
     outages: tuple = ()  # (start, end, kind), UTC datetimes
     jobs: tuple = JOBS
     sleep_clock: str = "monotonic"
-    job_kind: str = "auto"  # "forced": presets.cronie("fixed") on fixed-time jobs, ("wildcard") on the others
+    job_kind: str = "auto"  # "forced": presets.cronie(job_kind="fixed") on fixed-time jobs, "wildcard" on the others
 
 
 def _case(id: str, zone: str, outages=(), around=None, margin=6 * HOUR, **kw) -> Case:
@@ -124,7 +124,7 @@ def _fleet(case: Case) -> list:
     schedules = [calsim.Schedule(name, case.zone, "2025-12-01T00:00", spec) for name, spec in case.jobs]
     if case.job_kind == "auto":
         return presets.cronie().apply(schedules)
-    return [presets.cronie("wildcard" if _is_wild(spec) else "fixed").apply(s)
+    return [presets.cronie(job_kind="wildcard" if _is_wild(spec) else "fixed").apply(s)
             for s, (_, spec) in zip(schedules, case.jobs)]
 
 
@@ -191,7 +191,7 @@ class Pair:
         ab = [(f"{a:%Y-%m-%dT%H:%M:%S}Z", f"{b:%Y-%m-%dT%H:%M:%S}Z", k) for a, b, k in self.case.outages]
         outs = ", ".join(f'calsim.Outage("{a}", "{b}", kind="{k}")' for a, b, k in ab)
         tuples = ", ".join(f'("{a}", "{b}", "{k}")' for a, b, k in ab)
-        kind = "" if self.case.job_kind == "auto" else f'"{"wildcard" if self.wild else "fixed"}"'
+        kind = "" if self.case.job_kind == "auto" else f'job_kind="{"wildcard" if self.wild else "fixed"}"'
         span = f'"{self.case.start:%Y-%m-%dT%H:%M}Z", "{self.case.end:%Y-%m-%dT%H:%M}Z"'
         return (f'  calsim.simulate(calsim.Scenario("r", presets.cronie({kind}).apply([calsim.Schedule("{self.job}", '
                 f'"{self.case.zone}", "2025-12-01T00:00", "{self.spec}")]), {span}, release="{RELEASE}", '
@@ -812,7 +812,7 @@ def test_resume_mid_minute_wakes_crond_only_after_the_rest_of_its_sleep():
 
 
 def test_forced_job_kinds_behave_as_auto():
-    # presets.cronie("fixed") / ("wildcard") on jobs of that kind give the same ledger as "auto"
+    # presets.cronie(job_kind="fixed") / "wildcard" on jobs of that kind give the same ledger as "auto"
     for c in FORCED_CASES[:12]:
         auto = Case(c.id[: -len("-forced")], c.zone, c.start, c.end, c.outages)
         cols = ["schedule_id", "nominal_local", "fold", "state", "reason", "started_utc"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import inspect
 import re
+import typing
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -537,3 +539,56 @@ class TestValidation:
         with pytest.raises(calsim.PolicyError, match=r"^gap: unknown policy 'later' \(allowed: 'skip', 'shift', "
                                                      r"'next_valid', 'shift_backward' or 'reject'\)$"):
             presets.Preset("x", Policy(), "later", "first", "1min")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- signatures (issue 18: options keyword-only)
+
+
+def _literal_values(hint: object) -> tuple[str, ...]:
+    """The string values of a ``Literal`` hint, through ``Optional``/unions."""
+    if typing.get_origin(hint) is typing.Literal:
+        return tuple(v for v in typing.get_args(hint) if isinstance(v, str))
+    return tuple(v for arg in typing.get_args(hint) for v in _literal_values(arg))
+
+
+PRESET_FUNCTIONS = [getattr(presets, name) for name in presets.SCHEDULERS]
+
+
+class TestSignatures:
+    def test_schedulers_names_every_preset_function_of_the_package(self):
+        exported = {n for n in presets.__all__ if inspect.isfunction(getattr(presets, n))}
+        assert set(presets.SCHEDULERS) == exported and len(presets.SCHEDULERS) == 7
+
+    @pytest.mark.parametrize("make", PRESET_FUNCTIONS, ids=lambda f: f.__name__)
+    def test_every_option_is_keyword_only(self, make):
+        params = inspect.signature(make).parameters.values()
+        assert params and all(p.kind is p.KEYWORD_ONLY for p in params), inspect.signature(make)
+
+    def test_a_positional_option_is_a_type_error(self):
+        with pytest.raises(TypeError):
+            presets.kubernetes("Forbid", 100)  # type: ignore[misc]
+        with pytest.raises(TypeError):
+            presets.cronie("fixed")  # type: ignore[misc]
+
+    @pytest.mark.parametrize("make", PRESET_FUNCTIONS, ids=lambda f: f.__name__)
+    def test_docstring_names_every_option_its_default_and_each_allowed_value(self, make):
+        doc = inspect.getdoc(make)
+        hints = typing.get_type_hints(make)
+        for p in inspect.signature(make).parameters.values():
+            assert re.search(rf"^{p.name} : .*default {re.escape(repr(p.default).replace(chr(39), chr(34)))}", doc,
+                             re.MULTILINE), f"{make.__name__}: {p.name} and its default are not in the docstring"
+            missing = [v for v in _literal_values(hints.get(p.name)) if f'"{v}"' not in doc]
+            assert not missing, f"{make.__name__}: allowed values of {p.name} missing from the docstring: {missing}"
+
+    def test_vocabularies_are_read_so_the_docstring_test_can_fail(self):
+        hints = typing.get_type_hints(presets.temporal)
+        assert _literal_values(hints["overlap"]) == ("SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER",
+                                                     "TERMINATE_OTHER", "ALLOW_ALL")
+
+    @pytest.mark.parametrize("make", PRESET_FUNCTIONS, ids=lambda f: f.__name__)
+    def test_every_allowed_value_builds_a_preset_and_is_kept_in_its_settings(self, make):
+        # The Literal is the one vocabulary: the check and the mapping to calsim policies must both accept it.
+        hints = typing.get_type_hints(make)
+        for name, hint in hints.items():
+            for value in _literal_values(hint):
+                assert dict(make(**{name: value}).settings)[name] == value

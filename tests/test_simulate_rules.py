@@ -609,3 +609,48 @@ def test_one_run_held_for_budget_is_no_backlog_even_under_catchup_skip():
     # b waited for the next day's room, alone: it runs at the opening (several held runs would be a backlog)
     assert f.filter(pl.col("schedule_id") == "b").select("state", "started_utc").row(0) == (
         "done", utc("2026-01-02T00:00"))
+
+
+# -- simulate refuses an option its engine would not honour (issue 18) --------------------------------
+
+
+def _tiny():
+    s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "0 * * * *")
+    return calsim.Scenario("tiny", [s], "2026-01-01T00:00Z", "2026-01-01T03:00Z", release="2026f")
+
+
+@pytest.mark.parametrize("engine, option, value, message", [
+    ("local", "client", "tcp://host:8786",
+     "client: 'tcp://host:8786' is not used by engine='local' (it simulates in this process and returns the "
+     "ledger); client and output are for engine='dask'"),
+    ("local", "output", "/tmp/ledgers",
+     "output: '/tmp/ledgers' is not used by engine='local' (it simulates in this process and returns the "
+     "ledger); client and output are for engine='dask'"),
+    ("dask", "progress", True,
+     "progress: True is not used by engine='dask' (it shows no progress bar; the Dask dashboard shows the "
+     "tasks); allowed with engine='dask': None or False"),
+    ("dask", "settle", "events",
+     "settle: 'events' is not used by engine='dask' (its workers settle in columns); allowed with "
+     "engine='dask': 'columns'"),
+])
+def test_an_option_the_engine_would_not_honour_is_refused_naming_option_engine_and_what_is_allowed(
+        engine, option, value, message):
+    with pytest.raises(calsim.InputError) as info:
+        calsim.simulate(_tiny(), engine=engine, **{option: value})
+    assert str(info.value) == message
+
+
+def test_options_the_local_engine_honours_are_accepted_and_the_ledger_is_unchanged():
+    plain = calsim.simulate(_tiny(), progress=False).frame
+    assert calsim.simulate(_tiny(), engine="local", client=None, output=None, progress=False,
+                           settle="events").frame.equals(plain)
+
+
+def test_an_unknown_engine_is_named_before_its_options_are_judged():
+    with pytest.raises(calsim.InputError, match=r"^engine: unknown engine 'ray' \(allowed: 'local' or 'dask'\)$"):
+        calsim.simulate(_tiny(), engine="ray", client="tcp://host:8786")
+
+
+def test_progress_must_be_none_or_a_bool():
+    with pytest.raises(calsim.InputError, match=r"^progress: 'yes' \(allowed: None, True or False\)$"):
+        calsim.simulate(_tiny(), progress="yes")

@@ -14,6 +14,7 @@ function                                reads                                   
 :func:`read_history`                    what ran: ``kubectl get jobs -o json``,  ``namespace/name``,
                                         ``journalctl -o json``, cron syslog,     unit, crontab
                                         CSV/Parquet (for ``reconcile``)          entry, column
+:func:`fleet.load`                      calsim's TOML ``[[schedule]]`` tables    ``id =`` key
 :func:`load_any` / :func:`import_any`   any of these or a TOML fleet file,       as above
                                         told apart by content
 ======================================  =======================================  ==================

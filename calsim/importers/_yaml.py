@@ -16,6 +16,10 @@ here, so the guards and the messages are the same everywhere:
 * **Messages** name the file and line and never quote more than a few dozen
   characters of the document.
 
+PyYAML is imported by the functions that read YAML, not with this module, so
+``import calsim.importers`` stays light (JSON-only and crontab users never
+load it).
+
 >>> [data for _, _, data in documents("a: &x [1, 2]\\nb: *x\\n", "example")]
 [{'a': [1, 2], 'b': [1, 2]}]
 >>> documents("a: &a [x,x,x,x,x,x,x,x,x,x]\\n" + "".join(
@@ -30,27 +34,30 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-import yaml
-
 from ..errors import CalsimError, InputError
 
-__all__ = ["documents", "load_one", "load_json", "MAX_NODES", "MAX_DEPTH"]
+__all__ = ["documents", "load_one", "load_json", "child", "MAX_NODES", "MAX_DEPTH"]
 
 MAX_NODES = 1_000_000  # a 20,000-object manifest is about 1 M values; a bomb is 10^9
 MAX_DEPTH = 200        # Kubernetes objects nest about 12 deep; CloudFormation a little more
 
 
-def documents(text: str, where: str, loader: type = yaml.SafeLoader) -> list[tuple[int, Any, Any]]:
+def documents(text: str, where: str, loader: type | None = None) -> list[tuple[int, Any, Any]]:
     """``[(number, node, data)]`` of each YAML document (the node gives line numbers).
 
     ``loader`` is a :class:`yaml.SafeLoader` subclass (e.g. with
-    CloudFormation's ``!Ref`` tags). Raises :class:`~calsim.errors.InputError`
-    for invalid YAML, a bomb, or nesting past :data:`MAX_DEPTH`.
+    CloudFormation's ``!Ref`` tags); None is :class:`yaml.SafeLoader`.
+    Raises :class:`~calsim.errors.InputError` for invalid YAML, a bomb, or
+    nesting past :data:`MAX_DEPTH`.
     """
     return list(_iter(text, where, loader))
 
 
-def _iter(text: str, where: str, loader_cls: type) -> Iterator[tuple[int, Any, Any]]:
+def _iter(text: str, where: str, loader_cls: type | None) -> Iterator[tuple[int, Any, Any]]:
+    import yaml
+
+    if loader_cls is None:
+        loader_cls = yaml.SafeLoader
     loader = None
     try:
         loader = loader_cls(text)  # reads the stream's first characters: may raise a ReaderError
@@ -78,8 +85,8 @@ def _iter(text: str, where: str, loader_cls: type) -> Iterator[tuple[int, Any, A
             loader.dispose()
 
 
-def load_one(text: str, where: str, loader: type = yaml.SafeLoader) -> Any:
-    """The first YAML document's data (None for an empty file)."""
+def load_one(text: str, where: str, loader: type | None = None) -> Any:
+    """The first YAML document's data (None for an empty file); ``loader`` as in :func:`documents`."""
     docs = documents(text, where, loader)
     return docs[0][2] if docs else None
 
@@ -98,8 +105,34 @@ def load_json(text: str, where: str) -> Any:
     return data
 
 
+def child(node: Any, key: str, *, ignore_case: bool = False) -> Any:
+    """The value node of ``key`` in a YAML mapping node (None when absent or not a mapping), for line numbers.
+
+    >>> _, node, _ = documents("On:\\n  schedule: []\\n", "example")[0]
+    >>> child(node, "on", ignore_case=True).start_mark.line, child(node, "on")
+    (1, None)
+    """
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and (k.value.lower() == key.lower() if ignore_case else k.value == key):
+            return v
+    return None
+
+
 def _check(root: Any, where: str) -> None:
     """Refuse a node graph whose expansion is larger than MAX_NODES or deeper than MAX_DEPTH."""
+    import yaml
+
+    def children(node: Any) -> list[Any]:
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        if isinstance(node, yaml.MappingNode):
+            return [part for pair in node.value for part in pair]
+        return []
+
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
     busy: set[int] = set()
@@ -110,7 +143,7 @@ def _check(root: Any, where: str) -> None:
         key = id(node)
         if done:
             busy.discard(key)
-            kids = _children(node)
+            kids = children(node)
             size[key] = 1 + sum(size[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
             if size[key] > MAX_NODES:
@@ -128,17 +161,9 @@ def _check(root: Any, where: str) -> None:
                              "(a recursive structure); calsim refuses it")
         busy.add(key)
         stack.append((node, True))
-        for kid in _children(node):
+        for kid in children(node):
             if id(kid) not in size:
                 stack.append((kid, False))
-
-
-def _children(node: Any) -> list[Any]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    return []
 
 
 def _depth(data: Any, where: str) -> None:

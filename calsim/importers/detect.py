@@ -3,7 +3,7 @@
 =========================================================  ===============================
 content                                                    read by
 =========================================================  ===============================
-``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.fleetfile.load`
+``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.importers.fleet.load`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
 ``ScheduleExpression``, ``AWS::Scheduler::Schedule`` or   :func:`~calsim.importers.from_eventbridge`
@@ -37,10 +37,10 @@ import re
 import warnings
 from pathlib import Path
 
-from ..fleetfile import load as load_fleet
 from ..schedule import Schedule
 from ._result import Imported, read_input
 from .crontab import from_crontab
+from .fleet import load as load_fleet
 from .ical import from_ical
 from .kubernetes import from_kubernetes
 from .eventbridge import from_eventbridge
@@ -101,7 +101,7 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
     Temporal calendar) is refused and listed in ``Imported.refused``, the
     rest imported; ``strict=True``: the first bad item raises.
     ``tz_in_schedule`` is passed to :func:`~calsim.importers.from_kubernetes`.
-    A fleet file is read whole (``calsim.fleetfile.load``): it is calsim's own
+    A fleet file is read whole (:func:`calsim.importers.fleet.load`): it is calsim's own
     format, so a bad table is an error to fix, not a refusal.
     """
     p = Path(path)
@@ -122,7 +122,7 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
     if fmt == "crontab":
         return from_crontab(p, zone=zone, strict=strict)
     schedules = load_fleet(p)
-    return Imported(tuple(schedules))  # calsim.fleetfile.load sets each schedule's source
+    return Imported(tuple(schedules))  # fleet.load sets each schedule's source
 
 
 def load_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,

@@ -52,11 +52,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import re
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, eventbridge
@@ -83,11 +82,19 @@ class _Intrinsic:
         self.tag = tag
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that reads CloudFormation's ``!Ref``-style tags as :class:`_Intrinsic`."""
+@functools.cache
+def _loader() -> type:
+    """A SafeLoader that reads CloudFormation's ``!Ref``-style tags as :class:`_Intrinsic`.
 
+    Built on first use, so that importing the importers does not import PyYAML.
+    """
+    import yaml
 
-_Loader.add_multi_constructor("!", lambda loader, suffix, node: _Intrinsic("!" + suffix))
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: _Intrinsic("!" + suffix))
+    return Loader
 
 
 def from_eventbridge(path_or_text: object, *, source: str | None = None, start: object = DEFAULT_START,
@@ -165,7 +172,7 @@ def from_eventbridge(path_or_text: object, *, source: str | None = None, start: 
 def _load(text: str, where: str) -> Any:
     if text.lstrip()[:1] in ("{", "["):
         return load_json(text, where)
-    return load_one(text, where, _Loader)
+    return load_one(text, where, _loader())
 
 
 def _terraform(data: Any, shape: str, where: str, file: str) -> tuple[list[tuple[dict, str | None]], list[Skipped]]:

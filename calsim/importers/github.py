@@ -41,14 +41,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset
 from ..rules.cron import Cron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
-from ._yaml import documents
+from ._yaml import child, documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -163,14 +161,14 @@ def _read(path_or_text: object, source: str | None, start: object, collect: Item
     preset = Preset(name="github", policy=Policy(catchup="skip", overlap=overlap), gap="next_valid", fold="first",
                     tick="1min", notes=NOTES + ((conc_note,) if conc_note else ()), sources=SOURCES,
                     settings=(("concurrency", data.get("concurrency")),))
-    on_node = _child(node, "on") or _child(node, "true")
-    items = _child(on_node, "schedule")
+    on_node = child(node, "on", ignore_case=True) or child(node, "true", ignore_case=True)
+    items = child(on_node, "schedule", ignore_case=True)
     schedules: list[Schedule] = []
     presets: dict[str, Preset] = {}
     for n, entry in enumerate(schedule, 1):
         item_node = items.value[n - 1] if items is not None and hasattr(items, "value") else None
         line = (item_node.start_mark.line + 1) if item_node is not None else None
-        cron_node = _child(item_node, "cron")
+        cron_node = child(item_node, "cron", ignore_case=True)
         if cron_node is not None:
             line = cron_node.start_mark.line + 1
         at = f"{where} line {line}" if line else f"{where} on.schedule[{n}]"
@@ -204,15 +202,6 @@ def _entry(entry: Any, n: int, at: str, wf: str, file: str, line: int | None, st
         raise reraise(exc, f"{at}: cron={expr!r}") from None
     assert isinstance(sched, Schedule)
     return attach(sched, src)
-
-
-def _child(node: Any, key: str) -> Any:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    for k, v in node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value.lower() == key:
-            return v
-    return None
 
 
 def _posix(expr: str, at: str) -> str:

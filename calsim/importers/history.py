@@ -53,13 +53,14 @@ import json
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 import polars as pl
 
 from ..input_files import DEFAULT_MAX_HISTORY_BYTES, read_file
-from ..errors import CalsimError, InputError
+from ..errors import CalsimError, InputError, LedgerSchemaError
 
-__all__ = ["read_history", "detect_history", "HISTORY_KINDS", "HISTORY_SCHEMA"]
+__all__ = ["read_history", "read_actual", "detect_history", "HISTORY_KINDS", "HISTORY_SCHEMA"]
 
 HISTORY_KINDS = ("kubernetes", "journal", "syslog", "csv", "parquet")
 UTC = pl.Datetime("us", "UTC")
@@ -239,21 +240,88 @@ def _instant(value: object, where: str) -> dt.datetime:
 
 # -- CSV / Parquet --------------------------------------------------------------------------------------
 
-def _table(frame: pl.DataFrame, label: str) -> pl.DataFrame:
-    from ..reconcile import _read_actual
+def read_actual(actual: object) -> pl.DataFrame:
+    """A run history given as a frame or a CSV / Parquet path, in the columns :func:`calsim.reconcile` compares.
 
+    ``schedule_id`` and ``started_utc`` (or ``started``; naive is UTC) are
+    required, with ``nominal_local`` (naive wall time), ``scheduled_utc``
+    (an instant) or ``scheduled`` (aware: an instant, naive: wall time);
+    ``fold`` and ``status`` are kept. Times come out as ``Datetime("us",
+    "UTC")`` (``nominal_local`` naive). Errors start with ``actual:``.
+
+    >>> import polars as pl
+    >>> read_actual(pl.DataFrame({"schedule_id": ["a"], "scheduled": ["2026-03-09T02:30"],
+    ...                           "started": ["2026-03-09T06:30:02Z"]})).columns
+    ['schedule_id', 'started_utc', 'nominal_local', 'status']
+    """
+    if isinstance(actual, (str, os.PathLike)):
+        p = Path(actual)
+        if not p.exists():
+            raise InputError(f"actual: no file {str(p)!r}")
+        if p.suffix.lower() == ".parquet":
+            frame = pl.read_parquet(p)
+        elif p.suffix.lower() == ".csv":
+            frame = pl.read_csv(p, try_parse_dates=True)
+        else:
+            raise InputError(f"actual: {str(p)!r} is neither .csv nor .parquet")
+    elif isinstance(actual, pl.DataFrame):
+        frame = actual
+    else:
+        raise InputError(f"actual: expected a polars DataFrame or a CSV/Parquet path, got {type(actual).__name__}")
+    frame = frame.rename({c: "started_utc" for c in ("started",) if c in frame.columns and "started_utc" not in frame.columns})
+    if "scheduled" in frame.columns:
+        t = frame.schema["scheduled"]
+        target = "scheduled_utc" if isinstance(t, pl.Datetime) and t.time_zone else "nominal_local"
+        if target not in frame.columns:
+            frame = frame.rename({"scheduled": target})
+    for need in ("schedule_id", "started_utc"):
+        if need not in frame.columns:
+            raise LedgerSchemaError(f"actual: missing column {need!r} (have {frame.columns})")
+    if "nominal_local" not in frame.columns and "scheduled_utc" not in frame.columns:
+        raise LedgerSchemaError(f"actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {frame.columns})")
+
+    def instant(c: str) -> pl.Expr:
+        t = frame.schema[c]
+        if t == pl.String:  # ISO text, with or without an offset: one zone for the whole column
+            e = pl.col(c).str.to_datetime(time_unit="us", time_zone="UTC")
+            return e.cast(UTC).alias(c)
+        e = pl.col(c)
+        if not isinstance(t, pl.Datetime) or not t.time_zone:
+            e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+        return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
+
+    exprs = [pl.col("schedule_id").cast(pl.String), instant("started_utc")]
+    if "scheduled_utc" in frame.columns:
+        exprs.append(instant("scheduled_utc"))
+    if "nominal_local" in frame.columns:
+        t = frame.schema["nominal_local"]
+        if isinstance(t, pl.Datetime) and t.time_zone:
+            raise InputError("actual: 'nominal_local' must be naive wall time, got an aware column")
+        e = pl.col("nominal_local").str.to_datetime(time_unit="us") if t == pl.String else pl.col("nominal_local")
+        exprs.append(e.cast(pl.Datetime("us")))
+    if "fold" in frame.columns:
+        exprs.append(pl.col("fold").cast(pl.Int8))
+    exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
     try:
-        out = _read_actual(frame)
+        return frame.select(exprs)
+    except (pl.exceptions.PolarsError, ValueError) as exc:  # text that is no time, mixed naive and aware values
+        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"actual: a time column holds a value that is not an ISO 8601 time ({first})") from None
+
+
+def _table(frame: pl.DataFrame, label: str) -> pl.DataFrame:
+    try:
+        out = read_actual(frame)
         finished = frame["finished_utc"] if "finished_utc" in frame.columns else None
         if finished is not None:
             f = pl.DataFrame({"finished_utc": finished})
-            out = out.with_columns(_read_actual(f.with_columns(
+            out = out.with_columns(read_actual(f.with_columns(
                 pl.lit("x").alias("schedule_id"), pl.col("finished_utc").alias("started_utc"),
                 pl.lit(None, UTC).alias("scheduled_utc")))["started_utc"].alias("finished_utc"))
     except CalsimError as exc:
         msg = str(exc)
         raise type(exc)(f"history: {label}: {msg[len('actual: '):] if msg.startswith('actual: ') else msg}") from None
-    if "scheduled_utc" not in out.columns and "nominal_local" not in out.columns:  # pragma: no cover - _read_actual
+    if "scheduled_utc" not in out.columns and "nominal_local" not in out.columns:  # pragma: no cover - read_actual
         raise InputError(f"history: {label}: no scheduled time column")
     for c, t in HISTORY_SCHEMA.items():
         if c not in out.columns and not (c == "scheduled_utc" and "nominal_local" in out.columns):

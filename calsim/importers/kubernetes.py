@@ -74,14 +74,12 @@ import datetime as dt
 import re
 from typing import Any
 
-import yaml
-
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
 from ..presets import Preset, kubernetes
 from ..rules.cron import Cron
 from ..rules.every import Every
 from ..schedule import Schedule
-from ._yaml import documents
+from ._yaml import child, documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
 
@@ -168,7 +166,7 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
             continue
         objects: list[tuple[int | None, Any, Any]] = [(None, data, node)]
         if data.get("kind") == "List" and isinstance(data.get("items"), list):
-            items_node = _child(node, "items")
+            items_node = child(node, "items")
             objects = [(i, item, items_node.value[i - 1] if items_node is not None else node)
                        for i, item in enumerate(data["items"], 1)]
         for item_no, obj, obj_node in objects:
@@ -216,17 +214,9 @@ def _yaml_type(value: object) -> str:
         type(value), type(value).__name__)
 
 
-def _child(node: Any, key: str) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if isinstance(k, yaml.ScalarNode) and k.value == key:
-                return v
-    return None
-
-
 def _line(node: Any, *keys: str) -> int | None:
     for key in keys:
-        node = _child(node, key)
+        node = child(node, key)
         if node is None:
             return None
     return node.start_mark.line + 1

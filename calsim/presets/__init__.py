@@ -60,4 +60,8 @@ from .cron_daemon import cronie
 from .eventbridge_scheduler import eventbridge
 from .eventbridge_scheduler import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F401  (cited by the tests)
 
-__all__ = ["Preset", "Wildcard", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge"]
+# The preset functions' names, in the table's order (a fleet file's ``preset = { name = ... }`` takes these).
+SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge")
+
+__all__ = ["Preset", "Wildcard", "SCHEDULERS", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie",
+           "eventbridge"]

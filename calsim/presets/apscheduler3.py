@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from ..simulation.policy import Policy
 from ._base import _bad, _bool, _enum, _int, _settings, Preset, Wildcard
 
 __all__ = ["apscheduler"]
+
+DstGap = Literal["code", "docs"]
+JobStore = Literal["memory", "persistent"]
 
 APS_BASE = "https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/schedulers/base.py"
 APS_GUIDE = "https://apscheduler.readthedocs.io/en/3.x/userguide.html"
@@ -14,8 +19,8 @@ APS_HISTORY = "https://github.com/agronholm/apscheduler/blob/3.x/docs/versionhis
 APS_EXEC = "https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/executors/base.py"
 
 
-def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max_instances: int = 1,
-                jitter: float | None = None, dst_gap: str = "code", jobstore: str = "memory") -> Preset:
+def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, max_instances: int = 1,
+                jitter: float | None = None, dst_gap: DstGap = "code", jobstore: JobStore = "memory") -> Preset:
     """APScheduler 3.x with a ``CronTrigger`` (job defaults of ``BaseScheduler``).
 
     ========================  ===================================================  ===========
@@ -49,6 +54,15 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     field; ``dst_gap="code"`` (default) reproduces that, measured against
     ``CronTrigger.get_next_fire_time`` in the tests.
 
+    Parameters (keyword-only, APScheduler's job options)
+    ----------------------------------------------------
+    misfire_grace_time : seconds > 0 or None, default 1
+    coalesce : bool, default True
+    max_instances : int >= 1, default 1
+    jitter : seconds >= 0 or None, default None
+    dst_gap : {"code", "docs"}, default "code"
+    jobstore : {"memory", "persistent"}, default "memory"
+
     Sources: https://github.com/agronholm/apscheduler/blob/3.x/apscheduler/schedulers/base.py (APS_BASE),
     https://apscheduler.readthedocs.io/en/3.x/userguide.html (APS_GUIDE),
     https://apscheduler.readthedocs.io/en/3.x/modules/triggers/cron.html (APS_CRON),
@@ -67,8 +81,8 @@ def apscheduler(misfire_grace_time: float | None = 1, coalesce: bool = True, max
     _int("max_instances", max_instances, 1)
     if jitter is not None and (isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or jitter < 0):
         raise _bad("jitter", jitter, "a number of seconds >= 0 or None")
-    _enum("dst_gap", dst_gap, ("code", "docs"))
-    _enum("jobstore", jobstore, ("memory", "persistent"))
+    _enum("dst_gap", dst_gap, get_args(DstGap))
+    _enum("jobstore", jobstore, get_args(JobStore))
     notes = [
         "a run going when the machine suspends is frozen with it in APScheduler (it ends that much later); calsim "
         "runs keep their wall-clock duration",

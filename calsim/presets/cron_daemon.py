@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from ..simulation.policy import Policy
 from ._base import _enum, _settings, Preset, Wildcard
 
 __all__ = ["cronie"]
+
+JobKind = Literal["auto", "fixed", "wildcard"]
 
 CRONIE = "https://github.com/cronie-crond/cronie/blob/master/man/cron.8"
 CRONIE_SRC = "https://github.com/cronie-crond/cronie/blob/master/src/cron.c"
@@ -13,7 +17,7 @@ DEBIAN = "https://manpages.debian.org/bookworm/cron/cron.8.en.html"
 CRONSIM = "https://pypi.org/project/cronsim/"
 
 
-def cronie(job_kind: str = "auto") -> Preset:
+def cronie(*, job_kind: JobKind = "auto") -> Preset:
     """cron (cronie, Debian/Vixie), as cronsim reproduces it.
 
     ============================  ==================================================  ==============
@@ -36,10 +40,13 @@ def cronie(job_kind: str = "auto") -> Preset:
     wakes each minute             ``tick="1min"``
     ============================  ==================================================  ==============
 
-    ``job_kind="auto"`` decides per schedule, as cron's ``MIN_STAR``/``HR_STAR``
-    flags and cronsim do (``*/2`` starts with ``*``, so it is wildcard);
-    ``"fixed"`` or ``"wildcard"`` force one kind. Non-cron rules count as
-    fixed-time.
+    Parameters (keyword-only)
+    -------------------------
+    job_kind : {"auto", "fixed", "wildcard"}, default "auto"
+        ``"auto"`` decides per schedule, as cron's ``MIN_STAR``/``HR_STAR``
+        flags and cronsim do (``*/2`` starts with ``*``, so it is wildcard);
+        ``"fixed"`` or ``"wildcard"`` force one kind. Non-cron rules count
+        as fixed-time.
 
     Sources: https://github.com/cronie-crond/cronie/blob/master/man/cron.8 (CRONIE),
     https://manpages.debian.org/bookworm/cron/cron.8.en.html (DEBIAN), https://pypi.org/project/cronsim/ (CRONSIM).
@@ -50,7 +57,7 @@ def cronie(job_kind: str = "auto") -> Preset:
     >>> [p.dst_for(calsim.Schedule("j", "UTC", "2026-01-01T00:00", e)) for e in ("30 2 * * *", "*/30 * * * *")]
     [('next_valid', 'first'), ('skip', 'both')]
     """
-    _enum("job_kind", job_kind, ("auto", "fixed", "wildcard"))
+    _enum("job_kind", job_kind, get_args(JobKind))
     fixed, wild = ("next_valid", "first"), ("skip", "both")
     gap, fold = wild if job_kind == "wildcard" else fixed
     notes = [

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from ..simulation.policy import Policy
 from ..errors import CalsimError
 from ._base import _bad, _bool, _enum, _int, _settings, Preset
 
 __all__ = ["kubernetes"]
+
+ConcurrencyPolicy = Literal["Allow", "Forbid", "Replace"]
+TooManyMissed = Literal["code", "docs"]
 
 K8S_DOC = "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
 K8S_CODE = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go"
@@ -14,8 +19,8 @@ K8S_CTRL = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/
 ROBFIG = "https://github.com/robfig/cron/blob/master/spec_test.go"
 
 
-def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int | None = None,
-               time_zone: str | None = None, suspend: bool = False, too_many_missed: str = "code") -> Preset:
+def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_deadline_seconds: int | None = None,
+               time_zone: str | None = None, suspend: bool = False, too_many_missed: TooManyMissed = "code") -> Preset:
     """Kubernetes CronJob (``batch/v1``; robfig/cron v3 semantics).
 
     ==============================  ===========================================  ==============
@@ -39,6 +44,15 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
     sync loop                       ``tick="10s"``                               K8S_DOC
     ==============================  ===========================================  ==============
 
+    Parameters (keyword-only, the CronJob's own names in snake case)
+    ----------------------------------------------------------------
+    concurrency_policy : {"Allow", "Forbid", "Replace"}, default "Allow"
+    starting_deadline_seconds : int >= 0 or None, default None (no deadline)
+    time_zone : IANA zone name or None, default None (each schedule keeps its zone)
+    suspend : bool, default False
+    too_many_missed : {"code", "docs"}, default "code"
+        Whether more than 100 missed times stick the CronJob (``"docs"``) or not (``"code"``).
+
     Sources: https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (K8S_DOC),
     https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go (K8S_CODE),
     https://github.com/robfig/cron/blob/master/spec_test.go (ROBFIG),
@@ -52,10 +66,10 @@ def kubernetes(concurrency_policy: str = "Allow", starting_deadline_seconds: int
     100
     """
     overlap = {"Allow": "allow", "Forbid": "buffer_latest", "Replace": "cancel_other"}
-    _enum("concurrency_policy", concurrency_policy, tuple(overlap))
+    _enum("concurrency_policy", concurrency_policy, get_args(ConcurrencyPolicy))
     deadline = _int("starting_deadline_seconds", starting_deadline_seconds, 0, none=True)
     _bool("suspend", suspend)
-    _enum("too_many_missed", too_many_missed, ("code", "docs"))
+    _enum("too_many_missed", too_many_missed, get_args(TooManyMissed))
     if time_zone is not None:
         from ..tzdb import release
 

@@ -13,7 +13,7 @@ EB_RETRY = "https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryP
 EB_WINDOW_API = "https://docs.aws.amazon.com/scheduler/latest/APIReference/API_FlexibleTimeWindow.html"
 
 
-def eventbridge(flexible_window_minutes: int | None = None, maximum_event_age_seconds: int = 86400,
+def eventbridge(*, flexible_window_minutes: int | None = None, maximum_event_age_seconds: int = 86400,
                 maximum_retry_attempts: int = 185) -> Preset:
     """AWS EventBridge Scheduler, ``cron()`` schedules.
 
@@ -32,6 +32,12 @@ def eventbridge(flexible_window_minutes: int | None = None, maximum_event_age_se
     DST                              ``gap="skip"``, ``fold="first"``                 EB_DST
     precision                        ``tick="1min"``                                  EB_DST
     ===============================  ===============================================  ============
+
+    Parameters (keyword-only, the API's names in snake case)
+    --------------------------------------------------------
+    flexible_window_minutes : int 1..1440 or None, default None (``OFF``)
+    maximum_event_age_seconds : int 60..86400, default 86400
+    maximum_retry_attempts : int 0..185, default 185
 
     Sources: https://repost.aws/knowledge-center/eventbridge-scheduler-adjust-dst (EB_DST),
     https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-flexible-time-windows.html (EB_WINDOW),

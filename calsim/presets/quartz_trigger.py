@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from ..simulation.policy import Policy
 from ._base import _bool, _enum, _int, _settings, Preset
 
 __all__ = ["quartz"]
+
+MisfireInstruction = Literal["SMART_POLICY", "FIRE_ONCE_NOW", "DO_NOTHING", "IGNORE_MISFIRE_POLICY"]
+JobStore = Literal["ram", "jdbc"]
 
 QUARTZ_CRON = "https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/impl/triggers/CronTriggerImpl.java"
 QUARTZ_STORE = "https://quartz-scheduler.org/documentation/quartz-2.3.0/configuration/ConfigRAMJobStore.html"
@@ -19,8 +24,8 @@ _QUARTZ_MISFIRE = {"SMART_POLICY": "latest", "FIRE_ONCE_NOW": "latest", "DO_NOTH
                    "IGNORE_MISFIRE_POLICY": "all"}
 
 
-def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int = 60000,
-           disallow_concurrent: bool = False, job_store: str = "ram") -> Preset:
+def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_threshold_ms: int = 60000,
+           disallow_concurrent: bool = False, job_store: JobStore = "ram") -> Preset:
     """Quartz 2.x ``CronTrigger`` (``MISFIRE_INSTRUCTION_*`` without the prefix).
 
     ===========================  ===================================================  ============
@@ -45,6 +50,14 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     DST                          ``gap="skip"``, ``fold="both"``                      QUARTZ_DST
     ===========================  ===================================================  ============
 
+    Parameters (keyword-only)
+    -------------------------
+    misfire_instruction : {"SMART_POLICY", "FIRE_ONCE_NOW", "DO_NOTHING", "IGNORE_MISFIRE_POLICY"}, default "SMART_POLICY"
+    misfire_threshold_ms : int >= 0, default 60000
+    disallow_concurrent : bool, default False
+        The job class is ``@DisallowConcurrentExecution``.
+    job_store : {"ram", "jdbc"}, default "ram"
+
     Sources: https://github.com/quartz-scheduler/quartz/blob/main/quartz/src/main/java/org/quartz/impl/triggers/CronTriggerImpl.java
     (QUARTZ_CRON), https://quartz-scheduler.org/documentation/quartz-2.3.0/configuration/ConfigRAMJobStore.html
     (QUARTZ_STORE), https://documentation.softwareag.com/onlinehelp/Rohan/quartz_223/webhelp/quartz-scheduler-webhelp/co-bp_daylight_savings_time_tips.html
@@ -55,10 +68,10 @@ def quartz(misfire_instruction: str = "SMART_POLICY", misfire_threshold_ms: int 
     >>> p.policy.catchup, p.policy.misfire_grace_us, p.policy.overlap, p.policy.limit_edge
     ('skip', 60000000, 'allow', 'on_time')
     """
-    _enum("misfire_instruction", misfire_instruction, tuple(_QUARTZ_MISFIRE))
+    _enum("misfire_instruction", misfire_instruction, get_args(MisfireInstruction))
     threshold = _int("misfire_threshold_ms", misfire_threshold_ms, 0)
     _bool("disallow_concurrent", disallow_concurrent)
-    _enum("job_store", job_store, ("ram", "jdbc"))
+    _enum("job_store", job_store, get_args(JobStore))
     assert threshold is not None
     notes = [
         "DO_NOTHING moves a misfired trigger to its first fire time strictly after now, so a fire time met at the "

@@ -13,7 +13,7 @@ SYSTEMD = "https://www.freedesktop.org/software/systemd/man/latest/systemd.timer
 TIMER_C = "https://github.com/systemd/systemd/blob/v252/src/core/timer.c"
 
 
-def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_delay_sec: object = 0,
+def systemd(*, persistent: bool = False, accuracy_sec: object = "1min", randomized_delay_sec: object = 0,
             fixed_random_delay: bool = False, defer_reactivation: bool = False) -> Preset:
     """systemd ``.timer`` with ``OnCalendar=``.
 
@@ -37,6 +37,14 @@ def systemd(persistent: bool = False, accuracy_sec: object = "1min", randomized_
     DST                         **not documented**: assumed ``gap="skip"``,           SYSTEMD
                                 ``fold="first"``
     ==========================  ====================================================  =======
+
+    Parameters (keyword-only, the ``[Timer]`` settings in snake case)
+    -----------------------------------------------------------------
+    persistent : bool, default False
+    accuracy_sec : duration ("1min", "PT30S", seconds, timedelta; 0 allowed), default "1min"
+    randomized_delay_sec : duration, default 0
+    fixed_random_delay : bool, default False
+    defer_reactivation : bool, default False
 
     Source: https://www.freedesktop.org/software/systemd/man/latest/systemd.timer.html (SYSTEMD).
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal, get_args
 
 from ..simulation.policy import Policy
 from ._base import _enum, _seconds, _settings, Preset, US
 
 __all__ = ["temporal"]
+
+Overlap = Literal["SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER", "TERMINATE_OTHER", "ALLOW_ALL"]
+AfterOutage = Literal["earliest", "latest"]
 
 TEMPORAL_DOC = "https://docs.temporal.io/schedule"
 TEMPORAL_CODE = "https://github.com/temporalio/temporal/blob/main/service/worker/scheduler/workflow.go"
@@ -19,8 +23,8 @@ _TEMPORAL_OVERLAP = {"SKIP": "skip", "BUFFER_ONE": "buffer_one", "BUFFER_ALL": "
                      "CANCEL_OTHER": "cancel_other", "TERMINATE_OTHER": "cancel_other", "ALLOW_ALL": "allow"}
 
 
-def temporal(overlap: str = "SKIP", catchup_window: object = "365d", jitter: object = None,
-             after_outage: str = "earliest") -> Preset:
+def temporal(*, overlap: Overlap = "SKIP", catchup_window: object = "365d", jitter: object = None,
+             after_outage: AfterOutage = "earliest") -> Preset:
     """Temporal Schedules (``SchedulePolicies`` and ``ScheduleSpec.jitter``).
 
     ==========================  ===============================================  ===============
@@ -45,6 +49,13 @@ def temporal(overlap: str = "SKIP", catchup_window: object = "365d", jitter: obj
     ``"latest"`` is the other reading ANCHORS records, where the most recent
     missed action runs.
 
+    Parameters (keyword-only, ``SchedulePolicies``' names in snake case)
+    --------------------------------------------------------------------
+    overlap : {"SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER", "TERMINATE_OTHER", "ALLOW_ALL"}, default "SKIP"
+    catchup_window : duration ("10s", "PT1H", seconds, timedelta), default "365d"
+    jitter : duration or None, default None
+    after_outage : {"earliest", "latest"}, default "earliest"
+
     Sources: https://docs.temporal.io/schedule (TEMPORAL_DOC),
     https://github.com/temporalio/temporal/blob/main/service/worker/scheduler/workflow.go (TEMPORAL_CODE),
     https://github.com/temporalio/api/blob/master/temporal/api/schedule/v1/message.proto (TEMPORAL_API),
@@ -55,10 +66,10 @@ def temporal(overlap: str = "SKIP", catchup_window: object = "365d", jitter: obj
     >>> p.policy.catchup, p.policy.overlap, p.policy.max_lateness_us // (86400 * 10**6), p.gap, p.fold
     ('earliest', 'skip', 365, 'skip', 'both')
     """
-    _enum("overlap", overlap, tuple(_TEMPORAL_OVERLAP))
+    _enum("overlap", overlap, get_args(Overlap))
     window = _seconds("catchup_window", catchup_window)
     jit = _seconds("jitter", jitter, none=True)
-    _enum("after_outage", after_outage, ("earliest", "latest"))
+    _enum("after_outage", after_outage, get_args(AfterOutage))
     assert window is not None
     notes = [
         "DST: calendar specs match wall-clock fields literally: a time the day lacks does not fire, a repeated "

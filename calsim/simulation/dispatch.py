@@ -7,7 +7,7 @@ partitions a scenario and runs the local engine on each partition.
 from __future__ import annotations
 
 from .. import limits
-from ..errors import InputError, choices
+from ..errors import InputError, choices, shown
 from .engine import SETTLE, run_local
 from .ledger import Ledger
 from .occurrences import check_scenario
@@ -24,6 +24,10 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     """Simulate ``scenario`` and return its :class:`~calsim.Ledger`.
 
     ``scenario`` is the one positional argument; every option is keyword-only.
+    An option the chosen engine would not honour is refused with an
+    :class:`~calsim.InputError` rather than dropped: ``client`` and
+    ``output`` with ``engine="local"``, ``progress=True`` or
+    ``settle="events"`` with ``engine="dask"``.
 
     Parameters
     ----------
@@ -35,20 +39,24 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
         returned as a :class:`calsim.distributed.LedgerDataset` (see
         :mod:`calsim.distributed`).
     client : distributed.Client, scheduler address or None
-        With ``engine="dask"``: a client, an address such as
+        ``engine="dask"`` only: a client, an address such as
         ``"tcp://host:8786"``, or None for the current default client.
     output : path, fsspec URL or None
-        With ``engine="dask"``: the directory ``scenario=<name>/`` is written
-        under (see :func:`calsim.distributed.simulate`).
+        ``engine="dask"`` only (required there): the directory
+        ``scenario=<name>/`` is written under (see
+        :func:`calsim.distributed.simulate`).
     progress : {None, True, False}
-        Show a tqdm progress bar: None (default) shows it only when
-        interactive (a terminal or a notebook); False never.
+        ``engine="local"``: show a tqdm progress bar: None (default) shows
+        it only when interactive (a terminal or a notebook); False never.
+        ``engine="dask"`` shows none (the Dask dashboard shows the tasks):
+        None or False.
     settle : {"columns", "events"}
         ``"columns"`` (default): rows whose outcome needs no order, and
         budget-bound accounts of the common kind, are settled in columns;
         ``"events"``: every row that runs goes through the ordered event loop
         (slower; the reference the column paths are proven equal to). The
         ledger's ``settled`` attribute counts the runs each path settled.
+        ``engine="dask"``'s workers settle in columns: ``"columns"`` only.
     max_occurrences : int >= 1 or None
         Refuse, before expanding, a scenario whose estimated occurrences
         (revisions and every release it uses included; an upper bound, see
@@ -70,8 +78,13 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     """
     if not isinstance(scenario, Scenario):
         raise InputError(f"scenario: expected a calsim.Scenario, got {type(scenario).__name__}")
+    if engine not in ENGINES:
+        raise InputError(f"engine: unknown engine {engine!r} (allowed: {choices(ENGINES)})")
     if settle not in SETTLE:
         raise InputError(f"settle: {settle!r} (allowed: {choices(SETTLE)})")
+    if progress is not None and not isinstance(progress, bool):
+        raise InputError(f"progress: {shown(progress)} (allowed: None, True or False)")
+    _check_engine_options(engine, client=client, output=output, progress=progress, settle=settle)
     cap = limits.max_occurrences(max_occurrences)
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
@@ -80,9 +93,29 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
 
         return simulate_on_dask(scenario, client=client, output=output,  # type: ignore[return-value]
                                 max_occurrences=cap)
-    if engine != "local":
-        raise InputError(f"engine: unknown engine {engine!r} (allowed: {choices(ENGINES)})")
     check_scenario(scenario, cap)
     # The engine's own expansions (one per release) are checked against the same limit.
     with limits.scope(cap):
         return run_local(scenario, settle=settle, progress=progress)
+
+
+def _check_engine_options(engine: str, *, client: object, output: object, progress: bool | None,
+                          settle: str) -> None:
+    """Refuse an option ``engine`` would not honour: a silently dropped option is a wrong answer nobody sees.
+
+    >>> _check_engine_options("local", client=None, output="/tmp/x", progress=None, settle="columns")
+    Traceback (most recent call last):
+    calsim.errors.InputError: output: '/tmp/x' is not used by engine='local' (it simulates in this process and returns the ledger); client and output are for engine='dask'
+    """
+    if engine == "local":
+        for name, value in (("client", client), ("output", output)):
+            if value is not None:
+                raise InputError(f"{name}: {shown(value)} is not used by engine='local' (it simulates in this process "
+                                 "and returns the ledger); client and output are for engine='dask'")
+        return
+    if progress:
+        raise InputError("progress: True is not used by engine='dask' (it shows no progress bar; the Dask "
+                         "dashboard shows the tasks); allowed with engine='dask': None or False")
+    if settle != "columns":
+        raise InputError(f"settle: {settle!r} is not used by engine='dask' (its workers settle in columns); "
+                         "allowed with engine='dask': 'columns'")

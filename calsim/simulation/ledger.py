@@ -20,40 +20,17 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ..expansion import OCCURRENCE_SCHEMA, as_strings
+from ..expansion import as_strings
+from . import views
+from .ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES,  # noqa: F401
+                            REASON, STATE, UTC)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame"]
 
-LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
-LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
-                  "revision", "superseded", "retries_exhausted", "stuck")
-#: Reasons of occurrences never meant to run (no instant): not missed, they open no gap.
-BY_DESIGN_REASONS = ("dst_gap", "merged", "calendar")
-STATE = pl.Enum(list(LEDGER_STATES))
-REASON = pl.Enum(list(LEDGER_REASONS))
-KIND = pl.Enum(["scheduled", "manual"])
-UTC = pl.Datetime("us", "UTC")
 _CHUNK = 1 << 20  # rows per step of in-place conversions
-
-LEDGER_SCHEMA = pl.Schema(
-    {
-        "scenario": pl.String,
-        **OCCURRENCE_SCHEMA,
-        "kind": KIND,
-        "eligible_utc": UTC,
-        "started_utc": UTC,
-        "finished_utc": UTC,
-        "lateness_s": pl.Float64,
-        "state": STATE,
-        "reason": REASON,
-        "attempts": pl.Int32,
-        "cost": pl.Float64,
-        "budget_wait_s": pl.Float64,
-    }
-)
 
 
 def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
@@ -193,7 +170,6 @@ class Ledger:
 
     def counts(self) -> pl.DataFrame:
         """Rows per (kind, state, reason)."""
-        from . import views
 
         return views.counts(self._frame).collect()
 
@@ -205,7 +181,6 @@ class Ledger:
 
         See :func:`calsim.simulation.views.summary`.
         """
-        from . import views
 
         return views.summary(self._frame, self.name).collect()
 
@@ -220,7 +195,6 @@ class Ledger:
         duration) later than that after it was eligible. See
         :func:`calsim.simulation.views.gaps`.
         """
-        from . import views
 
         return views.gaps(self._frame, late_after=late_after).collect()
 
@@ -229,13 +203,11 @@ class Ledger:
 
         ``late_after`` as in :meth:`gaps`; see :func:`calsim.simulation.views.coverage`.
         """
-        from . import views
 
         return views.coverage(self._frame, late_after=late_after).collect()
 
     def daily_cost(self) -> pl.DataFrame:
         """Cost and runs per UTC day of start, per account (null: no account)."""
-        from . import views
 
         return views.daily_cost(self._frame, self.accounts).collect()
 

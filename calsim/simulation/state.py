@@ -21,7 +21,7 @@ import polars as pl
 
 from ..schedule import Schedule
 from ..tzdb import release as get_release
-from .ledger import LEDGER_REASONS, LEDGER_STATES
+from .ledger_schema import LEDGER_REASONS, LEDGER_STATES
 from .policy import LogNormal, Policy
 from .randomness import id_key
 from .rules import BIG, CATCHUP, EDGE, OVERLAP, charge

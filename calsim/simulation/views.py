@@ -50,9 +50,9 @@ from collections.abc import Mapping
 import polars as pl
 
 from ..durations import duration_us
-from .ledger import BY_DESIGN_REASONS, LEDGER_STATES
+from .ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES
 
-__all__ = ["counts", "summary", "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration",
+__all__ = ["counts", "summary", "nearest_quantiles", "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration",
            "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
 
 US = pl.Duration("us")
@@ -82,32 +82,97 @@ def counts(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     return _lazy(frame).group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
 
 
-def summary(frame: pl.LazyFrame | pl.DataFrame, name: str) -> pl.LazyFrame:
+def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = False) -> pl.LazyFrame:
     """One row: ``scenario``, counts (``occurrences``, ``manual``, one per state), lateness and waits.
 
     ``lateness_p50``/``_p95``/``_max``: over started runs, percentiles by
     nearest rank (polars' default); ``cost``; ``budget_waits`` (runs that
     waited for budget) with ``budget_wait_mean``/``_max``. Spans are
     Durations, null when nothing started (or waited).
+
+    ``streamed``: for a scan larger than memory (a Dask dataset). Every
+    column but the two percentiles streams in one pass; the percentiles are
+    computed exactly by :func:`nearest_quantiles` (a few streaming passes,
+    never the whole column in memory) and the plan returned holds them as
+    literals.
     """
     started = pl.col("started_utc").is_not_null()
     waited = pl.col("budget_wait_s") > 0
     lat = pl.col("lateness_s").filter(started)
     wait = pl.col("budget_wait_s").filter(waited)
+    if streamed:
+        p50, p95 = nearest_quantiles(_lazy(frame).filter(started).select(v=pl.col("lateness_s")), (0.5, 0.95))
+        q50, q95 = pl.lit(p50, pl.Float64), pl.lit(p95, pl.Float64)
+    else:
+        q50, q95 = lat.quantile(0.5), lat.quantile(0.95)
     # One select, one pass: no filtered copy of the frame (a fleet-year is tens of millions of rows).
     return _lazy(frame).select(
         pl.lit(name, pl.String).alias("scenario"),
         (pl.col("kind") == "scheduled").sum().cast(pl.Int64).alias("occurrences"),
         (pl.col("kind") == "manual").sum().cast(pl.Int64).alias("manual"),
         *[(pl.col("state") == s).sum().cast(pl.Int64).alias(s) for s in LEDGER_STATES],
-        seconds_to_duration(lat.quantile(0.5)).alias("lateness_p50"),
-        seconds_to_duration(lat.quantile(0.95)).alias("lateness_p95"),
+        seconds_to_duration(q50).alias("lateness_p50"),
+        seconds_to_duration(q95).alias("lateness_p95"),
         seconds_to_duration(lat.max()).alias("lateness_max"),
         pl.col("cost").sum().cast(pl.Float64).alias("cost"),
         waited.sum().cast(pl.Int64).alias("budget_waits"),
         seconds_to_duration(wait.mean()).alias("budget_wait_mean"),
         seconds_to_duration(wait.max()).alias("budget_wait_max"),
     )
+
+
+def nearest_quantiles(values: pl.LazyFrame, qs: tuple[float, ...], *, bins: int = 4096,
+                      small: int = 1 << 20) -> list[float | None]:
+    """Exact quantiles by nearest rank (as polars' ``quantile``) of column ``v``, without holding the column.
+
+    The rank of ``q`` over ``n`` values is ``q * (n - 1)`` rounded half away
+    from zero (polars' "nearest"). Each pass streams the values once: the
+    first counts them and finds their range; each next one counts them in
+    ``bins`` equal-width bins of the range still searched (with each bin's
+    own smallest and largest value) and keeps the bin holding the rank: its
+    values are contiguous in sorted order, so ``[its min, its max]`` is the
+    next range and the values below it are counted exactly. When a range
+    holds at most ``small`` values they are read and sorted; a range of one
+    value is the answer. Memory: ``bins`` rows per pass and at most
+    ``small`` values, whatever the number of rows.
+
+    >>> lf = pl.LazyFrame({"v": [5.0, 1.0, 3.0, 2.0, 4.0]})
+    >>> nearest_quantiles(lf, (0.5, 0.95), small=1), [pl.Series([5.0, 1, 3, 2, 4]).quantile(q) for q in (0.5, 0.95)]
+    ([3.0, 5.0], [3.0, 5.0])
+    """
+    import math
+
+    v = pl.col("v")
+    head = values.select(pl.len().alias("n"), v.min().alias("lo"), v.max().alias("hi")).collect(engine="streaming")
+    n, lo0, hi0 = head.row(0)
+    if not n:
+        return [None for _ in qs]
+    out = []
+    for q in qs:
+        x = q * (n - 1)
+        k = math.floor(x) + (1 if x - math.floor(x) >= 0.5 else 0)  # half away from zero (x >= 0)
+        lo, hi, below, count = lo0, hi0, 0, n
+        while True:
+            if lo == hi:
+                out.append(lo)
+                break
+            inside = values.filter(v.is_between(lo, hi))
+            if count <= small:
+                out.append(inside.select(v.sort()).collect(engine="streaming")["v"][k - below])
+                break
+            width = (hi - lo) / bins
+            if width > 0 and math.isfinite(width) and math.isfinite(1 / width):  # (polars may multiply by 1/width)
+                b = ((v - lo) / width).floor().clip(0, bins - 1).cast(pl.Int32).alias("b")
+            else:  # a range too narrow (subnormal) or too wide (overflow) to cut evenly: lo apart from the rest
+                b = (v > lo).cast(pl.Int32).alias("b")
+            hist = (inside.group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"), v.max().alias("hi"))
+                    .sort("b").collect(engine="streaming"))
+            before = hist["c"].cum_sum() - hist["c"]
+            j = int(((before + below) <= k).arg_true()[-1])  # the last bin starting at or before the rank
+            lo, hi = hist["lo"][j], hist["hi"][j]
+            below += int(before[j])
+            count = int(hist["c"][j])
+    return out
 
 
 def classified(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:

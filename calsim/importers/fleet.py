@@ -1,0 +1,206 @@
+"""Fleet files: schedules written in TOML, one ``[[schedule]]`` table each.
+
+```toml
+[[schedule]]
+id = "billing/nightly"
+zone = "America/New_York"
+start = "2026-03-01T02:30"        # naive: local wall time; with Z/offset: an instant
+rrule = "FREQ=DAILY"              # or cron = "30 2 * * *", or rule = "..." (either form)
+gap = "shift"                     # skip | shift | next_valid | shift_backward | reject
+fold = "first"                    # first | second | both | reject
+exclude = ["holidays:US"]
+
+[[schedule]]
+id = "etl/every-6h"
+zone = "UTC"
+start = "2026-01-01T00:00Z"
+every = { period = "6h" }         # anchor = "..." optional
+
+[[schedule]]
+id = "support/business-hours"
+zone = "Europe/Berlin"
+start = "2026-01-01T00:00"
+window = { start = "08:00", end = "20:00", every = "30min", days = "MO,TU,WE,TH,FR" }
+```
+
+Optional keys: ``invalid_day``, ``revision``, ``effective_from``,
+``effective_to``, ``rdate``, ``exdate``, and how the scheduler runs it:
+either ``policy = { catchup = "latest", overlap = "skip", cost = 1.0,
+account = "tenant-a", duration = "5min" }`` (the fields of
+:class:`calsim.Policy`; ``duration = { median = "5min", p95 = "20min" }`` is a
+:class:`calsim.LogNormal`) or ``preset = { name = "kubernetes",
+concurrency_policy = "Forbid" }`` (a :mod:`calsim.presets` function with its
+own parameter names), or both (the preset's scheduler fields win, the
+policy's workload fields ``duration``, ``cost``, ``account``... stay).
+
+This is calsim's own format, one more schedule format beside the others of
+:mod:`calsim.importers` (``calsim.load`` tells it by its ``[[schedule]]``
+tables); a *scenario file* adds the world to simulate and is read by
+:func:`calsim.fleetfile.load_scenario`, which reads its schedules here.
+Every error names the file, the line of the table, the entry and the key,
+and an unknown key comes with a suggestion.
+
+>>> import calsim, pathlib, tempfile
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "fleet.toml"
+>>> _ = p.write_text('[[schedule]]\\nid = "a"\\nzone = "UTC"\\nstart = "2026-01-01T09:00"\\ncron = "0 9 * * *"\\n')
+>>> [s.kind for s in calsim.load(p)]
+['cron']
+>>> _ = p.write_text('[[schedule]]\\nid = "a"\\nzone = "UTC"\\nstart = "2026-01-01T09:00"\\ncorn = "0 9 * * *"\\n')
+>>> calsim.load(p)
+Traceback (most recent call last):
+calsim.errors.ScheduleError: fleet.toml:1 schedule #1: unknown key 'corn' (did you mean 'cron'?; allowed: ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .. import presets
+from ..errors import CalsimError, PolicyError, ScheduleError
+from ..input_files import read_file
+from ..rules.every import Every
+from ..rules.window import Window
+from ..schedule import Schedule
+from ..simulation.policy import LogNormal, Policy
+from ._result import Source, attach
+
+__all__ = ["load", "read_toml", "refuse_unknown", "header_lines", "where"]
+
+_RULE_KEYS = ("rule", "rrule", "cron", "every", "window")
+_OPTIONAL = ("gap", "fold", "invalid_day", "exclude", "revision", "effective_from", "effective_to", "rdate", "exdate")
+_KNOWN = {"id", "zone", "start", *_RULE_KEYS, *_OPTIONAL, "policy", "preset"}
+
+
+def refuse_unknown(where: str, given: object, known: set[str]) -> None:
+    """Refuse unknown keys, suggesting the closest known one (typos are the usual cause)."""
+    unknown = sorted(set(given) - known)  # type: ignore[arg-type]
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        hint = f"did you mean {near[0]!r}?; " if near else ""
+        raise ScheduleError(f"{where}: unknown key {unknown[0]!r} ({hint}allowed: {', '.join(sorted(known))})")
+
+
+def read_toml(path: str | Path, what: str) -> tuple[Path, dict, str]:
+    """``(path, data, text)`` of a TOML file; ``what`` (``fleet``, ``scenario``) starts every message."""
+    p = Path(path)
+    text = read_file(p, what)
+    assert isinstance(text, str)
+    try:
+        return p, tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise ScheduleError(f"{what}: {str(path)!r} is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ScheduleError(f"{what}: {str(path)!r}: tables or arrays nested too deeply") from None
+    except ValueError as exc:  # tomllib: an integer of more than 4,300 digits
+        raise ScheduleError(f"{what}: {str(path)!r}: a value cannot be read ({str(exc).splitlines()[0][:100]})") from None
+
+
+def header_lines(text: str, table: str) -> list[int]:
+    """Line numbers (1-based) of each ``[[table]]`` header, so errors can point at the entry.
+
+    tomllib gives no positions; array-of-tables headers are simple enough to
+    find with a line scan (a header inside a multi-line string would only
+    shift the reported line, never the parsed data).
+
+    >>> header_lines("[[schedule]]\\nid = 1\\n\\n[[schedule]]\\n", "schedule")
+    [1, 4]
+    """
+    pat = re.compile(r"^\s*\[\[\s*" + re.escape(table) + r"\s*\]\]")
+    return [i for i, line in enumerate(text.splitlines(), 1) if pat.match(line)]
+
+
+def where(path: Path, lines: list[int], table: str, n: int) -> str:
+    """``fleet.toml:12 schedule #3``: the ``n``-th ``[[table]]`` of the file, for messages."""
+    line = f":{lines[n - 1]}" if n - 1 < len(lines) else ""
+    return f"{path.name}{line} {table} #{n}"
+
+
+def load(path: str | Path) -> list[Schedule]:
+    """Read the schedules of a TOML fleet file (see the module docstring), each with its :class:`Source`.
+
+    A scenario file with ``fleet = "..."`` gives that fleet's schedules.
+    """
+    p, data, text = read_toml(path, "fleet")
+    if "schedule" not in data and isinstance(data.get("scenario"), dict) and "fleet" in data["scenario"]:
+        return load(p.parent / str(data["scenario"]["fleet"]))
+    entries = data.get("schedule")
+    if not isinstance(entries, list) or not entries:
+        raise ScheduleError(f"fleet: {str(path)!r} has no [[schedule]] tables")
+    lines = header_lines(text, "schedule")
+    return [
+        attach(_schedule(where(p, lines, "schedule", i), e),
+               Source("fleet", str(path), line=lines[i - 1] if i - 1 < len(lines) else None, item=i))
+        for i, e in enumerate(entries, 1)
+    ]
+
+
+def _schedule(at: str, entry: dict) -> Schedule:
+    refuse_unknown(at, entry, _KNOWN)
+    missing = [k for k in ("id", "zone") if k not in entry]
+    if missing:
+        raise ScheduleError(f"{at}: missing key {missing[0]!r}")
+    at = f"{at} ({entry['id']!r})"
+    given = [k for k in _RULE_KEYS if k in entry]
+    if len(given) != 1:
+        raise ScheduleError(f"{at}: give exactly one of {', '.join(_RULE_KEYS)}, got {given or 'none'}")
+    key = given[0]
+    value = entry[key]
+    try:
+        if key == "every":
+            rule: object = Every(**value) if isinstance(value, dict) else Every(value)
+        elif key == "window":
+            if not isinstance(value, dict):
+                raise ScheduleError(f"window: must be a table with start, end, every (and days), got {value!r}")
+            rule = Window(**value)
+        else:
+            rule = value
+        kw: dict[str, Any] = {k: entry[k] for k in _OPTIONAL if k in entry}
+        for k in ("rdate", "exdate"):
+            if k in kw:
+                if not isinstance(kw[k], list):
+                    raise ScheduleError(f"{k}: expected a list of times, got {kw[k]!r}")
+                kw[k] = tuple(kw[k])
+        if "policy" in entry:
+            kw["policy"] = _policy(entry["policy"])
+        schedule = Schedule(entry["id"], entry["zone"], entry.get("start"), rule, **kw)
+        if "preset" in entry:
+            schedule = _preset(entry["preset"]).apply(schedule)
+        return schedule
+    except TypeError as exc:
+        raise ScheduleError(f"{at}: {key}: {exc}") from None
+    except CalsimError as exc:
+        raise type(exc)(f"{at}: {exc}") from None
+
+
+def _policy(value: object) -> Policy:
+    if not isinstance(value, dict):
+        raise PolicyError(f"policy: expected a table such as {{ catchup = \"latest\" }}, got {value!r}")
+    fields = {f.name for f in dataclasses.fields(Policy) if f.init}
+    refuse_unknown("policy", value, fields)
+    kw = dict(value)
+    if isinstance(kw.get("duration"), dict):
+        d = kw["duration"]
+        refuse_unknown("policy.duration", d, {"median", "p95"})
+        kw["duration"] = LogNormal(d.get("median"), d.get("p95"))
+    return Policy(**kw)
+
+
+def _preset(value: object) -> presets.Preset:
+    names = presets.SCHEDULERS
+    if not isinstance(value, dict) or "name" not in value:
+        raise PolicyError(f"preset: expected a table with name (one of {', '.join(names)}), got {value!r}")
+    name = value["name"]
+    if name not in names:
+        near = difflib.get_close_matches(str(name), names, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise PolicyError(f"preset.name: unknown scheduler {name!r}{hint} (allowed: {', '.join(names)})")
+    fn = getattr(presets, name)
+    params = {k: v for k, v in value.items() if k != "name"}
+    refuse_unknown(f"preset {name}", params, set(inspect.signature(fn).parameters))
+    return fn(**params)

@@ -1,0 +1,44 @@
+"""The ledger's vocabulary and columns (DESIGN.md §4): states, reasons, kinds and the frame's schema.
+
+Defined here, below :mod:`.ledger` and :mod:`.views` (both read them), so
+that the views need nothing of the :class:`~calsim.Ledger` class.
+
+>>> from calsim.simulation.ledger_schema import LEDGER_SCHEMA, BY_DESIGN_REASONS
+>>> LEDGER_SCHEMA["state"].categories.to_list()[:2], BY_DESIGN_REASONS
+(['done', 'coalesced'], ('dst_gap', 'merged', 'calendar'))
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..expansion import OCCURRENCE_SCHEMA
+
+__all__ = ["LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "STATE", "REASON", "KIND", "UTC"]
+
+LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
+LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
+                  "revision", "superseded", "retries_exhausted", "stuck")
+#: Reasons of occurrences never meant to run (no instant): not missed, they open no gap.
+BY_DESIGN_REASONS = ("dst_gap", "merged", "calendar")
+STATE = pl.Enum(list(LEDGER_STATES))
+REASON = pl.Enum(list(LEDGER_REASONS))
+KIND = pl.Enum(["scheduled", "manual"])
+UTC = pl.Datetime("us", "UTC")
+
+LEDGER_SCHEMA = pl.Schema(
+    {
+        "scenario": pl.String,
+        **OCCURRENCE_SCHEMA,
+        "kind": KIND,
+        "eligible_utc": UTC,
+        "started_utc": UTC,
+        "finished_utc": UTC,
+        "lateness_s": pl.Float64,
+        "state": STATE,
+        "reason": REASON,
+        "attempts": pl.Int32,
+        "cost": pl.Float64,
+        "budget_wait_s": pl.Float64,
+    }
+)
