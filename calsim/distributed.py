@@ -623,18 +623,30 @@ class LedgerDataset:
 
     def scan(self) -> pl.LazyFrame:
         """The ledger as a lazy frame with the local ledger's schema (Enums, UTC instants, naive nominal time)."""
+        return self._scan(self.files)
+
+    def scans(self) -> list[pl.LazyFrame]:
+        """:meth:`scan` of each file, in order (for passes that read one partition at a time).
+
+        (A filesystem only fsspec reads is read eagerly: then one scan of every file.)
+        """
+        lazy = not self.files or not _is_url(self.files[0]) or \
+            self.files[0].split("://", 1)[0] in ("file", *_POLARS_PROTOCOLS)
+        return [self._scan((f,)) for f in self.files] if lazy else [self.scan()]
+
+    def _scan(self, files: tuple[str, ...]) -> pl.LazyFrame:
         names = LEDGER_SCHEMA.names()
-        if not self.files:
+        if not files:
             return pl.LazyFrame(schema=LEDGER_SCHEMA)
-        protocol = self.files[0].split("://", 1)[0] if _is_url(self.files[0]) else None
+        protocol = files[0].split("://", 1)[0] if _is_url(files[0]) else None
         if protocol is None or protocol == "file" or protocol in _POLARS_PROTOCOLS:
-            files = [(_local_of(f) or f) for f in self.files]
+            files = [(_local_of(f) or f) for f in files]
             lf = pl.scan_parquet(files, hive_partitioning=False, storage_options=self.storage_options
                                  if protocol not in (None, "file") else None)
         else:  # a filesystem only fsspec knows: read through it (eagerly, file by file)
-            fs, _ = _fs(self.files[0], self.storage_options)
+            fs, _ = _fs(files[0], self.storage_options)
             parts = []
-            for f in self.files:
+            for f in files:
                 with fs.open(_fs(f, self.storage_options)[1], "rb") as fh:
                     parts.append(pl.read_parquet(fh).lazy())
             lf = pl.concat(parts, how="vertical")
@@ -676,7 +688,7 @@ class LedgerDataset:
         """
         from .simulation import views
 
-        return views.summary(self.scan(), self.name, streamed=True).collect(engine="streaming")
+        return views.summary(self.scan(), self.name, streamed=True, parts=self.scans()).collect(engine="streaming")
 
     def gaps(self) -> pl.DataFrame:
         """:meth:`calsim.Ledger.gaps` on the scan (reads a few columns of every scheduled row to the client)."""

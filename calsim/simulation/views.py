@@ -82,7 +82,8 @@ def counts(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     return _lazy(frame).group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
 
 
-def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = False) -> pl.LazyFrame:
+def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = False,
+            parts: list[pl.LazyFrame] | None = None) -> pl.LazyFrame:
     """One row: ``scenario``, counts (``occurrences``, ``manual``, one per state), lateness and waits.
 
     ``lateness_p50``/``_p95``/``_max``: over started runs, percentiles by
@@ -90,18 +91,21 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
     waited for budget) with ``budget_wait_mean``/``_max``. Spans are
     Durations, null when nothing started (or waited).
 
-    ``streamed``: for a scan larger than memory (a Dask dataset). Every
-    column but the two percentiles streams in one pass; the percentiles are
-    computed exactly by :func:`nearest_quantiles` (a few streaming passes,
-    never the whole column in memory) and the plan returned holds them as
-    literals.
+    ``streamed``: for a scan larger than memory (a Dask dataset, ``parts``
+    its files as lazy frames). Every column but the two percentiles streams
+    in one pass; the percentiles are computed exactly by
+    :func:`nearest_quantiles` (a few passes, one part at a time, never the
+    whole column in memory) and the plan returned holds them as literals.
     """
     started = pl.col("started_utc").is_not_null()
     waited = pl.col("budget_wait_s") > 0
-    lat = pl.col("lateness_s").filter(started)
-    wait = pl.col("budget_wait_s").filter(waited)
+    # when/then (null elsewhere, which the aggregations skip) rather than
+    # filter: polars' streaming engine runs it without a column in memory.
+    lat = pl.when(started).then(pl.col("lateness_s"))
+    wait = pl.when(waited).then(pl.col("budget_wait_s"))
     if streamed:
-        p50, p95 = nearest_quantiles(_lazy(frame).filter(started).select(v=pl.col("lateness_s")), (0.5, 0.95))
+        p50, p95 = nearest_quantiles([_lazy(p).filter(started).select(v=pl.col("lateness_s")) for p in parts or [frame]],
+                                     (0.5, 0.95))
         q50, q95 = pl.lit(p50, pl.Float64), pl.lit(p95, pl.Float64)
     else:
         q50, q95 = lat.quantile(0.5), lat.quantile(0.95)
@@ -121,20 +125,22 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
     )
 
 
-def nearest_quantiles(values: pl.LazyFrame, qs: tuple[float, ...], *, bins: int = 4096,
+def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float, ...], *, bins: int = 4096,
                       small: int = 1 << 20) -> list[float | None]:
     """Exact quantiles by nearest rank (as polars' ``quantile``) of column ``v``, without holding the column.
 
+    ``values``: one lazy frame, or its parts (a dataset's files), read one at
+    a time, so that memory is one part's whatever the number of parts.
     The rank of ``q`` over ``n`` values is ``q * (n - 1)`` rounded half away
-    from zero (polars' "nearest"). Each pass streams the values once: the
+    from zero (polars' "nearest"). Each pass reads the values once: the
     first counts them and finds their range; each next one counts them in
     ``bins`` equal-width bins of the range still searched (with each bin's
     own smallest and largest value) and keeps the bin holding the rank: its
     values are contiguous in sorted order, so ``[its min, its max]`` is the
     next range and the values below it are counted exactly. When a range
     holds at most ``small`` values they are read and sorted; a range of one
-    value is the answer. Memory: ``bins`` rows per pass and at most
-    ``small`` values, whatever the number of rows.
+    value is the answer. Memory: one part, ``bins`` rows per pass and at
+    most ``small`` values.
 
     >>> lf = pl.LazyFrame({"v": [5.0, 1.0, 3.0, 2.0, 4.0]})
     >>> nearest_quantiles(lf, (0.5, 0.95), small=1), [pl.Series([5.0, 1, 3, 2, 4]).quantile(q) for q in (0.5, 0.95)]
@@ -142,11 +148,17 @@ def nearest_quantiles(values: pl.LazyFrame, qs: tuple[float, ...], *, bins: int 
     """
     import math
 
+    parts = [values] if isinstance(values, pl.LazyFrame) else list(values)
     v = pl.col("v")
-    head = values.select(pl.len().alias("n"), v.min().alias("lo"), v.max().alias("hi")).collect(engine="streaming")
-    n, lo0, hi0 = head.row(0)
+
+    def each(plan) -> pl.DataFrame:  # a plan over every part, one part at a time
+        return pl.concat([plan(p).collect() for p in parts], how="vertical") if parts else pl.DataFrame()
+
+    head = each(lambda p: p.select(pl.len().alias("n"), v.min().alias("lo"), v.max().alias("hi")))
+    n = int(head["n"].sum()) if head.height else 0
     if not n:
         return [None for _ in qs]
+    lo0, hi0 = head["lo"].min(), head["hi"].max()
     out = []
     for q in qs:
         x = q * (n - 1)
@@ -156,17 +168,18 @@ def nearest_quantiles(values: pl.LazyFrame, qs: tuple[float, ...], *, bins: int 
             if lo == hi:
                 out.append(lo)
                 break
-            inside = values.filter(v.is_between(lo, hi))
+            inside = lambda p, lo=lo, hi=hi: p.filter(v.is_between(lo, hi))  # noqa: E731
             if count <= small:
-                out.append(inside.select(v.sort()).collect(engine="streaming")["v"][k - below])
+                out.append(each(lambda p: inside(p).select(v))["v"].sort()[k - below])
                 break
             width = (hi - lo) / bins
             if width > 0 and math.isfinite(width) and math.isfinite(1 / width):  # (polars may multiply by 1/width)
                 b = ((v - lo) / width).floor().clip(0, bins - 1).cast(pl.Int32).alias("b")
             else:  # a range too narrow (subnormal) or too wide (overflow) to cut evenly: lo apart from the rest
                 b = (v > lo).cast(pl.Int32).alias("b")
-            hist = (inside.group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"), v.max().alias("hi"))
-                    .sort("b").collect(engine="streaming"))
+            hist = (each(lambda p, b=b: inside(p).group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"),
+                                                                     v.max().alias("hi")))
+                    .group_by("b").agg(pl.col("c").sum(), pl.col("lo").min(), pl.col("hi").max()).sort("b"))
             before = hist["c"].cum_sum() - hist["c"]
             j = int(((before + below) <= k).arg_true()[-1])  # the last bin starting at or before the rank
             lo, hi = hist["lo"][j], hist["hi"][j]
