@@ -17,10 +17,10 @@ import math
 import re
 
 from .errors import InputError, shown
+from .times import US
 
 __all__ = ["duration_us", "format_duration"]
 
-US = 1_000_000
 # Longer than any grace, window or period a scheduler takes, and far inside int64 µs (292,000 years),
 # so due + duration never overflows for any instant calsim handles (years 1..9999).
 MAX_DAYS = 365_000

@@ -22,7 +22,7 @@ from .expansion import expand_indexed
 from .tzdb import ReleaseLike, release as get_release
 from .resolution import resolve_wall
 from .schedule import Schedule
-from .times import US, instant_us
+from .times import US, instant_us, iso_z
 
 __all__ = ["preview"]
 
@@ -73,7 +73,7 @@ def preview(schedule: Schedule, n: int = 10, after: object = None, release: Rele
 
 
 def _expand(schedule: Schedule, lo: int, span: int, rel, cap: int) -> pl.DataFrame:
-    frame, _, _ = expand_indexed([schedule], _iso_z(lo), _iso_z(lo + span), rel, max_occurrences=cap,
+    frame, _, _ = expand_indexed([schedule], iso_z(lo), iso_z(lo + span), rel, max_occurrences=cap,
                                  what="preview")
     return frame
 
@@ -94,10 +94,6 @@ def _fit(schedule: Schedule, lo: int, span: int, wanted: int, rel, cap: int) -> 
     if good * step <= span:  # cannot grow: refused with the usual message, naming the estimate
         limits.check([schedule], lo, lo + wanted, cap, "preview", rel)
     return good * step
-
-
-def _iso_z(us: int) -> str:
-    return str(np.datetime64(int(us), "us")) + "Z"
 
 
 def _abbr(zone: str, rel, due: dt.datetime) -> str:

@@ -65,7 +65,7 @@ import pyarrow as pa
 
 from .errors import AmbiguousTimeError, NonexistentTimeError, PolicyError, choices
 from .tzdb import ReleaseLike, release as get_release
-from .times import US, local_us
+from .times import DAY_US, US, local_us
 from .tzif import ZoneTable
 
 __all__ = ["resolve", "GapPolicy", "FoldPolicy", "KIND", "Resolved", "resolve_wall", "check_policy"]
@@ -232,7 +232,6 @@ def resolve_wall(
         )
     return Resolved(None, wall, fold_col, kind, due, has_due, offset, vocab)
 
-_DAY_US = 86400 * US
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -250,12 +249,12 @@ def _searchsorted_right(edge_arrays: tuple[np.ndarray, ...], q: np.ndarray) -> l
     if len(q) == 0:
         return [np.zeros(0, dtype=np.int64) for _ in edge_arrays]
     lo, hi = int(q.min()), int(q.max())
-    origin = lo - lo % _DAY_US
-    days = (hi - origin) // _DAY_US + 1
+    origin = lo - lo % DAY_US
+    days = (hi - origin) // DAY_US + 1
     if days > 4 * len(q) + 4096:
         return [np.searchsorted(e, q, side="right") for e in edge_arrays]
-    starts = origin + np.arange(days + 1, dtype=np.int64) * _DAY_US
-    bucket = (q - origin) // _DAY_US
+    starts = origin + np.arange(days + 1, dtype=np.int64) * DAY_US
+    bucket = (q - origin) // DAY_US
     out = []
     for edges in edge_arrays:
         per_day = np.searchsorted(edges, starts, side="left")

@@ -39,7 +39,7 @@ from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.rrule import InvalidDay, RRule, parse_block
 from .rules.window import Window
-from .times import instant_us, local_us
+from .times import instant_us, iso_local, local_us
 
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
 
@@ -232,7 +232,7 @@ class Schedule:
         if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc and wall is not None:
             if rule.until < wall:
                 raise RuleError(
-                    f"rrule: UNTIL {_iso(rule.until)} is before the start {_iso(wall)}; the rule has no instance"
+                    f"rrule: UNTIL {iso_local(rule.until)} is before the start {iso_local(wall)}; the rule has no instance"
                 )
 
         f = None if self.effective_from is None else instant_us(self.effective_from, "effective_from")
@@ -265,10 +265,6 @@ def _is_instant(value: object) -> bool:
         t = value.strip()
         return t.endswith(("Z", "z")) or bool(re.search(r"T.*[+-]\d{2}(:?\d{2})?$", t))
     return False
-
-
-def _iso(us: int) -> str:
-    return (dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=us)).isoformat()
 
 
 def check_revisions(schedules: list[Schedule]) -> None:

@@ -27,9 +27,12 @@ import polars as pl
 
 from .errors import InputError, shown
 
-__all__ = ["local_us", "instant_us", "US"]
+__all__ = ["local_us", "instant_us", "iso_z", "iso_local", "US", "MINUTE_US", "DAY_US"]
 
+# The units every module counts in (one definition): instants and durations are int64 microseconds.
 US = 1_000_000
+MINUTE_US = 60 * US
+DAY_US = 86_400 * US
 _AWARE_RE = re.compile(r"(Z|[+-]\d{2}(:?\d{2}(:?\d{2})?)?)$", re.IGNORECASE)
 _EPOCH = dt.datetime(1970, 1, 1)
 
@@ -153,3 +156,21 @@ def instant_us(value: object, field: str) -> int:
         f"{field}: expected an instant (aware datetime, or ISO string such as '2026-03-08T07:30Z'), "
         f"got {type(value).__name__} {shown(value)}"
     )
+
+
+def iso_z(us: int) -> str:
+    """An instant (µs since the epoch) as ISO 8601 UTC with microseconds, as messages print it.
+
+    >>> iso_z(1_772_953_200_000_000)
+    '2026-03-08T07:00:00.000000Z'
+    """
+    return str(np.datetime64(int(us), "us")) + "Z"
+
+
+def iso_local(us: int) -> str:
+    """A wall time (µs since 1970-01-01 on the local clock) as naive ISO 8601, as messages print it.
+
+    >>> iso_local(1_772_937_000_000_000)
+    '2026-03-08T02:30:00'
+    """
+    return (_EPOCH + dt.timedelta(microseconds=int(us))).isoformat()

@@ -39,7 +39,7 @@ import polars as pl
 from . import limits
 from .errors import InputError, UnknownZoneError
 from .expansion import as_schedules, expand_indexed
-from .times import US, instant_us
+from .times import US, instant_us, iso_z
 from .tzdb import ReleaseLike, release as get_release
 
 __all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
@@ -203,7 +203,7 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     lo, hi = _window(start, end)
     scheds = as_schedules(schedules)
     margin = 2 * 86400 * US
-    changed = zone_changes(a, b, _iso(lo - margin), _iso(hi + margin))
+    changed = zone_changes(a, b, iso_z(lo - margin), iso_z(hi + margin))
     affected = set(changed.filter(pl.col("kind") != "now_link")["zone"].to_list())
     missing = sorted({s.zone for s in scheds if s.zone in affected and s.zone not in b.zones})
     if missing:
@@ -223,7 +223,7 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     # Both sides are expanded over the window widened by the margin, so an occurrence
     # the change moves across a window edge is seen on both sides (a shift, not an
     # instant paired with nothing); it is listed when either instant is in the window.
-    wlo, whi = _iso(lo - margin), _iso(hi + margin)
+    wlo, whi = iso_z(lo - margin), iso_z(hi + margin)
     fa = expand_indexed(picked, wlo, whi, a, max_occurrences=cap, what="tzdiff")[0].select(cols)
     fb = expand_indexed(picked, wlo, whi, b, max_occurrences=cap, what="tzdiff")[0].select(cols)
     j = fa.join(fb, on=key, how="full", coalesce=True, suffix="_new", nulls_equal=True)
@@ -305,5 +305,3 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
                       "changes", "in_effect_since")
 
 
-def _iso(us: int) -> str:
-    return str(np.datetime64(int(us), "us")) + "Z"

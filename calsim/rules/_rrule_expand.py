@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-US = 1_000_000
+from ..times import DAY_US, US
+
 DAY_S = 86_400
-DAY_US = DAY_S * US
 COARSE = ("YEARLY", "MONTHLY", "WEEKLY", "DAILY")
 UNIT_S = {"HOURLY": 3600, "MINUTELY": 60, "SECONDLY": 1}
 # An INTERVAL larger than any period distance between years 1 and 9999 (3.2e11

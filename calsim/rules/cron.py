@@ -52,12 +52,11 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import RuleError
+from ..times import DAY_US, US
 from ._rrule_expand import Days, memo
 
 __all__ = ["Cron"]
 
-US = 1_000_000
-DAY_US = 86_400 * US
 FIELD_NAMES = "minute hour day-of-month month day-of-week"
 MONTHS = tuple("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())
 WEEKDAYS = tuple("SUN MON TUE WED THU FRI SAT".split())

@@ -25,10 +25,10 @@ import numpy as np
 
 from ..durations import duration_us, format_duration
 from ..errors import RuleError, shown
+from ..times import US
 
 __all__ = ["Window", "WEEKDAYS"]
 
-US = 1_000_000
 DAY = 86400 * US
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")  # Python's weekday(): Monday = 0
 _LONG = {"MON": 0, "TUE": 1, "WED": 2, "THU": 3, "FRI": 4, "SAT": 5, "SUN": 6}

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
+from ..times import DAY_US, US
 from .rules import AGEING_US, CATCHUP, OVERLAP
 from .state import NONE, R, S
 
@@ -39,8 +40,6 @@ __all__ = ["settle", "queue_new", "queue_push", "queue_pop", "AGEING_US"]
 
 FINISH, OPEN, PICK, LATEST = 0, 1, 2, 3  # event kinds, in their order at one instant
 HELD, STARTED = -1, -2  # arrive/try_start: waits (buffer, budget, capacity); started; else state * 256 + reason
-US = 1_000_000
-DAY_US = 86_400 * US
 ALLOW, SKIP, BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, BUFFER_LATEST = (OVERLAP[k] for k in (
     "allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"))
 C_ALL, C_LATEST, C_EARLIEST, C_BOUNDED = (CATCHUP[k] for k in ("all", "latest", "earliest", "bounded"))

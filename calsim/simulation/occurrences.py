@@ -19,7 +19,7 @@ import polars as pl
 from .. import limits
 from ..expansion import expand_indexed
 from ..schedule import Schedule
-from ..times import US
+from ..times import US, iso_z
 from ..tzdb import release as get_release
 from .rules import BIG, wake
 from .scenario import Revise, Scenario, Trigger, TzUpgrade
@@ -41,15 +41,11 @@ def _revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, i
                    and (s.from_utc is None or s.from_utc <= ev.at_us)]
         for i in current:
             boundaries.append((ev.at_us, new.id, scheds[i].revision))
-            scheds[i] = replace(scheds[i], effective_to=_iso(ev.at_us))
+            scheds[i] = replace(scheds[i], effective_to=iso_z(ev.at_us))
         revision = new.revision if new.revision > max(s.revision for s in scheds if s.id == new.id) else \
             max(s.revision for s in scheds if s.id == new.id) + 1
-        scheds.append(replace(new, revision=revision, effective_from=_iso(ev.at_us)))
+        scheds.append(replace(new, revision=revision, effective_from=iso_z(ev.at_us)))
     return scheds, boundaries
-
-
-def _iso(us: int) -> str:
-    return str(np.datetime64(int(us), "us")) + "Z"
 
 
 def check_scenario(scenario: Scenario, max_occurrences: int | None = None) -> int:
@@ -70,7 +66,7 @@ def occurrences(scenario: Scenario, max_occurrences: int | None = None):
     :func:`calsim.limits.scope`)."""
     scheds, boundaries = _revised(scenario)
     rel = get_release(scenario.release)
-    start, end = _iso(scenario.start_us), _iso(scenario.end_us)
+    start, end = iso_z(scenario.start_us), iso_z(scenario.end_us)
     # schedule_id and zone stay integer codes through the simulation (the
     # ledger turns them into strings when read): 3 bytes a row, not 32.
     frame, ordered, s_of = expand_indexed(scheds, start, end, rel, max_occurrences=max_occurrences,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..times import US
+from ..times import DAY_US, US
 
 __all__ = ["AGEING_US", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
            "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
@@ -39,7 +39,6 @@ CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
 OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4, "buffer_latest": 5}
 # What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
 EDGE = {"on_time": 0, "late": 1}
-DAY_US = 86400 * US
 # A run queued for capacity gains one priority level per hour it waits, so
 # that low-priority work is delayed, never starved (the DESIGN's "ageing").
 AGEING_US = 3600 * US
