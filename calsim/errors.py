@@ -23,6 +23,7 @@ import re
 
 __all__ = [
     "CalsimError",
+    "check_choice",
     "InputError",
     "PolicyError",
     "ReleaseError",
@@ -178,3 +179,20 @@ def choices(allowed: object) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def check_choice(field: str, value: object, allowed: object, *, noun: str = "value",
+                 error: type[CalsimError] | None = None) -> str:
+    """The one check of a name against a closed set: ``value`` back, or ``error`` (default :class:`PolicyError`)
+    naming the field, the value and every allowed one.
+
+    >>> check_choice("overlap", "skip", ("allow", "skip"), noun="policy")
+    'skip'
+    >>> check_choice("overlap", "skipp", ("allow", "skip"), noun="policy")
+    Traceback (most recent call last):
+    ...
+    calsim.errors.PolicyError: overlap: unknown policy 'skipp' (allowed: 'allow' or 'skip')
+    """
+    if not isinstance(value, str) or value not in allowed:  # type: ignore[operator]
+        raise (error or PolicyError)(f"{field}: unknown {noun} {shown(value)} (allowed: {choices(allowed)})")
+    return value

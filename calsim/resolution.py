@@ -63,12 +63,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .errors import AmbiguousTimeError, NonexistentTimeError, PolicyError, choices
-from .tzdb import ReleaseLike, release as get_release
+from .errors import AmbiguousTimeError, NonexistentTimeError, check_choice, choices
+from .tz.release import ReleaseLike, release as get_release
 from .times import DAY_US, US, local_us
-from .tzif import ZoneTable
+from .tz.tzif import ZoneTable
 
-__all__ = ["resolve", "GapPolicy", "FoldPolicy", "KIND", "Resolved", "resolve_wall", "check_policy"]
+__all__ = ["resolve", "GapPolicy", "FoldPolicy", "KIND", "Resolved", "resolve_wall"]
 
 GapPolicy = Literal["skip", "shift", "next_valid", "shift_backward", "reject"]
 FoldPolicy = Literal["first", "second", "both", "reject"]
@@ -83,13 +83,6 @@ GAP_NOTES = {
     "shift_backward": "dst_gap_shifted_backward",
 }
 FOLD_NOTES = {"first": "dst_fold_first", "second": "dst_fold_second", "both": "dst_fold_both"}
-
-
-def check_policy(field: str, value: object, allowed: tuple[str, ...]) -> str:
-    """Validate a policy name, raising :class:`PolicyError` naming field, value and choices."""
-    if not isinstance(value, str) or value not in allowed:
-        raise PolicyError(f"{field}: unknown policy {value!r} (allowed: {choices(allowed)})")
-    return value
 
 
 @dataclass(frozen=True)
@@ -135,8 +128,8 @@ def resolve_wall(
     schedule: str | None = None,
 ) -> Resolved:
     """Resolve int64 wall-clock microseconds against one zone table (the vectorised kernel)."""
-    gap = check_policy("gap", gap, get_args(GapPolicy))
-    fold = check_policy("fold", fold, get_args(FoldPolicy))
+    gap = check_choice("gap", gap, get_args(GapPolicy), noun="policy")
+    fold = check_choice("fold", fold, get_args(FoldPolicy), noun="policy")
     wall = np.ascontiguousarray(wall, dtype=np.int64)
     if len(wall):
         w_min, w_max = int(wall.min()), int(wall.max())
@@ -400,8 +393,8 @@ def resolve(
         With ``gap="reject"`` / ``fold="reject"``.
     UnknownZoneError, UnknownReleaseError, InputError, PolicyError
     """
-    check_policy("gap", gap, get_args(GapPolicy))
-    check_policy("fold", fold, get_args(FoldPolicy))
+    check_choice("gap", gap, get_args(GapPolicy), noun="policy")
+    check_choice("fold", fold, get_args(FoldPolicy), noun="policy")
     rel = get_release(release)
     wall = local_us(local_times)
     table = rel.table(zone)

@@ -31,8 +31,8 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import get_args
 
 from .calendars import Calendar, as_calendars
-from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, shown
-from .resolution import FoldPolicy, GapPolicy, check_policy
+from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice, shown
+from .resolution import FoldPolicy, GapPolicy
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
@@ -177,7 +177,7 @@ class Schedule:
             raise type(exc)(where + str(exc)) from None
 
     def _validate(self, where: str) -> None:
-        from .tzdb import release
+        from .tz.release import release
 
         set_ = object.__setattr__
         if not isinstance(self.zone, str):
@@ -186,9 +186,9 @@ class Schedule:
             release().table(self.zone)
         except UnknownReleaseError:  # pragma: no cover - tzdata is a dependency
             pass
-        check_policy("gap", self.gap, get_args(GapPolicy))
-        check_policy("fold", self.fold, get_args(FoldPolicy))
-        check_policy("invalid_day", self.invalid_day, get_args(InvalidDayPolicy))
+        check_choice("gap", self.gap, get_args(GapPolicy), noun="policy")
+        check_choice("fold", self.fold, get_args(FoldPolicy), noun="policy")
+        check_choice("invalid_day", self.invalid_day, get_args(InvalidDayPolicy), noun="policy")
         if (not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1
                 or self.revision > MAX_REVISION):
             raise ScheduleError(f"{where}revision: expected a whole number from 1 to {MAX_REVISION:,} (it is stored "

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, PolicyError, choices
+from ..errors import CalsimError, PolicyError, check_choice
 from ..expansion import as_schedules
-from ..resolution import FoldPolicy, GapPolicy, check_policy
+from ..resolution import FoldPolicy, GapPolicy
 from ..rules.cron import Cron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
@@ -98,8 +98,8 @@ class Preset:
     def __post_init__(self) -> None:
         if not isinstance(self.policy, Policy):
             raise PolicyError(f"policy: expected a calsim.Policy, got {self.policy!r}")
-        check_policy("gap", self.gap, get_args(GapPolicy))
-        check_policy("fold", self.fold, get_args(FoldPolicy))
+        check_choice("gap", self.gap, get_args(GapPolicy), noun="policy")
+        check_choice("fold", self.fold, get_args(FoldPolicy), noun="policy")
 
     def dst_for(self, schedule: Schedule) -> tuple[str, str]:
         """The ``(gap, fold)`` this scheduler uses for ``schedule``'s rule."""
@@ -138,12 +138,6 @@ class Preset:
 
 def _bad(name: str, value: object, allowed: str) -> PolicyError:
     return PolicyError(f"{name}: invalid value {value!r} (allowed: {allowed})")
-
-
-def _enum(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise PolicyError(f"{name}: unknown value {value!r} (allowed: {choices(allowed)})")
-    return value
 
 
 def _bool(name: str, value: object) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
-from ._base import _bad, _bool, _enum, _int, _settings, Preset, Wildcard
+from ..errors import check_choice
+from ._base import _bad, _bool, _int, _settings, Preset, Wildcard
 
 __all__ = ["apscheduler"]
 
@@ -81,8 +82,8 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
     _int("max_instances", max_instances, 1)
     if jitter is not None and (isinstance(jitter, bool) or not isinstance(jitter, (int, float)) or jitter < 0):
         raise _bad("jitter", jitter, "a number of seconds >= 0 or None")
-    _enum("dst_gap", dst_gap, get_args(DstGap))
-    _enum("jobstore", jobstore, get_args(JobStore))
+    check_choice("dst_gap", dst_gap, get_args(DstGap))
+    check_choice("jobstore", jobstore, get_args(JobStore))
     notes = [
         "a run going when the machine suspends is frozen with it in APScheduler (it ends that much later); calsim "
         "runs keep their wall-clock duration",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
-from ._base import _enum, _settings, Preset, Wildcard
+from ..errors import check_choice
+from ._base import _settings, Preset, Wildcard
 
 __all__ = ["cronie"]
 
@@ -57,7 +58,7 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     >>> [p.dst_for(calsim.Schedule("j", "UTC", "2026-01-01T00:00", e)) for e in ("30 2 * * *", "*/30 * * * *")]
     [('next_valid', 'first'), ('skip', 'both')]
     """
-    _enum("job_kind", job_kind, get_args(JobKind))
+    check_choice("job_kind", job_kind, get_args(JobKind))
     fixed, wild = ("next_valid", "first"), ("skip", "both")
     gap, fold = wild if job_kind == "wildcard" else fixed
     notes = [

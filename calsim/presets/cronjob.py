@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
-from ..errors import CalsimError
-from ._base import _bad, _bool, _enum, _int, _settings, Preset
+from ..errors import CalsimError, check_choice
+from ._base import _bad, _bool, _int, _settings, Preset
 
 __all__ = ["kubernetes"]
 
@@ -66,12 +66,12 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
     100
     """
     overlap = {"Allow": "allow", "Forbid": "buffer_latest", "Replace": "cancel_other"}
-    _enum("concurrency_policy", concurrency_policy, get_args(ConcurrencyPolicy))
+    check_choice("concurrency_policy", concurrency_policy, get_args(ConcurrencyPolicy))
     deadline = _int("starting_deadline_seconds", starting_deadline_seconds, 0, none=True)
     _bool("suspend", suspend)
-    _enum("too_many_missed", too_many_missed, get_args(TooManyMissed))
+    check_choice("too_many_missed", too_many_missed, get_args(TooManyMissed))
     if time_zone is not None:
-        from ..tzdb import release
+        from ..tz.release import release
 
         try:
             release().table(time_zone)  # type: ignore[arg-type]

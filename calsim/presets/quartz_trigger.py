@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
-from ._base import _bool, _enum, _int, _settings, Preset
+from ..errors import check_choice
+from ._base import _bool, _int, _settings, Preset
 
 __all__ = ["quartz"]
 
@@ -68,10 +69,10 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
     >>> p.policy.catchup, p.policy.misfire_grace_us, p.policy.overlap, p.policy.limit_edge
     ('skip', 60000000, 'allow', 'on_time')
     """
-    _enum("misfire_instruction", misfire_instruction, get_args(MisfireInstruction))
+    check_choice("misfire_instruction", misfire_instruction, get_args(MisfireInstruction))
     threshold = _int("misfire_threshold_ms", misfire_threshold_ms, 0)
     _bool("disallow_concurrent", disallow_concurrent)
-    _enum("job_store", job_store, get_args(JobStore))
+    check_choice("job_store", job_store, get_args(JobStore))
     assert threshold is not None
     notes = [
         "DO_NOTHING moves a misfired trigger to its first fire time strictly after now, so a fire time met at the "

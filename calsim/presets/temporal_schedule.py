@@ -6,7 +6,8 @@ import datetime as dt
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
-from ._base import _enum, _seconds, _settings, Preset, US
+from ..errors import check_choice
+from ._base import _seconds, _settings, Preset, US
 
 __all__ = ["temporal"]
 
@@ -66,10 +67,10 @@ def temporal(*, overlap: Overlap = "SKIP", catchup_window: object = "365d", jitt
     >>> p.policy.catchup, p.policy.overlap, p.policy.max_lateness_us // (86400 * 10**6), p.gap, p.fold
     ('earliest', 'skip', 365, 'skip', 'both')
     """
-    _enum("overlap", overlap, get_args(Overlap))
+    check_choice("overlap", overlap, get_args(Overlap))
     window = _seconds("catchup_window", catchup_window)
     jit = _seconds("jitter", jitter, none=True)
-    _enum("after_outage", after_outage, get_args(AfterOutage))
+    check_choice("after_outage", after_outage, get_args(AfterOutage))
     assert window is not None
     notes = [
         "DST: calendar specs match wall-clock fields literally: a time the day lacks does not fire, a repeated "

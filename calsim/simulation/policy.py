@@ -18,7 +18,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, PolicyError, choices, shown
+from ..errors import CalsimError, PolicyError, check_choice, shown
 
 __all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "with_policy"]
 
@@ -27,11 +27,6 @@ Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other", "
 OnBudget = Literal["wait", "skip"]
 LimitEdge = Literal["on_time", "late"]
 Backlog = Literal["at_once", "in_turn"]
-
-
-def _check(field_name: str, value: object, allowed: tuple[str, ...]) -> None:
-    if not isinstance(value, str) or value not in allowed:
-        raise PolicyError(f"{field_name}: unknown policy {shown(value)} (allowed: {choices(allowed)})")
 
 
 def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
@@ -207,13 +202,13 @@ class Policy:
     suspend_limit_us: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _check("catchup", self.catchup, get_args(Catchup))
-        _check("overlap", self.overlap, get_args(Overlap))
-        _check("on_budget", self.on_budget, get_args(OnBudget))
-        _check("limit_edge", self.limit_edge, get_args(LimitEdge))
-        _check("backlog", self.backlog, get_args(Backlog))
+        check_choice("catchup", self.catchup, get_args(Catchup), noun="policy")
+        check_choice("overlap", self.overlap, get_args(Overlap), noun="policy")
+        check_choice("on_budget", self.on_budget, get_args(OnBudget), noun="policy")
+        check_choice("limit_edge", self.limit_edge, get_args(LimitEdge), noun="policy")
+        check_choice("backlog", self.backlog, get_args(Backlog), noun="policy")
         if self.suspend_catchup is not None:
-            _check("suspend_catchup", self.suspend_catchup, get_args(Catchup))
+            check_choice("suspend_catchup", self.suspend_catchup, get_args(Catchup), noun="policy")
         for name in ("recovery_wake", "down_is_missed"):
             if not isinstance(getattr(self, name), bool):
                 raise PolicyError(f"{name}: expected True or False, got {shown(getattr(self, name))}")

@@ -23,7 +23,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, InputError, PolicyError, ScheduleError, choices, shown
+from ..errors import CalsimError, InputError, ScheduleError, check_choice, shown
 from ..schedule import Schedule
 from ..times import instant_us
 from .policy import Failures
@@ -63,8 +63,7 @@ class Outage:
 
     def __post_init__(self) -> None:
         s, e = _instant(self.start, "outage.start"), _instant(self.end, "outage.end")
-        if self.kind not in get_args(OutageKind):
-            raise InputError(f"outage.kind: {shown(self.kind)} (allowed: {choices(get_args(OutageKind))})")
+        check_choice("outage.kind", self.kind, get_args(OutageKind), noun="kind", error=InputError)
         if e <= s:
             raise InputError(f"outage.end: {shown(self.end)} is not after outage.start {shown(self.start)}")
         object.__setattr__(self, "start_us", s)
@@ -100,9 +99,8 @@ class Budget:
             raise InputError(f"budget.account: expected a non-empty string, got {shown(self.account)}")
         if isinstance(self.limit, bool) or not isinstance(self.limit, (int, float)) or not 0 <= self.limit <= 1e15:
             raise InputError(f"budget.limit: {shown(self.limit)} (allowed a number from 0 to 1e15)")
-        if self.period not in get_args(Period):
-            raise PolicyError(f"budget.period: unknown period {shown(self.period)} (allowed: {choices(get_args(Period))})")
-        from ..tzdb import release
+        check_choice("budget.period", self.period, get_args(Period), noun="period")
+        from ..tz.release import release
 
         try:
             release().table(self.zone)
@@ -197,8 +195,7 @@ class TzUpgrade(_Event):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mode not in ("keep", "replan"):
-            raise PolicyError(f"tzupgrade.mode: unknown policy {shown(self.mode)} (allowed: 'keep' or 'replan')")
+        check_choice("tzupgrade.mode", self.mode, ("keep", "replan"), noun="policy")
         try:
             object.__setattr__(self, "horizon_us", duration_us(self.horizon, "tzupgrade.horizon", allow_zero=True))
         except CalsimError as exc:
