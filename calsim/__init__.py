@@ -29,7 +29,8 @@ from .errors import (
     UnknownReleaseError,
     UnknownZoneError,
 )
-from .tzdb import Release, fetch_release, release, releases
+from .tz.fetch import fetch_release
+from .tz.release import Release, release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
 from .calendars import Calendar
 from .rules.cron import Cron

@@ -30,7 +30,8 @@ from ._version import __version__
 from .errors import CalsimError, InputError
 from .cli_inputs import atomic_output, check_db, fleet, import_options, instant, now
 from .text_table import durations_as_seconds, span, table
-from .tzdb import fetch_release, release, releases
+from .tz.fetch import fetch_release
+from .tz.release import release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
 
 __all__ = ["main"]

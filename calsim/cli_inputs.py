@@ -85,7 +85,7 @@ def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
     if not (text.startswith(_RULE_START) or re.search(r"\s", text)):
         return None
     from .schedule import Schedule
-    from .tzdb import release
+    from .tz.release import release
 
     today = now().astimezone(release().zone(zone)).date()
     return Schedule("inline", zone, f"{today.isoformat()}T00:00", text)

@@ -27,7 +27,7 @@ import polars as pl
 from .cli_inputs import atomic_output, check_db, fleet, instant, now as cli_now
 from .text_table import table
 from .errors import InputError
-from .tzdb import release
+from .tz.release import release
 
 __all__ = ["run", "SCREEN_ROWS"]
 

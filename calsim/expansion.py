@@ -39,13 +39,13 @@ import pyarrow as pa
 from . import limits
 from .calendars import Calendar
 from .errors import InputError
-from .tzdb import Release, ReleaseLike, release as get_release
+from .tz.release import Release, ReleaseLike, release as get_release
 from .resolution import Resolved, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
 from .schedule import Schedule, check_revisions
 from .times import US, instant_us
-from .tzif import ZoneTable
+from .tz.tzif import ZoneTable
 
 __all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules", "as_strings"]
 

@@ -19,7 +19,7 @@ import polars as pl
 from . import limits
 from .errors import InputError
 from .expansion import expand_indexed
-from .tzdb import ReleaseLike, release as get_release
+from .tz.release import ReleaseLike, release as get_release
 from .resolution import resolve_wall
 from .schedule import Schedule
 from .times import US, instant_us, iso_z

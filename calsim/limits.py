@@ -642,7 +642,7 @@ def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: ob
     schedule is a few attribute reads; the bounds are computed in numpy,
     once per group of schedules with equal profiles.
     """
-    from .tzdb import release as get_release
+    from .tz.release import release as get_release
 
     scheds = list(schedules)
     lo, hi = _as_us(lo, "start"), _as_us(hi, "end")

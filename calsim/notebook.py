@@ -167,7 +167,7 @@ def freeze_clocks(release: object, zone: str, start: object, end: object) -> tup
     >>> freeze_clocks("2026f", "Asia/Tokyo", "2026-12-01T00:00Z", "2027-12-01T00:00Z") is None
     True
     """
-    from .tzdb import release as get_release
+    from .tz.release import release as get_release
 
     rel = get_release(release)
     lo, hi = instant_us(start, "window_start"), instant_us(end, "window_end")

@@ -40,7 +40,7 @@ from . import limits
 from .errors import InputError, UnknownZoneError
 from .expansion import as_schedules, expand_indexed
 from .times import US, instant_us, iso_z
-from .tzdb import ReleaseLike, release as get_release
+from .tz.release import ReleaseLike, release as get_release
 
 __all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
 

@@ -48,7 +48,7 @@ from calsim.errors import AmbiguousTimeError, NonexistentTimeError
 from calsim.resolution import resolve_wall
 from calsim.rules.rrule import RRule
 from calsim.store import DuplicateKeyError, LedgerStore, ScenarioExistsError
-from calsim.tzif import ZoneTable
+from calsim.tz.tzif import ZoneTable
 from oracle import first_instant_after_gap
 from tzif_writer import tzif_bytes
 

@@ -32,8 +32,9 @@ from hypothesis import strategies as st
 
 import calsim
 from calsim.errors import CalsimError, CorruptReleaseError, InputError, UnknownReleaseError, UnknownZoneError
-from calsim.tzdb import shipped_dir
-from calsim.tzif import MAX_RULE_YEAR, PosixTZ, ZoneTable, _RuleDate, parse_tzif
+from calsim.tz.locate import shipped_dir
+from calsim.tz.posix import PosixTZ, _RuleDate
+from calsim.tz.tzif import MAX_RULE_YEAR, ZoneTable, parse_tzif
 
 PY = sys.executable
 POSIX = hasattr(os, "mkfifo")
@@ -59,9 +60,9 @@ def run_limited(code: str, timeout: float = 60, stdin: str | None = None,
 PRELUDE = textwrap.dedent('''
     import atexit, os, shutil, socket, struct, tempfile, zipfile
     from pathlib import Path
-    import calsim, calsim.tzdb
-    from calsim.tzif import ZoneTable, parse_tzif
-    from calsim.tzdb import shipped_dir
+    import calsim, calsim.tz.sources
+    from calsim.tz.tzif import ZoneTable, parse_tzif
+    from calsim.tz.locate import shipped_dir
 
     TMP = Path(tempfile.mkdtemp(prefix="calsim-tz-"))
     atexit.register(shutil.rmtree, TMP, True)
@@ -251,11 +252,11 @@ CASES: list[tuple[str, str, type[CalsimError], str]] = [
         d = zoneinfo_dir()
         for i in range(120):
             (d / f"f{i}").write_bytes(b"")
-        calsim.tzdata_sources._MAX_ENTRIES, saved = 100, calsim.tzdata_sources._MAX_ENTRIES
+        calsim.tz.sources._MAX_ENTRIES, saved = 100, calsim.tz.sources._MAX_ENTRIES
         try:
             calsim.Release.from_path(d).zones
         finally:
-            calsim.tzdata_sources._MAX_ENTRIES = saved""", CorruptReleaseError, "holds more than 100 entries"),
+            calsim.tz.sources._MAX_ENTRIES = saved""", CorruptReleaseError, "holds more than 100 entries"),
     # -- wheels ----------------------------------------------------------------------------------------------------
     _case("zip bomb member", """\
         r = calsim.Release.from_path(wheel({"tzdata/zoneinfo/Bomb": b"TZif" + bytes(1_000_000)}))
@@ -296,11 +297,11 @@ CASES: list[tuple[str, str, type[CalsimError], str]] = [
         calsim.Release.from_path(w)""", CorruptReleaseError, "bytes (allowed up to 8388608)"),
     _case("wheel with too many members", """\
         w = wheel({f"tzdata/zoneinfo/X{i}": b"" for i in range(100)})
-        calsim.tzdata_sources._MAX_MEMBERS, saved = 700, calsim.tzdata_sources._MAX_MEMBERS
+        calsim.tz.sources._MAX_MEMBERS, saved = 700, calsim.tz.sources._MAX_MEMBERS
         try:
             calsim.Release.from_path(w)
         finally:
-            calsim.tzdata_sources._MAX_MEMBERS = saved""", CorruptReleaseError, "members (allowed up to 700"),
+            calsim.tz.sources._MAX_MEMBERS = saved""", CorruptReleaseError, "members (allowed up to 700"),
     _case("corrupt zone in a wheel", """\
         w = wheel({"tzdata/zoneinfo/Bad": tzif(footer=b"CET-1CEST,M3.6.0,M10.5.0/3")})
         calsim.Release.from_path(w).zone("Bad")""", CorruptReleaseError, "tzif: 'Bad' footer: "),
@@ -324,7 +325,7 @@ _NEEDS_POSIX = ("fifo", "socket", "link", "device")
 
 BATCH = textwrap.dedent('''
     import json, signal, sys, time
-    import calsim, calsim.tzdb, numpy  # imported once, outside every case's CPU time
+    import calsim, calsim.tz.release, numpy  # imported once, outside every case's CPU time
     cases = json.loads(sys.stdin.read())
     def _alarm(*_):
         raise TimeoutError("the case ran for 10 s of wall time")
@@ -619,7 +620,7 @@ def test_fuzz_footers_only_raise_calsim_errors(footer):
 
 
 def test_an_override_of_a_zone_with_many_offsets_writes_a_file_calsim_reads_back():
-    from calsim.tzif import write_tzif
+    from calsim.tz.tzif import write_tzif
 
     offsets = np.arange(61) * 60 - 1800  # 61 distinct offsets: abbreviations past 256 bytes share one
     utc = T0 + np.arange(60, dtype=np.int64) * 86400

@@ -320,6 +320,14 @@ def test_timeline_caps_rows_at_max_schedules_and_says_so(runs):
     assert f"5 of {n} schedules" in ax.get_title()
 
 
+def test_timeline_has_a_hollow_marker_for_every_by_design_reason():
+    from calsim.plots.timelines import BY_DESIGN_STYLE
+    from calsim.simulation.ledger_schema import BY_DESIGN_REASONS
+
+    assert set(BY_DESIGN_STYLE) == set(BY_DESIGN_REASONS)
+    assert len({marker for _, marker in BY_DESIGN_STYLE.values()}) == len(BY_DESIGN_STYLE)
+
+
 def test_timeline_shows_the_schedules_asked_for_in_order(runs, fleet):
     ids = [fleet[3].id, fleet[0].id]
     ax = plots.timeline(runs["all"], schedules=[fleet[3], fleet[0].id]).axes[0]
@@ -357,6 +365,14 @@ def _bar_totals(ax) -> list[float]:
 
 def test_state_counts_bars_add_up_to_ledger_rows(runs, figures):
     assert _bar_totals(figures["state_counts"].axes[0]) == [float(runs[p].frame.height) for p in POLICIES]
+
+
+def test_state_counts_bars_are_the_summary_views_counts_per_state(runs, figures):
+    ax = figures["state_counts"].axes[0]
+    drawn = {c.get_label(): [p.get_width() for p in c.patches] for c in ax.containers}
+    summaries = [runs[p].summary() for p in POLICIES]
+    assert drawn == {s: [float(row[s][0]) for row in summaries] for s in drawn}
+    assert set(drawn) == {s for s in plots.STATE_STYLE if any(row[s][0] for row in summaries)}  # no empty bars
 
 
 def test_state_counts_reads_a_ledger_store_compare_frame(runs):
@@ -533,6 +549,24 @@ def test_lateness_keeps_zero_lateness_visible_on_a_log_axis(runs, figures):
     assert y[np.searchsorted(x, 0, side="right") - 1] == pytest.approx(zero_share, abs=1e-9)
 
 
+def test_lateness_legend_prints_the_summary_views_percentiles(runs, figures):
+    # Nearest rank, as Ledger.summary(): 'all' has p50 2 h (np.quantile's linear interpolation said 1.98 h).
+    from calsim.plots.style import duration_label
+
+    labels = {t.get_text().split(" ")[0]: t.get_text() for t in figures["lateness"].axes[0].get_legend().get_texts()}
+    for p in POLICIES:
+        row = runs[p].summary().row(0, named=True)
+        p50, p95 = (row[c].total_seconds() for c in ("lateness_p50", "lateness_p95"))
+        assert f"p50 {duration_label(p50)}, p95 {duration_label(p95)})" in labels[p]
+    assert "p50 2 h," in labels["all"]
+
+
+def test_lateness_of_a_frame_without_the_summary_columns_names_them(runs):
+    frame = runs["all"].frame.drop("cost", "budget_wait_s")
+    with pytest.raises(calsim.InputError, match=r"^ledgers: missing column\(s\) cost, budget_wait_s \(a ledger frame"):
+        plots.lateness(frame)
+
+
 def test_lateness_tick_labels_carry_units(figures):
     labels = [t.get_text() for t in figures["lateness"].axes[0].get_xticklabels()]
     assert "0 s" in labels and "1 h" in labels
@@ -674,9 +708,9 @@ def test_tzdiff_map_colour_bar_ticks_are_round_durations(diff):
 @settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=1, max_value=30 * 86400))
 def test_shift_ticks_are_round_symmetric_and_cover_the_largest_shift(half):
-    from calsim.plot_style import _shift_ticks
+    from calsim.plots.style import shift_ticks
 
-    limit, ticks = _shift_ticks(half)
+    limit, ticks = shift_ticks(half)
     step = ticks[1] - ticks[0]
     assert limit >= half and ticks[-1] == limit and list(ticks) == list(-ticks[::-1]) and 0 in ticks
     assert 3 <= len(ticks) <= 7
@@ -738,6 +772,18 @@ def test_release_with_a_frame_is_an_input_error(fleet):
     frame = calsim.expand([NEW_YORK], "2026-01-01T00:00Z", "2026-02-01T00:00Z")
     with pytest.raises(calsim.InputError, match="release: "):
         plots.local_vs_utc(frame, release="2026f")
+
+
+def test_no_submodule_of_calsim_plots_shadows_a_chart():
+    # A module named like its chart (plots/timeline.py) would make calsim.plots.timeline the module or the
+    # function depending on import order; the package's modules are named after chart families.
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(plots.__path__):
+        importlib.import_module(f"calsim.plots.{info.name}")
+        assert info.name not in plots.__all__
+    assert all(callable(getattr(plots, name)) for name in plots.__all__ if name.islower())
 
 
 def test_figures_show_in_jupyter_without_pyplot(figures):

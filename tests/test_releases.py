@@ -11,7 +11,8 @@ import pytest
 from conftest import SHIPPED
 
 import calsim
-from calsim.tzdb import cache_dir, pypi_version, shipped_dir
+from calsim.tz.fetch import pypi_version
+from calsim.tz.locate import cache_dir, shipped_dir
 
 
 def test_the_seven_shipped_wheels_are_offline_releases_with_their_iana_versions():

@@ -16,7 +16,7 @@ from oracle import US, classify
 from tzif_writer import tzif_bytes
 
 from calsim.resolution import _searchsorted_right, resolve_wall
-from calsim.tzif import ZoneTable
+from calsim.tz.tzif import ZoneTable
 
 KINDS = np.array(["ok", "gap", "fold"])
 BASE = 1_700_000_000  # 2023-11-14

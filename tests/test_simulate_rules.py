@@ -322,7 +322,7 @@ def test_systemd_fires_an_elapse_missed_while_suspended_once_on_resume():
 
 
 def test_an_unknown_outage_kind_is_refused_naming_the_field():
-    with pytest.raises(calsim.CalsimError, match="outage.kind: 'nap'"):
+    with pytest.raises(calsim.InputError, match=r"^outage.kind: unknown kind 'nap' \(allowed: 'down' or 'suspend'\)"):
         calsim.Outage("2026-01-01T00:00Z", "2026-01-01T01:00Z", kind="nap")
 
 

@@ -57,7 +57,7 @@ from ..errors import CalsimError, RuleError, ScheduleError
 from ..presets import Preset, cronie
 from ..rules.cron import MACROS, Cron
 from ..schedule import Schedule
-from ..tzdb import release
+from ..tz.release import release
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 
 __all__ = ["from_crontab", "DEFAULT_START"]

@@ -546,7 +546,7 @@ def _syslog(text: str, label: str, crontab: object, zone: str, year: int | None)
                 raise InputError(f"{where}: time stamp {m['bsd']!r} has no year: pass year= (--year) and the "
                                  f"host's zone= (--zone)")
             if tz is None:
-                from ..tzdb import release
+                from ..tz.release import release
 
                 tz = release().zone(zone)
             month = _MONTHS.get(m["mon"])

@@ -74,7 +74,7 @@ from ..errors import CalsimError, InputError, RuleError, ScheduleError
 from ..rules.rrule import DAY_US, RRule
 from ..schedule import Schedule
 from ..times import local_us
-from ..tzdb import release
+from ..tz.release import release
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import _check_zone
 

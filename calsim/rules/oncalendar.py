@@ -362,7 +362,7 @@ def _parse(expr: str) -> OnCalendar:
 
 
 def _is_zone(name: str) -> bool:
-    from ..tzdb import release
+    from ..tz.release import release
 
     if not name or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-/]*", name):
         return False

@@ -20,7 +20,7 @@ from .. import limits
 from ..expansion import expand_indexed
 from ..schedule import Schedule
 from ..times import US, iso_z
-from ..tzdb import release as get_release
+from ..tz.release import release as get_release
 from .rules import BIG, wake
 from .scenario import Revise, Scenario, Trigger, TzUpgrade
 from .state import RunState

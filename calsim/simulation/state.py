@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from ..schedule import Schedule
-from ..tzdb import release as get_release
+from ..tz.release import release as get_release
 from .ledger_schema import LEDGER_REASONS, LEDGER_STATES
 from .policy import LogNormal, Policy
 from .randomness import id_key

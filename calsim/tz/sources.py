@@ -1,4 +1,10 @@
-"""Where a release's files come from: a tzdata wheel, a zoneinfo directory, an override, read safely.
+"""Where a release's bytes come from: a tzdata wheel or a zoneinfo directory, read safely.
+
+A :class:`Source` hands :class:`calsim.tz.release.Release` the raw bytes of
+a zone, the zone names and the IANA version; :class:`WheelSource` reads a
+``tzdata`` wheel (a zip), :class:`DirSource` a compiled zoneinfo directory.
+Which wheel or directory a ``release=`` argument means is
+:mod:`calsim.tz.locate`'s job.
 
 A wheel or directory may be untrusted (a pull request's fixture, a cache
 someone else wrote), so nothing is read blindly: a file's mode is checked
@@ -8,7 +14,12 @@ reading), a symbolic link may not lead out of the directory, a zone file or
 than 50:1 are refused, metadata must be ASCII or UTF-8 as the format says,
 and a directory walk stops after 20,000 entries. Each refusal is one
 :class:`~calsim.CorruptReleaseError` naming the file.
-:class:`calsim.tzdb.Release` reads its zones through these sources.
+
+>>> from calsim.tz.locate import shipped_dir
+>>> src = WheelSource(shipped_dir() / "tzdata-2026.6-py2.py3-none-any.whl")
+>>> src.version(), src.read("Europe/Paris")[:4]
+('2026f', b'TZif')
+>>> src.close()
 """
 
 from __future__ import annotations
@@ -20,10 +31,16 @@ import stat
 import zipfile
 from pathlib import Path
 
-from .errors import CorruptReleaseError, UnknownReleaseError
-from .tzif import MAX_TZIF_BYTES, _cut
+from ..errors import CorruptReleaseError, UnknownReleaseError
+from .posix import cut
+from .tzif import MAX_TZIF_BYTES
 
-_IANA_RE = re.compile(r"^\d{4}[a-z]{1,2}$")
+__all__ = [
+    "Source", "WheelSource", "DirSource", "IANA_RE", "file_kind", "good_zone_name", "is_tzif", "resolved",
+    "shown_path", "walk",
+]
+
+IANA_RE = re.compile(r"^\d{4}[a-z]{1,2}$")
 _VERSION_LINE = re.compile(rb"^#\s*version\s+(\S+)")
 _IANA_IN_INIT = re.compile(r"""IANA_VERSION\s*=\s*["']([^"']+)["']""")
 # Directories of a compiled zoneinfo tree that are not zones of their own.
@@ -46,7 +63,7 @@ _VERSION_OK = re.compile(r"^[0-9A-Za-z][0-9A-Za-z._+\-]{0,39}$", re.ASCII)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
         if test(mode):
@@ -54,7 +71,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _good_name(name: str) -> bool:
+def good_zone_name(name: str) -> bool:
     """A zone name as tzdata spells them: ASCII letters, digits, ``_+-``, at most 6 parts, 255 bytes."""
     return len(name) <= 255 and _ZONE_NAME.match(name) is not None
 
@@ -70,7 +87,7 @@ def _open_regular(path: Path, what: str, limit: int, min_size: int = 0) -> io.Bu
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
-            raise CorruptReleaseError(f"{what} is {_kind(st.st_mode)}, not a regular file")
+            raise CorruptReleaseError(f"{what} is {file_kind(st.st_mode)}, not a regular file")
         if st.st_size > limit:
             raise CorruptReleaseError(f"{what} is {st.st_size} bytes (allowed up to {limit})")
         if st.st_size < min_size:
@@ -84,7 +101,7 @@ def _open_regular(path: Path, what: str, limit: int, min_size: int = 0) -> io.Bu
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         fh.close()
-        raise CorruptReleaseError(f"{what} changed into {_kind(mode)} while being opened")
+        raise CorruptReleaseError(f"{what} changed into {file_kind(mode)} while being opened")
     return fh
 
 
@@ -100,8 +117,8 @@ def _read_regular(path: Path, what: str, limit: int = _MAX_FILE_BYTES) -> bytes 
     return data
 
 
-def _at(path: Path) -> str:
-    return _cut(str(path), 120)
+def shown_path(path: Path) -> str:
+    return cut(str(path), 120)
 
 
 def _checked_version(raw: bytes | str, where: str) -> str | None:
@@ -114,12 +131,12 @@ def _checked_version(raw: bytes | str, where: str) -> str | None:
         return None
     if text is None or not _VERSION_OK.match(text):
         raise CorruptReleaseError(
-            f"release: {where} holds version {_cut(raw)} (expected a tz version such as '2026a')"
+            f"release: {where} holds version {cut(raw)} (expected a tz version such as '2026a')"
         )
     return text
 
 
-class _Source:
+class Source:
     """Raw bytes of a release's files, from a zip (wheel) or a directory."""
 
     def __init__(self, path: Path):
@@ -135,10 +152,10 @@ class _Source:
         raise NotImplementedError
 
 
-class _WheelSource(_Source):
+class WheelSource(Source):
     def __init__(self, path: Path):
         super().__init__(path)
-        where = f"release: {_at(path)}"
+        where = f"release: {shown_path(path)}"
         fh = _open_regular(path, where, _MAX_WHEEL_BYTES)
         if fh is None:
             raise UnknownReleaseError(f"{where} does not exist (expected a tzdata wheel or a zoneinfo directory)")
@@ -147,7 +164,7 @@ class _WheelSource(_Source):
         except Exception as exc:  # any parser error on a hostile zip (BadZipFile, EOFError, ...)
             fh.close()
             raise CorruptReleaseError(
-                f"{where} is not a readable tzdata wheel ({_cut(str(exc))}); "
+                f"{where} is not a readable tzdata wheel ({cut(str(exc))}); "
                 "expected a .whl from 'pip download tzdata' or a zoneinfo directory"
             ) from None
         self._fh = fh
@@ -175,7 +192,7 @@ class _WheelSource(_Source):
         ``what`` names the member in messages (default: its path in the wheel).
         """
         info = self._zip.getinfo(member)
-        where = what or f"release: member {_cut(member)} of {_at(self.path)}"
+        where = what or f"release: member {cut(member)} of {shown_path(self.path)}"
         if info.file_size > _MAX_FILE_BYTES:
             raise CorruptReleaseError(f"{where} is {info.file_size} bytes (allowed up to {_MAX_FILE_BYTES})")
         if info.file_size > 4096 and info.file_size > _MAX_RATIO * info.compress_size:
@@ -189,7 +206,7 @@ class _WheelSource(_Source):
             with self._zip.open(info) as fh:
                 data = fh.read(_MAX_FILE_BYTES + 1)
         except Exception as exc:  # BadZipFile (CRC), zlib.error, encrypted, unknown method ...
-            raise CorruptReleaseError(f"{where} cannot be read ({type(exc).__name__}: {_cut(str(exc))})") from None
+            raise CorruptReleaseError(f"{where} cannot be read ({type(exc).__name__}: {cut(str(exc))})") from None
         if len(data) > _MAX_FILE_BYTES:
             raise CorruptReleaseError(f"{where} is over {_MAX_FILE_BYTES} bytes")
         return data
@@ -199,42 +216,42 @@ class _WheelSource(_Source):
             return self._member(member).decode("utf-8")
         except UnicodeDecodeError:
             raise CorruptReleaseError(
-                f"release: member {member!r} of {_at(self.path)} is not UTF-8 text"
+                f"release: member {member!r} of {shown_path(self.path)} is not UTF-8 text"
             ) from None
 
     def read(self, name: str) -> bytes | None:
         member = f"tzdata/zoneinfo/{name}"
         if member not in self._names or member.endswith("/"):
             return None
-        return self._member(member, f"tzif: {_cut(name)} in {_at(self.path)}")
+        return self._member(member, f"tzif: {cut(name)} in {shown_path(self.path)}")
 
     def zone_names(self) -> list[str]:
         if "tzdata/zones" in self._names:
             listed = self._text("tzdata/zones").split()
-            return [z for z in listed if _good_name(z) and f"tzdata/zoneinfo/{z}" in self._names]
+            return [z for z in listed if good_zone_name(z) and f"tzdata/zoneinfo/{z}" in self._names]
         prefix = "tzdata/zoneinfo/"
         return [
             n[len(prefix) :]
             for n in self._names
             if n.startswith(prefix) and not n.endswith((".py", "/", ".zi", ".tab")) and "__" not in n
-            and _good_name(n[len(prefix) :])
+            and good_zone_name(n[len(prefix) :])
         ]
 
     def version(self) -> str | None:
         if "tzdata/__init__.py" in self._names:
             m = _IANA_IN_INIT.search(self._text("tzdata/__init__.py"))
             if m:
-                return _checked_version(m[1], f"tzdata/__init__.py of {_at(self.path)}")
+                return _checked_version(m[1], f"tzdata/__init__.py of {shown_path(self.path)}")
         if "tzdata/zoneinfo/tzdata.zi" not in self._names:
             return None
         data = self._member("tzdata/zoneinfo/tzdata.zi")
-        return _version_from_zi(data, f"tzdata.zi of {_at(self.path)}")
+        return _version_from_zi(data, f"tzdata.zi of {shown_path(self.path)}")
 
 
-class _DirSource(_Source):
+class DirSource(Source):
     def __init__(self, path: Path):
         super().__init__(path)
-        self._root = _resolved(path)
+        self._root = resolved(path)
 
     def _inside(self, p: Path, root: Path | None = None) -> bool:
         """Whether ``p``, symbolic links followed, stays inside the directory (or ``root``)."""
@@ -248,7 +265,7 @@ class _DirSource(_Source):
         """A regular file inside the release (``None`` if missing); anything else is refused."""
         if not self._inside(p, root):
             raise CorruptReleaseError(
-                f"{what} is a symbolic link leading outside {_at(root or self.path)} (or in a loop)"
+                f"{what} is a symbolic link leading outside {shown_path(root or self.path)} (or in a loop)"
             )
         return _read_regular(p, what)
 
@@ -258,53 +275,36 @@ class _DirSource(_Source):
         # directory ("../../etc/passwd") never reach here (_valid_key).
         if p.is_dir():
             return None
-        return self._file(p, f"tzif: {_cut(name)} at {_at(p)}")
+        return self._file(p, f"tzif: {cut(name)} at {shown_path(p)}")
 
     def zone_names(self) -> list[str]:
         names = []
-        for rel, p in _walk(self.path, self._root, skip_top=_SKIP_DIRS):
-            if p.name in _SKIP_FILES or "." in p.name or p.name.startswith("+") or not _good_name(rel):
+        for rel, p in walk(self.path, self._root, skip_top=_SKIP_DIRS):
+            if p.name in _SKIP_FILES or "." in p.name or p.name.startswith("+") or not good_zone_name(rel):
                 continue
-            if _is_tzif(p):
+            if is_tzif(p):
                 names.append(rel)
         return names
 
     def version(self) -> str | None:
-        plus = self._file(self.path / "+VERSION", f"release: {_at(self.path / '+VERSION')}")
+        plus = self._file(self.path / "+VERSION", f"release: {shown_path(self.path / '+VERSION')}")
         if plus is not None:
-            v = _checked_version(plus, f"+VERSION of {_at(self.path)}")
+            v = _checked_version(plus, f"+VERSION of {shown_path(self.path)}")
             if v:
                 return v
-        zi = self._file(self.path / "tzdata.zi", f"release: {_at(self.path / 'tzdata.zi')}")
+        zi = self._file(self.path / "tzdata.zi", f"release: {shown_path(self.path / 'tzdata.zi')}")
         if zi is not None:
-            v = _version_from_zi(zi[:200], f"tzdata.zi of {_at(self.path)}")
+            v = _version_from_zi(zi[:200], f"tzdata.zi of {shown_path(self.path)}")
             if v:
                 return v
         # An unpacked tzdata package: the version is in ../__init__.py.
         parent = self.path.parent
-        init = self._file(parent / "__init__.py", f"release: {_at(parent / '__init__.py')}", _resolved(parent))
+        init = self._file(parent / "__init__.py", f"release: {shown_path(parent / '__init__.py')}", resolved(parent))
         if init is not None:
             m = _IANA_IN_INIT.search(init.decode("utf-8", "replace"))
             if m:
-                return _checked_version(m[1], f"__init__.py of {_at(parent)}")
+                return _checked_version(m[1], f"__init__.py of {shown_path(parent)}")
         return None
-
-
-class _OverrideSource(_Source):
-    """A release's files with some zones replaced by generated TZif bytes (what-if releases)."""
-
-    def __init__(self, base: _Source, overrides: dict[str, bytes], version: str):
-        super().__init__(base.path)
-        self._base, self._overrides, self._version = base, overrides, version
-
-    def read(self, name: str) -> bytes | None:
-        return self._overrides.get(name) or self._base.read(name)
-
-    def zone_names(self) -> list[str]:
-        return self._base.zone_names()
-
-    def version(self) -> str | None:
-        return self._version
 
 
 def _version_from_zi(data: bytes, where: str) -> str | None:
@@ -312,18 +312,18 @@ def _version_from_zi(data: bytes, where: str) -> str | None:
     return _checked_version(m[1], where) if m else None
 
 
-def _resolved(path: Path) -> Path:
+def resolved(path: Path) -> Path:
     try:
         return path.resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop
-        raise CorruptReleaseError(f"release: cannot resolve {_at(path)} ({_cut(str(exc))})") from None
+        raise CorruptReleaseError(f"release: cannot resolve {shown_path(path)} ({cut(str(exc))})") from None
 
 
-def _walk(path: Path, root: Path, skip_top: set[str] = set()):
+def walk(path: Path, root: Path, skip_top: set[str] = set()):
     """``(relative name, path)`` of every file under ``path``, bounded in depth and count.
 
     Symbolic links to directories are not followed (``os.walk``'s default);
-    links to files are listed, then checked by :func:`_is_tzif`.
+    links to files are listed, then checked by :func:`is_tzif`.
     """
     seen = 0
     for top, dirs, files in os.walk(path):
@@ -337,7 +337,7 @@ def _walk(path: Path, root: Path, skip_top: set[str] = set()):
         seen += len(dirs) + len(files)
         if seen > _MAX_ENTRIES:
             raise CorruptReleaseError(
-                f"release: directory {_at(path)} holds more than {_MAX_ENTRIES} entries "
+                f"release: directory {shown_path(path)} holds more than {_MAX_ENTRIES} entries "
                 "(a zoneinfo directory holds about 2,000)"
             )
         for f in sorted(files):
@@ -357,7 +357,7 @@ def _lstat_mode(p: Path) -> int:
         return 0
 
 
-def _is_tzif(p: Path) -> bool:
+def is_tzif(p: Path) -> bool:
     """Whether ``p`` is a regular file starting with ``TZif``; never opens a FIFO or a device."""
     try:
         # Empty files are never opened: /proc's, size 0, may block or have effects when read.

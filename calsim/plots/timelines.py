@@ -2,7 +2,9 @@
 
 Several ledgers (policies) are drawn as stacked panels over one time axis with
 the same schedules in the same rows, so what differs between panels is the
-policy, never the selection. Re-exported by :mod:`calsim.plots`.
+policy, never the selection. Observation gaps are the ledger's gaps view
+(:meth:`Ledger.gaps`); what the chart computes itself is where to draw: which
+schedules get a row, and where an occurrence without an instant falls.
 """
 
 from __future__ import annotations
@@ -15,34 +17,34 @@ import polars as pl
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .errors import InputError
-from .plot_style import (
-    _C,
-    _date_axis,
-    _dur,
-    _figure,
-    _GAP,
-    _int_arg,
-    _ledgers,
-    _legend_below,
-    _num,
-    _release_of,
-    _seconds,
-    _shade_outages,
-    _us_num,
-    Figure,
+from ..errors import InputError
+from ..schedule import Schedule
+from ..simulation.ledger import Ledger
+from ..simulation.ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES
+from ..simulation.views import CLASSIFIED_COLUMNS
+from ..times import US
+from . import inputs
+from .style import (
+    GAP_STYLE,
+    OKABE_ITO,
     STATE_STYLE,
+    Figure,
+    date_axis,
+    date_num,
+    duration_label,
+    legend_below,
+    new_figure,
+    shade_outages,
+    us_num,
 )
-from .schedule import Schedule
-from .simulation.ledger import LEDGER_STATES, Ledger
 
-__all__ = ["timeline"]
+__all__ = ["timeline", "BY_DESIGN_STYLE"]
 
-#: Occurrences that were never meant to run, by reason: label and hollow marker.
+#: Occurrences never meant to run (the ledger's BY_DESIGN_REASONS), by reason: label and hollow marker,
+#: in the order they are drawn.
 BY_DESIGN_STYLE = {"calendar": ("excluded (holiday/calendar)", "D"), "dst_gap": ("skipped in a DST gap", "^"),
                    "merged": ("merged into another run", "p")}
 _LATE = (STATE_STYLE["done"][0], ">")
-_US = 1_000_000
 
 
 def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) -> Figure:
@@ -91,8 +93,8 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
     if isinstance(ledger, (list, tuple, Mapping)) and not len(ledger):
         raise InputError(f"ledger: expected a Ledger, a ledger frame or several of them, got an empty "
                          f"{type(ledger).__name__}")
-    leds = _ledgers(ledger, "ledger")
-    max_schedules = _int_arg(max_schedules, "max_schedules")
+    leds = inputs.ledgers(ledger, "ledger")
+    max_schedules = inputs.int_arg(max_schedules, "max_schedules")
     frames = [_scheduled(led) for led in leds]
     known = list(dict.fromkeys(sid for f in frames for sid in f["schedule_id"].unique(maintain_order=True)))
     if schedules is None:
@@ -102,7 +104,7 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
     row = {sid: i for i, sid in enumerate(ids)}
     one = len(leds) == 1
     height = max(3.2, 1.6 + 0.3 * len(ids)) if one else 1.2 + max(1.4, 0.75 + 0.3 * len(ids)) * len(leds)
-    fig = _figure(11, height)
+    fig = new_figure(11, height)
     axes = fig.subplots(len(leds), 1, sharex=True, squeeze=False)[:, 0]
     shown = f" ({len(ids)} of {len(known)} schedules)" if len(ids) < len(known) else ""
     legend: dict[str, object] = {}
@@ -121,12 +123,13 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
             ax.set_title(f"{led.name}: {counts}", fontsize=10, loc="left")
     if not one:
         fig.suptitle(f"Runs and missed occurrences: the same {len(ids)} schedules under each policy{shown}")
-    _date_axis(axes[-1])
+    date_axis(axes[-1])
     axes[-1].set_xlabel("time (UTC)")
     # Runs first, then what did not run, then what was never meant to, then the shading.
-    order = ["done on time", "done late", *LEDGER_STATES[1:], *(v[0] for v in BY_DESIGN_STYLE.values()), "outage", "gap"]
+    order = ["done on time", "done late", *LEDGER_STATES[1:], *(v[0] for v in BY_DESIGN_STYLE.values()), "outage",
+             "gap"]
     rank = lambda key: next(i for i, o in enumerate(order + [key]) if key.startswith(o))  # noqa: E731
-    _legend_below(fig, [legend[k] for k in sorted(legend, key=rank)], ncols=3)
+    legend_below(fig, [legend[k] for k in sorted(legend, key=rank)], ncols=3)
     return fig
 
 
@@ -138,7 +141,7 @@ def _scheduled(led: Ledger) -> pl.DataFrame:
 def _by_design(f: pl.DataFrame) -> pl.Expr:
     if "reason" not in f.columns:
         return pl.lit(False)
-    return pl.col("reason").cast(pl.String).is_in(list(BY_DESIGN_STYLE)).fill_null(False)
+    return pl.col("reason").cast(pl.String).is_in(list(BY_DESIGN_REASONS)).fill_null(False)
 
 
 def _default_rows(leds: list[Ledger], frames: list[pl.DataFrame], n: int) -> list[str]:
@@ -179,7 +182,7 @@ def _row_labels(f: pl.DataFrame, ids: list[str]) -> list[str]:
 def _late_after(led: Ledger) -> float:
     """Lateness (s) beyond which a run counts as late: the scenario's tick (a run waits for a tick), else 1 min."""
     tick = getattr(led.scenario, "tick_us", None)
-    return max(tick / _US, 1.0) if isinstance(tick, int) else 60.0
+    return max(tick / US, 1.0) if isinstance(tick, int) else 60.0
 
 
 def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: dict, one: bool) -> str:
@@ -187,9 +190,9 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
     sc = led.scenario
     lo = hi = None
     if sc is not None and hasattr(sc, "start_us"):
-        lo, hi = _us_num(sc.start_us), _us_num(sc.end_us)
+        lo, hi = us_num(sc.start_us), us_num(sc.end_us)
     spans = sorted({(o.start_us, o.end_us) for o in getattr(sc, "outages", ()) or ()})
-    for h in _shade_outages(ax, spans):
+    for h in shade_outages(ax, spans):
         legend.setdefault("outage", h)
     if "reason" in f.columns:
         _gaps(ax, led, f, ids, row, lo, hi, legend)
@@ -199,7 +202,7 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
     def edge_of(marker: str) -> str | None:
         # Line markers have no edge; filled ones a white rim (they stay apart), the late triangle a dark one
         # (it must stand out from the ticks it sits among).
-        return None if marker in "|x" else (_C["black"] if marker == _LATE[1] else "white")
+        return None if marker in "|x" else (OKABE_ITO["black"] if marker == _LATE[1] else "white")
 
     def dots(x, y, label, color, marker, size, hollow=False):
         ok = ~np.isnan(x)
@@ -218,10 +221,11 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
 
     late_after = _late_after(led)
     done = f.filter(pl.col("state") == "done")
-    late = _seconds(done["lateness_s"]) > late_after if "lateness_s" in done.columns else np.zeros(done.height, bool)
-    x, y = _num(done["started_utc"]), done["_row"].to_numpy()
+    late = (inputs.seconds(done["lateness_s"]) > late_after if "lateness_s" in done.columns
+            else np.zeros(done.height, bool))
+    x, y = date_num(done["started_utc"]), done["_row"].to_numpy()
     ran = dots(x[~late], y[~late], "done on time (ran)", STATE_STYLE["done"][0], "|", 70)
-    n_late = dots(x[late], y[late], f"done late (> {_dur(late_after)}: catch-up or wait)",
+    n_late = dots(x[late], y[late], f"done late (> {duration_label(late_after)}: catch-up or wait)",
                   _LATE[0], _LATE[1], 42)
     missed = 0
     for state in LEDGER_STATES[1:]:
@@ -230,37 +234,36 @@ def _panel(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, legend: 
             continue
         at = pl.coalesce("eligible_utc", "due_utc") if "eligible_utc" in part.columns else pl.col("due_utc")
         color, marker = STATE_STYLE[state]
-        missed += dots(_num(part.select(at).to_series()), part["_row"].to_numpy(), f"{state} (did not run)",
+        missed += dots(date_num(part.select(at).to_series()), part["_row"].to_numpy(), f"{state} (did not run)",
                        color, marker, 26)
     never, why = 0, []
     for reason, (label, marker) in BY_DESIGN_STYLE.items() if "reason" in design.columns else ():
         part = design.filter(pl.col("reason").cast(pl.String) == reason)
         if part.height:
-            never += dots(_placed(led, f, part), part["_row"].to_numpy(), label, _C["black"], marker, 30, True)
+            never += dots(_placed(led, f, part), part["_row"].to_numpy(), label, OKABE_ITO["black"], marker, 30, True)
             why.append(label.split(" (")[0])
     if lo is not None:
         ax.set_xlim(lo, hi)
-    _date_axis(ax)
+    date_axis(ax)
     return (f"{ran + n_late} ran ({n_late} late), {missed} did not run"
             + (f", {never} not meant to run ({'; '.join(why)})" if never else ""))
 
 
 def _gaps(ax, led: Ledger, f: pl.DataFrame, ids: list[str], row: dict, lo, hi, legend: dict) -> None:
-    from .simulation.views import CLASSIFIED_COLUMNS
-
     if not set(CLASSIFIED_COLUMNS) <= set(led.frame.columns):
         return  # a frame of the few columns the runs need: no gaps to draw (not an error)
     gaps = led.gaps()
     gaps = gaps.filter(pl.col("schedule_id").is_in(ids))
     if not gaps.height:
         return
-    x0, x1 = _num(gaps["from_utc"]), _num(gaps["to_utc"])
-    left = lo if lo is not None else np.nanmin(_num(f["due_utc"]))
-    right = hi if hi is not None else np.nanmax(_num(f["due_utc"]))
+    x0, x1 = date_num(gaps["from_utc"]), date_num(gaps["to_utc"])
+    left = lo if lo is not None else np.nanmin(date_num(f["due_utc"]))
+    right = hi if hi is not None else np.nanmax(date_num(f["due_utc"]))
     x0, x1 = np.where(np.isnan(x0), left, x0), np.where(np.isnan(x1), right, x1)
     for sid, a, b in zip(gaps["schedule_id"].to_list(), x0, x1):
-        ax.barh(row[sid], b - a, left=a, height=0.7, zorder=1, **_GAP)
-    legend.setdefault("gap", Patch(facecolor=_GAP["color"], alpha=_GAP["alpha"], label="observation gap (no done run)"))
+        ax.barh(row[sid], b - a, left=a, height=0.7, zorder=1, **GAP_STYLE)
+    legend.setdefault("gap", Patch(facecolor=GAP_STYLE["color"], alpha=GAP_STYLE["alpha"],
+                                   label="observation gap (no done run)"))
 
 
 def _placed(led: Ledger, rows_with_instants: pl.DataFrame, part: pl.DataFrame) -> np.ndarray:
@@ -277,10 +280,10 @@ def _placed(led: Ledger, rows_with_instants: pl.DataFrame, part: pl.DataFrame) -
     wall_us = got["nominal_local"].dt.epoch("us").to_numpy().astype(np.int64)
     off = got["_off"].cast(pl.Float64).to_numpy()
     if np.isnan(off).any():
-        table_of = _release_of(led).table
+        table_of = inputs.release_of(led).table
         for i in np.flatnonzero(np.isnan(off)):
             t = table_of(got["zone"][int(i)])
-            off[i] = float(t.offset_at_utc(np.array([wall_us[i] // _US]))[0])
-    x = mdates.date2num((wall_us - off.astype(np.int64) * _US).astype("datetime64[us]"))
-    due = _num(part["due_utc"])  # one that has an instant after all (a merged row may) is drawn at it
+            off[i] = float(t.offset_at_utc(np.array([wall_us[i] // US]))[0])
+    x = mdates.date2num((wall_us - off.astype(np.int64) * US).astype("datetime64[us]"))
+    due = date_num(part["due_utc"])  # one that has an instant after all (a merged row may) is drawn at it
     return np.where(np.isnan(due), x, due)

@@ -1,4 +1,4 @@
-"""TZif files (RFC 8536, RFC 9636) and their POSIX TZ footer, as columnar transition tables.
+"""TZif files (RFC 8536, RFC 9636) as columnar transition tables: read, checked, and written for what-if zones.
 
 A zone is turned into one :class:`ZoneTable`: a sorted ``int64`` array of UTC
 transition instants (epoch seconds) and an ``int32`` array of the UTC offsets
@@ -10,8 +10,8 @@ Two details matter for exactness:
 * Slim TZif files (the PyPI ``tzdata`` wheels are slim) stop their explicit
   transitions at the last rule change and rely on the POSIX TZ string in the
   footer for every later year (RFC 8536 §3.3). The footer is therefore parsed
-  and its transitions generated, as far ahead as a caller needs (at most
-  through :data:`MAX_RULE_YEAR`).
+  (:mod:`calsim.tz.posix`) and its transitions generated, as far ahead as a
+  caller needs (at most through :data:`MAX_RULE_YEAR`).
 * Transitions that do not change the UTC offset (a change of abbreviation or
   of the isdst flag only) move no wall clock, so they are dropped.
 
@@ -22,34 +22,27 @@ the zone and what is wrong, never a numpy error, a huge allocation or a loop.
 
 Examples
 --------
->>> from calsim.tzif import PosixTZ
->>> tz = PosixTZ.parse("EST5EDT,M3.2.0,M11.1.0")
->>> tz.std_offset, tz.dst_offset
-(-18000, -14400)
->>> [t for t, _ in tz.transitions(2026)]  # 2026-03-08T07:00Z, 2026-11-01T06:00Z
-[1772953200, 1793512800]
->>> PosixTZ.parse("EST5EDT,M13.2.0,M11.1.0")
+>>> from calsim.tz.tzif import ZoneTable, write_tzif
+>>> t = ZoneTable.from_bytes("Test/Zone", write_tzif(np.array([0]), np.array([3600, 7200]), "<+02>-2"))
+>>> t.offset_at_utc(np.array([-1, 0])).tolist()
+[3600, 7200]
+>>> parse_tzif(b"NOTTZIF", "Bad/Zone")
 Traceback (most recent call last):
 ...
-calsim.errors.CorruptReleaseError: tz_string: 'EST5EDT,M13.2.0,M11.1.0' has month 13 in rule 'M13.2.0' ...
+calsim.errors.CorruptReleaseError: tzif: 'Bad/Zone' is not a TZif file (starts with b'NOTT', expected b'TZif')
 """
 
 from __future__ import annotations
 
-import calendar
-import re
 import struct
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import CorruptReleaseError, InputError
+from ..errors import CorruptReleaseError, InputError
+from .posix import MAX_TZ_STRING, PosixTZ, cut, days_from_civil
 
-__all__ = ["PosixTZ", "ZoneTable", "parse_tzif", "write_tzif", "MAX_TZIF_BYTES", "MAX_RULE_YEAR"]
-
-_DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
-_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+__all__ = ["ZoneTable", "parse_tzif", "write_tzif", "MAX_TZIF_BYTES", "MAX_RULE_YEAR", "FIRST_TIME", "END_TIME"]
 
 # A real TZif file is under 5 KB (the largest of tzdata 2026f, fat, is 3.9 KB).
 MAX_TZIF_BYTES = 1 << 20
@@ -60,203 +53,7 @@ MAX_TZIF_BYTES = 1 << 20
 MAX_RULE_YEAR = 10_001
 
 
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date."""
-    leap = 1 if (month > 2 and calendar.isleap(year)) else 0
-    y = year - 1
-    ordinal = y * 365 + y // 4 - y // 100 + y // 400 + _DAYS_BEFORE_MONTH[month] + leap + day
-    return ordinal - _EPOCH_ORDINAL
-
-
-def _isleap(years: np.ndarray) -> np.ndarray:
-    return (years % 4 == 0) & ((years % 100 != 0) | (years % 400 == 0))
-
-
-def _days_np(years: np.ndarray, month: int, day: int) -> np.ndarray:
-    """:func:`_days_from_civil` for an array of years (one month and day)."""
-    y = years - 1
-    leap = _isleap(years) if month > 2 else False
-    return y * 365 + y // 4 - y // 100 + y // 400 + (_DAYS_BEFORE_MONTH[month] + day - _EPOCH_ORDINAL) + leap
-
-
-def _cut(value: object, limit: int = 60) -> str:
-    """``repr`` of a value for a message, cut so that a hostile file or argument cannot flood it."""
-    if isinstance(value, str):
-        return repr(value) if len(value) <= limit else repr(value[:limit]) + "..."
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-# ---------------------------------------------------------------------------
-# POSIX TZ strings (POSIX.1-2017 §8.3, with the RFC 8536 §3.3.1 extensions:
-# hours up to 167 and negative transition times).
-# ---------------------------------------------------------------------------
-
-_NAME = r"(?:<[+\-0-9A-Za-z]+>|[A-Za-z]{3,})"
-_OFFSET = r"[+\-]?\d{1,3}(?::\d{1,2}(?::\d{1,2})?)?"
-_DATE = r"(?:J\d{1,3}|\d{1,3}|M\d{1,2}\.\d\.\d)"
-_TZ_RE = re.compile(
-    rf"^(?P<std>{_NAME})(?P<stdoff>{_OFFSET})"
-    rf"(?:(?P<dst>{_NAME})(?P<dstoff>{_OFFSET})?"
-    rf"(?:,(?P<start>{_DATE})(?:/(?P<starttime>{_OFFSET}))?"
-    rf",(?P<end>{_DATE})(?:/(?P<endtime>{_OFFSET}))?)?)?$",
-    re.ASCII,  # "\d" must not accept other scripts' digits
-)
-_MAX_TZ_STRING = 1024  # two names of tz's 255-byte maximum, offsets and rules fit easily
-
-
-def _parse_hms(text: str) -> int:
-    sign = -1 if text.startswith("-") else 1
-    parts = [int(p) for p in text.lstrip("+-").split(":")]
-    parts += [0] * (3 - len(parts))
-    return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2])
-
-
-def _check_hms(text: str, what: str, max_hours: int, fail) -> int:
-    """Range-check ``[+-]hh[:mm[:ss]]``: POSIX allows hours 0..24 in offsets; RFC 8536 §3.3.1 allows
-    -167..167 in rule times (as tz's localtime.c ``getsecs``); minutes and seconds are 0..59."""
-    parts = [int(p) for p in text.lstrip("+-").split(":")]
-    if parts[0] > max_hours:
-        lo = -max_hours if what == "time" else 0
-        fail(f"{what} {text!r} (hours allowed {lo}..{max_hours})")
-    if any(p > 59 for p in parts[1:]):
-        fail(f"{what} {text!r} (minutes and seconds allowed 0..59)")
-    return _parse_hms(text)
-
-
-@dataclass(frozen=True)
-class _RuleDate:
-    """One POSIX date rule: ``Jn`` (1..365, no Feb 29), ``n`` (0..365) or ``Mm.w.d``."""
-
-    kind: str  # "J", "n" or "M"
-    a: int
-    b: int = 0
-    c: int = 0
-
-    @classmethod
-    def parse(cls, text: str, fail=None) -> _RuleDate:
-        def bad(what: str, value: int, lo: int, hi: int) -> None:
-            if not lo <= value <= hi:
-                msg = f"{what} {value} in rule {text!r} (allowed {lo}..{hi}, POSIX.1-2017 §8.3)"
-                if fail is None:
-                    raise CorruptReleaseError(f"tz_string: {msg}")
-                fail(msg)
-
-        if text.startswith("J"):
-            bad("Julian day", int(text[1:]), 1, 365)
-            return cls("J", int(text[1:]))
-        if text.startswith("M"):
-            m, w, d = (int(x) for x in text[1:].split("."))
-            bad("month", m, 1, 12)
-            bad("week", w, 1, 5)
-            bad("weekday", d, 0, 6)
-            return cls("M", m, w, d)
-        bad("day of year", int(text), 0, 365)
-        return cls("n", int(text))
-
-    def days(self, years: np.ndarray) -> np.ndarray:
-        """Days since the epoch of this rule's date in each of ``years`` (an int64 array)."""
-        jan1 = _days_np(years, 1, 1)
-        if self.kind == "J":
-            # Julian day 1..365; February 29 is never counted, so day 60 is
-            # always March 1.
-            return jan1 + (self.a - 1) + (_isleap(years) & (self.a >= 60))
-        if self.kind == "n":
-            return jan1 + self.a  # zero-based, counts February 29
-        month, week, weekday = self.a, self.b, self.c
-        first = _days_np(years, month, 1)
-        # 1970-01-01 was a Thursday (weekday 4 with Sunday = 0); numpy's % is
-        # Python's, never negative.
-        day = first + (weekday - (first + 4) % 7) % 7 + 7 * (week - 1)
-        if week == 5:
-            # "5" is the last such weekday: at most one week too far, as
-            # first + 6 + 28 - 7 < first + 28.
-            length = _MONTH_DAYS[month] + (_isleap(years) if month == 2 else 0)
-            day = np.where(day >= first + length, day - 7, day)
-        return day
-
-    def day(self, year: int) -> int:
-        """Days since the epoch of this rule's date in ``year``."""
-        return int(self.days(np.array([year], dtype=np.int64))[0])
-
-
-@dataclass(frozen=True)
-class PosixTZ:
-    """A parsed POSIX TZ string; offsets are seconds east of UTC (so ``EST5`` is -18000)."""
-
-    text: str
-    std_offset: int
-    dst_offset: int | None = None
-    start: _RuleDate | None = None
-    start_time: int = 7200
-    end: _RuleDate | None = None
-    end_time: int = 7200
-
-    @classmethod
-    def parse(cls, text: str, field: str = "tz_string") -> PosixTZ:
-        """Parse and range-check a TZ string; ``field`` starts every error message."""
-
-        def fail(what: str) -> None:
-            raise CorruptReleaseError(f"{field}: {_cut(text)} has {what}")
-
-        m = _TZ_RE.match(text) if isinstance(text, str) and len(text) <= _MAX_TZ_STRING else None
-        if m is None:
-            raise CorruptReleaseError(
-                f"{field}: cannot parse {_cut(text)} "
-                "(expected a POSIX TZ string such as 'EST5' or 'EST5EDT,M3.2.0,M11.1.0', RFC 8536 §3.3)"
-            )
-        # POSIX offsets count hours *west* of Greenwich: "EST5" is UTC-5.
-        std = -_check_hms(m["stdoff"], "offset", 24, fail)
-        if m["dst"] is None:
-            return cls(text, std)
-        dst = -_check_hms(m["dstoff"], "offset", 24, fail) if m["dstoff"] else std + 3600
-        if m["start"] is None:
-            raise CorruptReleaseError(
-                f"{field}: POSIX TZ string {_cut(text)} names a DST zone without rules; "
-                "TZif footers must carry explicit ',start,end' rules (RFC 8536 §3.3)"
-            )
-        return cls(
-            text,
-            std,
-            dst,
-            _RuleDate.parse(m["start"], fail),
-            _check_hms(m["starttime"], "time", 167, fail) if m["starttime"] else 7200,
-            _RuleDate.parse(m["end"], fail),
-            _check_hms(m["endtime"], "time", 167, fail) if m["endtime"] else 7200,
-        )
-
-    @property
-    def has_dst(self) -> bool:
-        return self.dst_offset is not None
-
-    def transitions_between(self, first_year: int, last_year: int) -> tuple[np.ndarray, np.ndarray]:
-        """Every transition of years ``first_year..last_year``: ``(utc_seconds, offset_after)``.
-
-        Two per year in rule order (start, end), year after year, computed for
-        all years at once. The start time is read in standard time and the end
-        time in daylight time, the local time in force just before each change
-        (POSIX).
-        """
-        if self.dst_offset is None or last_year < first_year:
-            return np.empty(0, np.int64), np.empty(0, np.int32)
-        assert self.start is not None and self.end is not None
-        years = np.arange(first_year, last_year + 1, dtype=np.int64)
-        start = self.start.days(years) * 86400 + (self.start_time - self.std_offset)
-        end = self.end.days(years) * 86400 + (self.end_time - self.dst_offset)
-        utc = np.stack([start, end], axis=1).ravel()
-        offsets = np.tile(np.array([self.dst_offset, self.std_offset], dtype=np.int32), len(years))
-        return utc, offsets
-
-    def transitions(self, year: int) -> list[tuple[int, int]]:
-        """The two transitions of ``year`` as ``(utc_seconds, offset_after)``, in rule order."""
-        utc, offsets = self.transitions_between(year, year)
-        return [(int(t), int(o)) for t, o in zip(utc, offsets)]
-
-
-# ---------------------------------------------------------------------------
-# TZif parsing (RFC 9636 §3, which obsoletes RFC 8536 and adds version 4)
-# ---------------------------------------------------------------------------
-
+# TZif parsing follows RFC 9636 §3, which obsoletes RFC 8536 and adds version 4.
 _HEADER = struct.Struct(">4sc15x6l")
 _VERSIONS = (b"\x00", b"2", b"3", b"4")
 # Upper bounds on the header's counts, checked as tz's localtime.c
@@ -268,16 +65,18 @@ _VERSIONS = (b"\x00", b"2", b"3", b"4")
 _MAX_COUNTS = {"isutcnt": 255, "isstdcnt": 255, "leapcnt": 1000, "timecnt": 10_000, "typecnt": 255, "charcnt": 4096}
 # Transitions and leap seconds are refused outside 1800..2500: the earliest
 # in tzdata is 1834 (a distribution's build with backzone), the latest 2087.
-# The bound also keeps ``seconds * 10**6`` inside int64 for the resolver.
-_FIRST_TIME = _days_from_civil(1800, 1, 1) * 86400
-_END_TIME = _days_from_civil(2501, 1, 1) * 86400
+# The bound also keeps ``seconds * 10**6`` inside int64 for the resolver, and
+# what-if overrides (calsim.tz.override) check their instant against it, as the
+# file they write must pass these checks.
+FIRST_TIME = days_from_civil(1800, 1, 1) * 86400
+END_TIME = days_from_civil(2501, 1, 1) * 86400
 # Some zic versions wrote a first transition at -2**59 (BIG_BANG in zic.c)
 # meaning "from the beginning of time": read as the type in force before any
 # transition, not as a time.
 _BIG_BANG = -(1 << 59)
 # RFC 9636 §3.2: utoff SHOULD lie in -89999..93599 (between -25 and 26 hours).
 _MIN_UTOFF, _MAX_UTOFF = -89999, 93599
-_MAX_FOOTER = _MAX_TZ_STRING
+_MAX_FOOTER = MAX_TZ_STRING
 
 
 @dataclass(frozen=True)
@@ -302,7 +101,7 @@ def _read_block(data: bytes, pos: int, v1: bool, name: str, use: bool) -> tuple[
     The version 1 block of a version 2+ file is only skipped (RFC 9636 §4:
     readers should ignore it), as tz's localtime.c ``tzloadbody`` does.
     """
-    where = f"tzif: {_cut(name)}"
+    where = f"tzif: {cut(name)}"
     try:
         magic, _version, *counts = _HEADER.unpack_from(data, pos)
     except struct.error:
@@ -368,8 +167,8 @@ def _read_block(data: bytes, pos: int, v1: bool, name: str, use: bool) -> tuple[
             f"{where} has transition times that are not strictly increasing "
             f"(transition {i} at {_iso(trans[i])} follows {_iso(trans[i - 1])})"
         )
-    if len(trans) and (trans[0] < _FIRST_TIME or trans[-1] >= _END_TIME):
-        i, t = (0, trans[0]) if trans[0] < _FIRST_TIME else (len(trans) - 1, trans[-1])
+    if len(trans) and (trans[0] < FIRST_TIME or trans[-1] >= END_TIME):
+        i, t = (0, trans[0]) if trans[0] < FIRST_TIME else (len(trans) - 1, trans[-1])
         raise CorruptReleaseError(f"{where} has transition {i} at {_iso(t)} (allowed years 1800..2500)")
     utoff = ttinfo["utoff"].astype(np.int32)
     bad = (utoff < _MIN_UTOFF) | (utoff > _MAX_UTOFF)
@@ -396,7 +195,7 @@ def _read_block(data: bytes, pos: int, v1: bool, name: str, use: bool) -> tuple[
         lt, corr = leaps["t"].astype(np.int64), leaps["corr"].astype(np.int64)
         # As tz's localtime.c: occurrences strictly increase and each correction
         # differs from the previous one by at most 1 (RFC 9636 §3.2).
-        if (lt[0] < _FIRST_TIME or lt[-1] >= _END_TIME or np.any(lt[1:] <= lt[:-1])
+        if (lt[0] < FIRST_TIME or lt[-1] >= END_TIME or np.any(lt[1:] <= lt[:-1])
                 or np.any(np.abs(np.diff(corr)) > 1)):
             raise CorruptReleaseError(
                 f"{where} has {leapcnt} leap-second records that are not increasing 1800..2500 "
@@ -416,7 +215,7 @@ def parse_tzif(data: bytes, name: str = "<bytes>") -> _RawTZif:
     ...
     calsim.errors.CorruptReleaseError: tzif: 'Bad/Zone' declares isutcnt=-1 in the header at byte 0 (allowed 0..255...)
     """
-    where = f"tzif: {_cut(name)}"
+    where = f"tzif: {cut(name)}"
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CorruptReleaseError(f"{where}: expected TZif bytes, got {type(data).__name__}")
     data = bytes(data)
@@ -478,7 +277,7 @@ class ZoneTable:
         if raw.rule is not None:
             self.footer: PosixTZ | None = raw.rule
         else:
-            self.footer = PosixTZ.parse(raw.footer, f"tzif: {_cut(name)} footer") if raw.footer else None
+            self.footer = PosixTZ.parse(raw.footer, f"tzif: {cut(name)} footer") if raw.footer else None
         self.until_year = self._checked_year(until_year)
         self.utc, self.offsets = self._build(self.until_year)
 
@@ -491,7 +290,7 @@ class ZoneTable:
         if year > MAX_RULE_YEAR and self.footer is not None and self.footer.has_dst:
             raise InputError(
                 f"year: {year} is past {MAX_RULE_YEAR}, the last year calsim follows the DST rule "
-                f"{_cut(self.footer.text)} of zone {_cut(self.name)} to (times must lie in years 1..9999)"
+                f"{cut(self.footer.text)} of zone {cut(self.name)} to (times must lie in years 1..9999)"
             )
         return year
 

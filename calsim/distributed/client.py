@@ -1,0 +1,195 @@
+"""The client side of a Dask run: check the call, cut the fleet, submit one task per partition, record the run.
+
+:func:`simulate` partitions the scenario (:mod:`.partitioning`), submits
+:func:`.worker.run_partition` for each part, gathers only a few numbers per
+part, removes what an earlier run or a killed attempt left in the directory,
+and writes ``_scenario.json`` (:mod:`.metadata`) last. Dask itself is
+imported here, and only when a run starts, so ``import calsim.distributed``
+stays light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+
+from .. import limits
+from ..errors import InputError, StoreError
+from ..simulation.occurrences import check_scenario
+from ..simulation.scenario import Scenario
+from . import files as fs
+from .dataset import LedgerDataset
+from .metadata import metadata
+from .partitioning import partition, sub_scenario
+from .worker import run_partition
+
+__all__ = ["simulate", "SCHEDULES_PER_PARTITION"]
+
+# Default partition size: about this many schedules per task (bounds a worker's memory per task).
+SCHEDULES_PER_PARTITION = 1000
+
+
+def _token(*parts: object) -> str:
+    """A short hash of ``parts``' reprs (dataclass reprs: every field that defines the scenario).
+
+    The same scenario gives the same token, so resubmitting it reuses the
+    same task keys; ``repr`` is used, not a canonical walk, because it is
+    several times faster on large fleets (a set's repr could order
+    differently in another process; keys only need to be stable in one).
+    """
+    h = hashlib.blake2b(digest_size=10)
+    for p in parts:
+        h.update(repr(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _get_client(client: object):
+    try:
+        from distributed import Client, get_client
+    except ImportError:
+        raise InputError("engine: 'dask' needs dask.distributed on the client and the workers: "
+                         "pip install 'calsim[dask]'") from None
+    if client is None:
+        try:
+            return get_client(), False
+        except ValueError:
+            raise InputError("client: no Dask client is running; start one first — "
+                             "`from distributed import Client; Client()` for a local cluster, "
+                             "`Client('tcp://scheduler:8786')` for a running one — or pass client=") from None
+    if isinstance(client, str):
+        try:
+            return Client(client), True
+        except (OSError, TimeoutError) as exc:
+            raise InputError(f"client: cannot connect to the Dask scheduler at {client!r}: {exc}") from None
+    if not isinstance(client, Client):
+        raise InputError(f"client: expected a distributed.Client, a scheduler address or None, "
+                         f"got {type(client).__name__}")
+    return client, False
+
+
+def _check_output(output: object) -> str:
+    if output is None:
+        raise InputError("output: required with engine='dask' (a directory every worker can write, "
+                         "or an fsspec URL such as 's3://bucket/ledgers')")
+    if isinstance(output, os.PathLike):
+        output = os.fspath(output)
+    if not isinstance(output, str) or not output:
+        raise InputError(f"output: expected a directory path or URL, got {output!r}")
+    if not fs.is_url(output):
+        output = os.path.abspath(output)  # the workers' working directory is not ours
+        if os.path.exists(output) and not os.path.isdir(output):
+            raise InputError(f"output: {output!r} exists and is not a directory")
+    return output
+
+
+def simulate(scenario: Scenario, client: object = None, output: object = None, partitions: int | None = None, *,
+             retries: int = 2, storage_options: dict | None = None,
+             max_occurrences: int | None = None) -> LedgerDataset:
+    """Simulate ``scenario`` on a Dask cluster, the ledger written as Parquet under ``output``.
+
+    Parameters
+    ----------
+    scenario
+        The fleet and its world (:class:`~calsim.Scenario`).
+    client
+        A ``distributed.Client``, a scheduler address (``"tcp://host:8786"``;
+        a client is opened and closed for the call), or None: the current
+        default client (``distributed.get_client()``).
+    output
+        Directory (created if needed) under which ``scenario=<name>/`` goes:
+        a local path that every worker sees at the same place (a shared
+        filesystem), or a URL fsspec understands (``s3://...`` needs s3fs,
+        ``gs://...`` gcsfs, on the client and on every worker).
+    partitions
+        Most partitions (tasks) to cut the fleet into; fewer when fewer
+        groups of coupled schedules exist (see :func:`couplings`; a
+        ``capacity`` makes one). None: about one per
+        ``SCHEDULES_PER_PARTITION`` schedules, and at least two per worker
+        thread. The ledger does not depend on it.
+    retries
+        Times Dask reruns a partition whose task raised (a lost worker's
+        tasks are rerun by the scheduler anyway). A rerun replaces the file.
+    storage_options
+        Passed to fsspec (and to polars when reading) for URL outputs.
+    max_occurrences
+        Refuse, on the client and before partitioning, a scenario whose
+        estimated occurrences exceed this (see :func:`calsim.simulate`);
+        None: ``CALSIM_MAX_OCCURRENCES``, else 100 million. The workers
+        check their partitions against the same limit.
+
+    Returns
+    -------
+    LedgerDataset
+        Over the written files; nothing large is gathered to the client.
+
+    Raises
+    ------
+    InputError
+        Bad ``output``, ``partitions``, ``retries``, ``client``, or no client running.
+    CalsimError
+        Whatever the local engine raises for the scenario (e.g. a
+        ``NonexistentTimeError`` with ``gap="reject"``), re-raised as is.
+    """
+    if not isinstance(scenario, Scenario):
+        raise InputError(f"scenario: expected a calsim.Scenario, got {type(scenario).__name__}")
+    output = _check_output(output)
+    if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1):
+        raise InputError(f"partitions: {partitions!r} (allowed an integer >= 1 or None)")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InputError(f"retries: {retries!r} (allowed an integer >= 0)")
+    if storage_options is not None and not isinstance(storage_options, dict):
+        raise InputError(f"storage_options: expected a dict or None, got {type(storage_options).__name__}")
+    cap = limits.max_occurrences(max_occurrences)
+    check_scenario(scenario, cap)  # the whole fleet, before anything is partitioned or submitted
+    if fs.is_url(output):
+        fs.filesystem(output, storage_options)  # fails early, naming output, when fsspec cannot open it
+    client, owned = _get_client(client)
+    try:
+        return _simulate(scenario, client, output, partitions, retries, storage_options, cap)
+    finally:
+        if owned:
+            client.close()
+
+
+def _simulate(scenario: Scenario, client, output: str, partitions: int | None, retries: int,
+              storage_options: dict | None, cap: int) -> LedgerDataset:
+    from .._version import __version__
+
+    t0 = time.perf_counter()
+    if partitions is None:
+        threads = sum(client.nthreads().values()) or 1
+        partitions = max(2 * threads, math.ceil(len(scenario.schedules) / SCHEDULES_PER_PARTITION))
+    bins = partition(scenario, partitions)
+    directory = fs.scenario_directory(output, scenario.name)
+    fs.makedirs(directory, storage_options)
+    # Not complete until written again at the end.
+    fs.remove(directory, fs.METADATA_FILE, storage_options)
+    token = _token(scenario, directory, len(bins), __version__)
+    futures = []
+    for k, ids in enumerate(bins):
+        sub = sub_scenario(scenario, set(ids))
+        futures.append(client.submit(run_partition, sub, k, directory, storage_options, cap,
+                                     key=f"calsim-partition-{token}-{k:05d}", retries=retries))
+    try:
+        results = client.gather(futures)
+    finally:
+        for f in futures:
+            f.release()
+        del futures
+    names = {r["path"] for r in results}
+    # Parts a previous run with more partitions left, and temporary files of killed attempts.
+    for name in fs.listdir(directory, storage_options):
+        if (fs.is_part(name) and name not in names) or fs.is_leftover(name):
+            fs.remove(directory, name, storage_options)
+    missing = [r["path"] for r in results if not fs.exists(fs.join(directory, r["path"]), storage_options)]
+    if missing:
+        raise StoreError(f"output: the workers wrote {missing[0]!r} (and {len(missing) - 1} more) under "
+                         f"{directory!r}, which this client cannot see; use a directory shared by the client and "
+                         "every worker, or an object-store URL")
+    meta = metadata(scenario, results, __version__, round(time.perf_counter() - t0, 3))
+    fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
+    return LedgerDataset._from_meta(directory, meta, storage_options)

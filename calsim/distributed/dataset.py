@@ -1,0 +1,176 @@
+"""A ledger as Parquet files (one per partition), read lazily: :class:`LedgerDataset`.
+
+Its views (:meth:`~LedgerDataset.summary`, :meth:`~LedgerDataset.gaps`,
+:meth:`~LedgerDataset.coverage`) are the ledger's own definitions
+(:mod:`calsim.simulation.views`) run on the scan; :attr:`~LedgerDataset.frame`
+gives every row in the order the local engine gives them (:func:`local_order`).
+
+>>> import polars as pl
+>>> from calsim.simulation.ledger import LEDGER_SCHEMA
+>>> empty = LedgerDataset("s", "/nowhere/scenario=s", (), 0, 0)
+>>> len(empty), empty.scan().collect_schema() == LEDGER_SCHEMA
+(0, True)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from ..errors import CalsimError, InputError, StoreError
+from ..simulation.ledger import LEDGER_SCHEMA
+from . import files as fs
+from .metadata import FORMAT
+
+__all__ = ["LedgerDataset", "local_order"]
+
+
+@dataclass(frozen=True)
+class LedgerDataset:
+    """A ledger as Parquet files (one per partition), read lazily.
+
+    ``name`` is the scenario's, ``path`` its directory (``.../scenario=<name>``),
+    ``files`` the part files (full paths or URLs), ``rows`` their total,
+    ``partitions`` how many. :meth:`scan` is the lazy frame; :attr:`frame`
+    reads everything (mind the size); :meth:`summary` and :meth:`counts`
+    aggregate without collecting the rows. :meth:`open` reopens a dataset
+    from its directory.
+    """
+
+    name: str
+    path: str
+    files: tuple[str, ...]
+    rows: int
+    partitions: int
+    metadata: dict = field(default_factory=dict, compare=False, repr=False)
+    storage_options: dict | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def _from_meta(cls, directory: str, meta: dict, storage_options: dict | None) -> "LedgerDataset":
+        files = tuple(fs.join(directory, f["path"]) for f in meta["files"])
+        return cls(meta["name"], directory, files, int(meta["rows"]), int(meta["partitions"]), meta,
+                   storage_options)
+
+    @classmethod
+    def open(cls, path: object, name: str | None = None, storage_options: dict | None = None) -> "LedgerDataset":
+        """The dataset in directory ``path`` (``.../scenario=<name>``), or under ``path`` for scenario ``name``.
+
+        Raises :class:`~calsim.errors.StoreError` when its ``_scenario.json``
+        is missing (never written, or a run is in progress or failed).
+        """
+        path = os.fspath(path) if isinstance(path, os.PathLike) else path
+        if not isinstance(path, str) or not path:
+            raise InputError(f"path: expected a directory path or URL, got {path!r}")
+        directory = fs.scenario_directory(path, name) if name is not None else path
+        meta_path = fs.join(directory, fs.METADATA_FILE)
+        try:
+            meta = json.loads(fs.read_text(meta_path, storage_options))
+        except FileNotFoundError:
+            raise StoreError(f"path: no {fs.METADATA_FILE} in {directory!r} (not a calsim ledger dataset, "
+                             "or its run did not complete)") from None
+        if meta.get("format") != FORMAT:
+            raise StoreError(f"path: {meta_path!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
+        return cls._from_meta(directory, meta, storage_options)
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def scan(self) -> pl.LazyFrame:
+        """The ledger as a lazy frame with the local ledger's schema (Enums, UTC instants, naive nominal time)."""
+        return self._scan(self.files)
+
+    def scans(self) -> list[pl.LazyFrame]:
+        """:meth:`scan` of each file, in order (for passes that read one partition at a time).
+
+        (A filesystem only fsspec reads is read eagerly: then one scan of every file.)
+        """
+        lazy = not self.files or fs.polars_reads(self.files[0])
+        return [self._scan((f,)) for f in self.files] if lazy else [self.scan()]
+
+    def _scan(self, files: tuple[str, ...]) -> pl.LazyFrame:
+        if not files:
+            return pl.LazyFrame(schema=LEDGER_SCHEMA)
+        return fs.scan_parquet(files, self.storage_options).select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """Every row, in the local ledger's order (reads all files: for data that fits in memory).
+
+        The local ledger is sorted by instant, then key, where a row without an
+        instant (gap-skipped, merged, excluded) is placed by its nominal time
+        read with the offset before the gap (``gap="shift"``); when manual runs
+        exist, rows without an instant come last (as the local engine sorts
+        them then).
+        """
+        return local_order(self.scan().collect())
+
+    def to_ledger(self):
+        """A :class:`~calsim.Ledger` on :attr:`frame` (in memory: for small data)."""
+        from ..simulation.ledger import Ledger
+
+        accounts = {r["schedule_id"]: r["account"] for r in self.metadata.get("schedules", []) if r.get("account")}
+        return Ledger(self.name, self.frame, accounts)
+
+    def counts(self) -> pl.DataFrame:
+        """Rows per (kind, state, reason), computed lazily (as :meth:`calsim.Ledger.counts`)."""
+        return (self.scan().group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
+                .collect())
+
+    def summary(self) -> pl.DataFrame:
+        """One row, the columns of :meth:`calsim.Ledger.summary`, computed lazily over the files.
+
+        The same definition (:func:`calsim.simulation.views.summary`) on the
+        scan, streamed: the client never holds a column of the dataset (its
+        memory stays flat whatever the fleet size). Lateness quantiles are
+        exact ("nearest", as polars' default: :func:`~calsim.simulation.views.nearest_quantiles`);
+        sums add in another order than the local ledger does, so a
+        non-integral cost or mean wait can differ in the last bits.
+        """
+        from ..simulation import views
+
+        return views.summary(self.scan(), self.name, streamed=True, parts=self.scans()).collect(engine="streaming")
+
+    def gaps(self) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.gaps` on the scan (reads a few columns of every scheduled row to the client)."""
+        from ..simulation import views
+
+        return views.gaps(self.scan()).collect()
+
+    def coverage(self) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.coverage` on the scan (reads a few columns of every scheduled row to the client)."""
+        from ..simulation import views
+
+        return views.coverage(self.scan()).collect()
+
+
+def local_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` sorted as the local engine sorts a ledger (see :attr:`LedgerDataset.frame`)."""
+    if not frame.height:
+        return frame
+    key = ["schedule_id", "revision", "nominal_local", "fold"]
+    if (frame["kind"] == "manual").any():
+        order = ["due_utc", "kind", "_place", *key]
+        return frame.with_columns(_place=_placement(frame)).sort(order, nulls_last=True).drop("_place")
+    return frame.with_columns(_place=_placement(frame)).sort(["_place", *key]).drop("_place")
+
+
+def _placement(frame: pl.DataFrame) -> pl.Series:
+    """Each row's instant; a row without one: its nominal time read with the offset before the gap."""
+    from ..resolution import resolve
+
+    due = frame["due_utc"]
+    if not due.null_count():
+        return due
+    idx = frame.with_row_index("_i").filter(pl.col("due_utc").is_null()).select("_i", "zone", "tzdata", "nominal_local")
+    rows, values = [], []
+    for (zone, tzdata), part in idx.group_by("zone", "tzdata", maintain_order=True):
+        try:
+            v = resolve(part["nominal_local"], zone, release=tzdata or None, gap="shift", fold="first")["due_utc"]
+        except CalsimError:  # a release this process cannot load: place by the wall time read as UTC
+            v = part["nominal_local"].dt.replace_time_zone("UTC")
+        rows.append(part["_i"])
+        values.append(v.cast(due.dtype))
+    return due.clone().scatter(pl.concat(rows), pl.concat(values))

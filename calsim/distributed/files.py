@@ -1,0 +1,207 @@
+"""Where a ledger dataset's files live, and how they are written, listed and read: local paths or fsspec URLs.
+
+Layout under ``output`` (a local directory every worker can see, or an
+fsspec URL)::
+
+    <output>/scenario=<name>/part-00000.parquet     one file per partition, LEDGER_SCHEMA columns
+    <output>/scenario=<name>/part-00001.parquet
+    <output>/scenario=<name>/_scenario.json         written last: its presence means complete
+
+A file is never seen half written. Locally (a path or a ``file://`` URL) it
+goes through :func:`calsim.atomic.write_atomically`: a temporary name in the
+same directory, renamed over the final one, so a task killed and retried
+never leaves a partial or duplicate file (only a hidden temporary, which the
+client removes: :func:`is_leftover`). On an object store a file is one
+whole-object PUT, which stores make visible atomically.
+
+>>> scenario_directory("/data/ledgers", "nightly run")
+'/data/ledgers/scenario=nightly%20run'
+>>> part_name(3), is_part("part-00003.parquet"), is_leftover(".part-00003.parquet.0a1b2c3d4e5f.tmp")
+('part-00003.parquet', True, True)
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import Callable
+from urllib.parse import quote
+
+import polars as pl
+
+from ..atomic import write_atomically
+from ..errors import InputError
+
+__all__ = ["METADATA_FILE", "scenario_directory", "part_name", "is_part", "is_leftover", "is_url", "filesystem",
+           "join", "write_file", "write_bytes", "listdir", "remove", "makedirs", "exists", "read_text",
+           "scan_parquet", "polars_reads"]
+
+METADATA_FILE = "_scenario.json"
+_PART = re.compile(r"^part-(\d{5,})\.parquet$")
+# A temporary file of a killed writer: calsim.atomic's name (12 hex digits), or the
+# 32-digit name calsim wrote before its local writes went through calsim.atomic.
+_TMP = re.compile(r"^\.(part-\d{5,}\.parquet|_scenario\.json)\.([0-9a-f]{12}|[0-9a-f]{32})\.tmp$")
+# Protocols polars reads itself (object_store); others are read through fsspec, eagerly.
+_POLARS_PROTOCOLS = {"s3", "s3a", "gs", "gcs", "gcp", "az", "azure", "abfs", "abfss", "adl", "http", "https", "hf"}
+
+
+def scenario_directory(output: str, name: str) -> str:
+    """``<output>/scenario=<name>``; the name is percent-encoded where it is not a safe file name."""
+    return join(output, "scenario=" + quote(name, safe="-_.~@+,"))
+
+
+def part_name(k: int) -> str:
+    """The file name of partition ``k``."""
+    return f"part-{k:05d}.parquet"
+
+
+def is_part(name: str) -> bool:
+    """Whether ``name`` is a partition file's name."""
+    return _PART.match(name) is not None
+
+
+def is_leftover(name: str) -> bool:
+    """Whether ``name`` is the temporary file of a writer that was killed before its rename."""
+    return _TMP.match(name) is not None
+
+
+def is_url(location: str) -> bool:
+    return "://" in location
+
+
+def filesystem(location: str, storage_options: dict | None):
+    """``(filesystem, path)`` for a URL (None for a local path)."""
+    if not is_url(location):
+        return None, location
+    try:
+        import fsspec
+    except ImportError:  # pragma: no cover - fsspec ships with dask
+        raise InputError(f"output: {location!r} is a URL, which needs fsspec (pip install fsspec, and "
+                         "s3fs or gcsfs for object stores)") from None
+    try:
+        fs, path = fsspec.core.url_to_fs(location, **(storage_options or {}))
+    except (ImportError, ValueError) as exc:
+        raise InputError(f"output: cannot open {location!r} with fsspec: {exc}") from None
+    return fs, path
+
+
+def _local(location: str) -> str | None:
+    """The local path of a local location (a path, or a ``file://`` URL), else None."""
+    if not is_url(location):
+        return location
+    if location.startswith("file://"):
+        return location[len("file://"):] or "/"
+    return None
+
+
+def join(location: str, name: str) -> str:
+    return location.rstrip("/") + "/" + name if is_url(location) else os.path.join(location, name)
+
+
+def write_file(location: str, name: str, write: Callable[[object], object], storage_options: dict | None) -> int:
+    """Write a file ``name`` under directory ``location`` so that no reader ever sees it half written.
+
+    ``write(sink)`` writes the bytes to ``sink``: a temporary local path, or
+    for a URL a binary buffer (polars' ``write_parquet`` takes either).
+    Returns the size in bytes. A local failure (full disk, read-only
+    directory) is an :class:`~calsim.errors.InputError` naming ``output``.
+    """
+    local = _local(location)
+    if local is not None:
+        final = os.path.join(local, name)
+        write_atomically(final, write, "output")
+        return os.path.getsize(final)
+    fs, path = filesystem(location, storage_options)
+    buf = io.BytesIO()
+    write(buf)
+    data = buf.getvalue()
+    fs.pipe_file(path.rstrip("/") + "/" + name, data)
+    return len(data)
+
+
+def write_bytes(location: str, name: str, data: bytes, storage_options: dict | None) -> int:
+    """:func:`write_file` of ``data``."""
+    def write(sink) -> None:
+        if isinstance(sink, str):  # calsim.atomic's temporary file
+            Path(sink).write_bytes(data)
+        else:
+            sink.write(data)
+
+    return write_file(location, name, write, storage_options)
+
+
+def listdir(location: str, storage_options: dict | None) -> list[str]:
+    """The names in directory ``location``, sorted (none when it does not exist)."""
+    local = _local(location)
+    if local is not None:
+        return sorted(os.listdir(local)) if os.path.isdir(local) else []
+    fs, path = filesystem(location, storage_options)
+    try:
+        return sorted(p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(path, detail=False))
+    except FileNotFoundError:
+        return []
+
+
+def remove(location: str, name: str, storage_options: dict | None) -> None:
+    """Remove ``name`` from directory ``location`` if it is there."""
+    local = _local(location)
+    try:
+        if local is not None:
+            os.remove(os.path.join(local, name))
+        else:
+            fs, path = filesystem(location, storage_options)
+            fs.rm(path.rstrip("/") + "/" + name)
+    except FileNotFoundError:
+        pass
+
+
+def makedirs(location: str, storage_options: dict | None) -> None:
+    local = _local(location)
+    if local is not None:
+        os.makedirs(local, exist_ok=True)
+    else:
+        fs, path = filesystem(location, storage_options)
+        fs.makedirs(path, exist_ok=True)
+
+
+def exists(location: str, storage_options: dict | None) -> bool:
+    local = _local(location)
+    if local is not None:
+        return os.path.exists(local)
+    fs, path = filesystem(location, storage_options)
+    return fs.exists(path)
+
+
+def read_text(location: str, storage_options: dict | None) -> str:
+    """The file at ``location`` as UTF-8 text (``FileNotFoundError`` when it is missing)."""
+    local = _local(location)
+    if local is not None:
+        with open(local, encoding="utf-8") as fh:
+            return fh.read()
+    fs, path = filesystem(location, storage_options)
+    with fs.open(path, "rb") as fh:
+        return fh.read().decode("utf-8")
+
+
+def polars_reads(location: str) -> bool:
+    """Whether polars scans ``location`` itself (lazily): a local path, ``file://`` or an object store it knows."""
+    return not is_url(location) or location.split("://", 1)[0] in ("file", *_POLARS_PROTOCOLS)
+
+
+def scan_parquet(files: tuple[str, ...] | list[str], storage_options: dict | None) -> pl.LazyFrame:
+    """One lazy frame over the Parquet ``files`` (all on one filesystem), in order.
+
+    A filesystem only fsspec knows is read through it, eagerly, file by file.
+    """
+    if polars_reads(files[0]):
+        remote = is_url(files[0]) and not files[0].startswith("file://")
+        return pl.scan_parquet([(_local(f) or f) for f in files], hive_partitioning=False,
+                               storage_options=storage_options if remote else None)
+    fs, _ = filesystem(files[0], storage_options)
+    parts = []
+    for f in files:
+        with fs.open(filesystem(f, storage_options)[1], "rb") as fh:
+            parts.append(pl.read_parquet(fh).lazy())
+    return pl.concat(parts, how="vertical")
