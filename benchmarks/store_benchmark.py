@@ -9,7 +9,8 @@ store file; the write time covers everything ``LedgerStore.write`` does
 (checks, the key check, content digest, scenario parameters, Arrow hand-off,
 insert into the table its CHECKs seal, schedules, commit; see
 :mod:`calsim.store_schema` for why the key is the write's to check). Then
-``compare`` runs over both.
+``compare`` runs over both (counts, lateness percentiles, and the gaps of
+``observation_gaps``: silences with their missed and late occurrences).
 
 Baseline, measured in the same run: a raw DuckDB load of the same Arrow table
 (the ledger frame plus ``seq``, in row-group-sized batches, as the store hands
@@ -138,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         "read_back_s": round(read_s, 2),
         "file_mb": round(size / 2**20, 1),
         "compare_done": cmp["done"].to_list(),
-        "compare_longest_gap_s": cmp["longest_gap_s"].to_list(),
+        # compare answers in Durations; JSON carries seconds (as the CLI's csv/json do)
+        "compare_longest_gap_s": [None if g is None else g.total_seconds() for g in cmp["longest_gap"].to_list()],
+        "compare_most_missed": cmp["most_missed"].to_list(),
+        "compare_most_late": cmp["most_late"].to_list(),
         "targets": {"write_rows_per_s": WRITE_TARGET, "write_over_raw": RAW_RATIO_TARGET, "compare_s": COMPARE_TARGET},
     }
     out["meets_target"] = (min(rates) >= WRITE_TARGET and max(ratios) <= RAW_RATIO_TARGET

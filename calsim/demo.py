@@ -9,7 +9,8 @@ What it does, in order (each step is what an operator would do by hand):
 3. writes the three ledgers to ``calsim-demo.duckdb`` in the output
    directory (replacing an earlier demo's scenarios of the same names);
 4. prints ``LedgerStore.compare`` as a table: runs done, coalesced,
-   skipped, expired, lateness, cost, the longest observation gap;
+   skipped, expired, lateness, cost, the longest gap (a silence: no run
+   started) and the most occurrences missed, or run late, in one;
 5. writes ``calsim-demo.png``: timeline, state counts and daily cost
    against the budget, stacked in one image;
 6. says what to open next: the notebooks in JupyterLab (the ``lab`` extra,
@@ -37,8 +38,8 @@ __all__ = ["run", "DemoResult", "examples_dir", "POLICIES"]
 POLICIES = ("all", "latest", "skip")
 
 # Columns of the comparison worth reading first; the rest is in the store.
-_SHOWN = ("scenario", "occurrences", "done", "coalesced", "skipped", "expired", "lateness_p95_s",
-          "lateness_max_s", "cost", "longest_gap_s", "most_missed")
+_SHOWN = ("scenario", "occurrences", "done", "coalesced", "skipped", "expired", "lateness_p95",
+          "lateness_max", "cost", "longest_gap", "most_missed", "most_late")
 
 
 def examples_dir() -> Path:
@@ -92,8 +93,8 @@ def run(out_dir: str | Path = ".", *, echo: Callable[..., None] = print, progres
     echo("")
     echo(_table(comparison.select(_SHOWN)))
     echo("")
-    echo(f"Ledgers: {db} (tables scenarios, schedules, occurrences; views state_counts, observation_gaps, "
-         "daily_cost, lateness)")
+    echo(f"Ledgers: {db} (tables scenarios, schedules, occurrences; views state_counts, observation_gaps "
+         "(as Ledger.gaps(), spans in seconds), daily_cost, lateness)")
     echo(f"Charts:  {png}")
     for line in next_steps(db):
         echo(line)

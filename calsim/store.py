@@ -122,6 +122,7 @@ from .store_files import (  # where a store may live (local DuckDB files only)
     check_store_path,
 )
 from .simulation.ledger import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, Ledger
+from .simulation.views import seconds_to_duration
 from .reconcile import RECONCILE_CLASSES
 from .tzchanges import TZDIFF_SCHEMA
 from .store_schema import (  # the schema, tables and migrations
@@ -651,10 +652,10 @@ class LedgerStore:
             self.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0])
         if self.sql("SELECT count(*) AS n FROM duckdb_views() WHERE view_name = $1", [table])["n"][0]:
             # An attached dataset: its rows in the order the local engine gives (see calsim.distributed).
-            from .distributed import _local_order
+            from .distributed.dataset import local_order
 
             out = self.sql(f"SELECT * EXCLUDE (seq) FROM {table}")
-            return _local_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
+            return local_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
         out = self.sql(f"SELECT * EXCLUDE (seq) FROM {table} ORDER BY seq")
         return out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
 
@@ -664,9 +665,11 @@ class LedgerStore:
         Columns: ``scenario``, ``occurrences`` (scheduled rows), ``manual``,
         one count per state (``done``, ``coalesced``, ``skipped``, ``expired``,
         ``cancelled``, ``failed``), one per reason (``reason_<name>``),
-        ``lateness_p50_s``/``_p95_s``/``_max_s`` (over started runs; nearest
-        rank, equal to :meth:`Ledger.summary`'s), ``cost``, ``longest_gap_s`` and
-        ``most_missed`` (from ``observation_gaps``).
+        ``lateness_p50``/``_p95``/``_max`` (Durations over started runs; nearest
+        rank, equal to :meth:`Ledger.summary`'s), ``cost``, and from the gaps
+        (``observation_gaps``, as :meth:`Ledger.gaps`): ``longest_gap`` (a
+        Duration; null when no gap is closed at both ends), ``most_missed`` and
+        ``most_late`` (the most occurrences missed, or run late, in one gap).
         """
         names = [names] if isinstance(names, str) else list(names)
         if not names:
@@ -680,7 +683,7 @@ class LedgerStore:
             SELECT scenario, kind::VARCHAR AS kind, state::VARCHAR AS state, reason::VARCHAR AS reason,
                    count(*) AS n, sum(cost) AS cost,
                    count(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS started,
-                   max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max_s
+                   max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max
             FROM occurrences WHERE {ins} GROUP BY ALL""", names)
         order = pl.DataFrame({"scenario": names})
         by = lambda col, value: pl.col("n").filter(pl.col(col) == value).sum()  # noqa: E731
@@ -688,7 +691,7 @@ class LedgerStore:
             by("kind", "scheduled").alias("occurrences"), by("kind", "manual").alias("manual"),
             *(by("state", st).alias(st) for st in LEDGER_STATES),
             *(by("reason", r).alias("reason_" + r) for r in LEDGER_REASONS),
-            pl.col("started").sum().alias("_n"), pl.col("lateness_max_s").max(), pl.col("cost").sum())
+            pl.col("started").sum().alias("_n"), pl.col("lateness_max").max(), pl.col("cost").sum())
         base = order.join(base, on="scenario", how="left")
         # Percentiles by nearest rank, as polars' default (Ledger.summary): the
         # value at index k = round((n - 1) q). DuckDB's quantile_disc picks index
@@ -703,23 +706,28 @@ class LedgerStore:
                 params.append(scen)
         row = self.sql(f"""SELECT {", ".join(aggs)} FROM occurrences
                            WHERE {ins} AND started_utc IS NOT NULL""", params).row(0)
-        base = base.with_columns(pl.Series("lateness_p50_s", row[0::2], pl.Float64),
-                                 pl.Series("lateness_p95_s", row[1::2], pl.Float64)).drop("_n")
+        base = base.with_columns(pl.Series("lateness_p50", row[0::2], pl.Float64),
+                                 pl.Series("lateness_p95", row[1::2], pl.Float64)).drop("_n")
         tables = {s: _checked_table(t) for s, t in
                   self.sql("SELECT scenario, table_name FROM occurrence_tables").iter_rows()}
+        # On each scenario's own table (its ENUM ids join as integers); a gap in microseconds, exact.
         gaps = pl.concat([
             self.sql("WITH g AS (" + _GAPS_SQL.format(where="", source=tables[n]) + ")\n"
-                     "SELECT CAST(scenario AS VARCHAR) AS scenario, CAST(max(gap_s) AS DOUBLE) AS longest_gap_s, "
-                     "CAST(max(missed) AS BIGINT) AS most_missed FROM g GROUP BY scenario")
+                     "SELECT CAST(scenario AS VARCHAR) AS scenario, "
+                     "CAST(max(epoch_us(to_utc) - epoch_us(from_utc)) AS BIGINT) AS longest_gap, "
+                     "CAST(max(missed) AS BIGINT) AS most_missed, CAST(max(late) AS BIGINT) AS most_late "
+                     "FROM g GROUP BY scenario")
             for n in dict.fromkeys(names)], how="vertical_relaxed")
         out = base.join(gaps, on="scenario", how="left")
-        first = ["scenario", "occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS),
-                 "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "longest_gap_s", "most_missed"]
         counts = ["occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS)]
-        return out.select(first).with_columns(
-            pl.col(counts).fill_null(0).cast(pl.Int64), pl.col("cost").fill_null(0.0).cast(pl.Float64),
-            pl.col("lateness_max_s").cast(pl.Float64), pl.col("longest_gap_s").cast(pl.Float64),
-            pl.col("most_missed").fill_null(0).cast(pl.Int64))
+        return out.select(
+            "scenario", pl.col(counts).fill_null(0).cast(pl.Int64),
+            # Seconds to Durations as Ledger.summary() makes them, so the two are equal.
+            *(seconds_to_duration(pl.col(c).cast(pl.Float64)).alias(c)
+              for c in ("lateness_p50", "lateness_p95", "lateness_max")),
+            pl.col("cost").fill_null(0.0).cast(pl.Float64),
+            pl.col("longest_gap").cast(pl.Int64).cast(pl.Duration("us")),
+            pl.col("most_missed", "most_late").fill_null(0).cast(pl.Int64))
 
     def export_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write every table to ``<directory>/<table>.parquet``; returns the paths.

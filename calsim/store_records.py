@@ -22,7 +22,7 @@ import polars as pl
 from .errors import DuplicateKeyError, InputError, LedgerSchemaError
 from .store_schema import KEY, UTC
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MAX_NAME = 200
 
 # Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).

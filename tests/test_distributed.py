@@ -27,8 +27,9 @@ import distributed  # a test dependency: the README's test command installs it
 
 import calsim
 from calsim import examples
-from calsim.distributed import KEY, LedgerDataset, couplings, simulate
+from calsim.distributed import LedgerDataset, couplings, simulate
 from calsim.errors import CalsimError, InputError, NonexistentTimeError
+from calsim.store_schema import KEY
 
 TENANTS = 7
 
@@ -325,6 +326,15 @@ class TestAttachToLedgerStore:
             assert a.equals(b), view
         a = store.sql("SELECT schedule_id, revision, zone, account FROM schedules ORDER BY ALL")
         assert a.equals(written.sql("SELECT schedule_id, revision, zone, account FROM schedules ORDER BY ALL"))
+
+    def test_observation_gaps_over_the_parquet_files_equal_the_local_ledgers_gaps(self, attached, local):
+        from calsim.text_table import durations_as_seconds
+
+        ds, store, _ = attached
+        view = store.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps ORDER BY schedule_id, from_utc NULLS FIRST")
+        want = durations_as_seconds(local.gaps())
+        assert want.height and view.columns == want.columns
+        assert view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
 
     def test_attaching_again_changes_nothing_and_survives_reopening(self, attached):
         ds, store, _ = attached

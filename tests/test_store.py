@@ -51,6 +51,17 @@ def scenario(name: str, catchup: str = "all", outage: bool = True) -> calsim.Sce
     return calsim.Scenario(name, fleet(catchup), START, END, release="2026f", outages=outages)
 
 
+def assert_same_gaps(view: pl.DataFrame, want: pl.DataFrame) -> None:
+    """The store's observation_gaps rows equal Ledger.gaps() with its Durations as seconds (as csv/json carry them)."""
+    from polars.testing import assert_frame_equal
+
+    from calsim.text_table import durations_as_seconds
+
+    want = durations_as_seconds(want)
+    assert view.columns == want.columns
+    assert_frame_equal(view.select(pl.col(c).cast(want.schema[c]) for c in want.columns), want, check_exact=True)
+
+
 @pytest.fixture(scope="module")
 def runs() -> dict[str, calsim.Ledger]:
     return {n: calsim.simulate(scenario(n, n), progress=False) for n in ("all", "latest", "skip")}
@@ -398,32 +409,38 @@ class TestViews:
         for row in cmp.iter_rows(named=True):
             s = runs[row["scenario"]].summary().row(0, named=True)
             for k in ("occurrences", "manual", "done", "coalesced", "skipped", "expired", "cancelled", "failed",
-                      "lateness_p50_s", "lateness_p95_s", "lateness_max_s"):
+                      "lateness_p50", "lateness_p95", "lateness_max"):
                 assert row[k] == s[k], (row["scenario"], k)
             assert row["cost"] == pytest.approx(s["cost"])
         latest = cmp.row(0, named=True)
         assert latest["coalesced"] > 0 and latest["reason_catchup"] == latest["coalesced"]
         assert latest["reason_dst_gap"] == 1
-        gaps = runs["latest"].gaps()
-        assert latest["longest_gap_s"] == gaps["gap_s"].max()
-        assert latest["most_missed"] == gaps["missed"].max()
+        for row in cmp.iter_rows(named=True):
+            gaps = runs[row["scenario"]].gaps()
+            assert row["longest_gap"] == gaps["gap"].max()
+            assert (row["most_missed"], row["most_late"]) == (gaps["missed"].max() or 0, gaps["late"].max() or 0)
+        assert cmp.filter(pl.col("scenario") == "all")["most_late"].item() > 0  # catchup="all": late, not missed
+
+    def test_compare_answers_spans_as_durations(self, store):
+        cmp = store.compare(["latest", "all"])
+        assert {c: cmp.schema[c] for c in ("lateness_p50", "lateness_p95", "lateness_max", "longest_gap")} == {
+            c: pl.Duration("us") for c in ("lateness_p50", "lateness_p95", "lateness_max", "longest_gap")}
+        assert not [c for c in cmp.columns if c.endswith("_s")]
 
     def test_observation_gaps_view_equals_ledger_gaps(self, store, runs):
         for name, ledger in runs.items():
             view = store.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps WHERE scenario = $1 "
-                             "ORDER BY schedule_id, first_missed", [name])
-            want = ledger.gaps()
-            assert view.height == want.height
-            assert view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
+                             "ORDER BY schedule_id, from_utc NULLS FIRST", [name])
+            assert_same_gaps(view, ledger.gaps())
 
     def test_observation_gaps_view_orders_a_late_catch_up_run_by_its_start(self):
         # catchup="earliest" runs the oldest missed occurrence at recovery: one outage, one gap.
         ledger = calsim.simulate(scenario("earliest", "earliest"), progress=False)
         with LedgerStore() as s:
             s.write(ledger)
-            view = s.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps ORDER BY schedule_id, first_missed")
-        want = ledger.gaps()
-        assert want.height and view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
+            view = s.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps ORDER BY schedule_id, from_utc NULLS FIRST")
+        assert ledger.gaps().height
+        assert_same_gaps(view, ledger.gaps())
 
     def test_daily_cost_view_equals_ledger_daily_cost(self, store, runs):
         view = store.sql("SELECT day, account, cost, runs FROM daily_cost WHERE scenario = 'all' ORDER BY day, account NULLS FIRST")

@@ -1,4 +1,5 @@
-"""A version-2 store (reasons without ``stuck``) is migrated to version 3 and then takes every reason."""
+"""Older stores are migrated when opened for writing: version 2 (reasons without ``stuck``) and version 3
+(``observation_gaps`` with missed occurrences only, as ``gap_s`` and ``first_missed``) to version 4."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import pytest
 import calsim
 from calsim import presets
 from calsim.simulation.ledger import LEDGER_REASONS
-from calsim.store import SCHEMA_VERSION, LedgerStore
+from calsim.store import SCHEMA_VERSION, LedgerStore, SchemaVersionError
+from calsim.store_schema import _GAPS_SQL_V1
+from calsim.text_table import durations_as_seconds
 
 
 def hourly() -> calsim.Ledger:
@@ -50,6 +53,7 @@ def make_v2(path) -> None:
         order = sorted(views, key=lambda v: (v[0] != "occurrences"))
         for _, sql in order:
             con.execute(sql)
+        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + _GAPS_SQL_V1.format(where="", source="occurrences"))
         con.execute("UPDATE calsim_meta SET value = '2' WHERE key = 'schema_version'")
 
 
@@ -59,7 +63,7 @@ def test_a_version_2_store_is_migrated_and_then_takes_a_stuck_ledger(tmp_path):
     before = hourly()
     with LedgerStore(path) as store:
         version = store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list()
-        assert version == [str(SCHEMA_VERSION)] == ["3"]
+        assert version == [str(SCHEMA_VERSION)] == ["4"]
         assert store.ledger("hourly").equals(before.frame)
         assert store.write(before) is False  # still the same ledger
         store.write(stuck())
@@ -78,3 +82,47 @@ def test_a_new_store_knows_every_reason(tmp_path):
         got = store.sql("SELECT unnest(enum_range(NULL::calsim_reason)) AS r")["r"].to_list()
     assert got == list(LEDGER_REASONS)
     assert pl.Series(got).is_unique().all()
+
+
+def make_v3(path, *ledgers: calsim.Ledger) -> None:
+    """A version-3 file: ``observation_gaps`` as versions 1 to 3 defined it (every other object as calsim writes it)."""
+    with LedgerStore(path) as store:
+        for ledger in ledgers:
+            store.write(ledger)
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + _GAPS_SQL_V1.format(where="", source="occurrences"))
+        con.execute("UPDATE calsim_meta SET value = '3' WHERE key = 'schema_version'")
+
+
+def catch_up_all() -> calsim.Ledger:
+    """Hourly, catch-up ``all`` through an outage from 03:30 to 07:10: nothing missed, and 04:00, 05:00 and 06:00
+    late (run at 07:10, once the next was due; 07:00 ran before 08:00 was)."""
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(catchup="all"))
+    return calsim.simulate(calsim.Scenario("all", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                                           outages=[calsim.Outage("2026-01-01T03:30Z", "2026-01-01T07:10Z")]),
+                           progress=False)
+
+
+def test_a_version_3_store_is_migrated_and_its_gaps_view_follows_ledger_gaps(tmp_path):
+    path = tmp_path / "v3.duckdb"
+    ledgers = hourly(), catch_up_all()
+    make_v3(path, *ledgers)
+    with duckdb.connect(str(path), read_only=True) as con:  # what version 3 answered: no late runs, in seconds
+        assert "first_missed" in [d[0] for d in con.sql("SELECT * FROM observation_gaps").description]
+        assert con.execute("SELECT count(*) FROM observation_gaps WHERE scenario = 'all'").fetchall() == [(0,)]
+    with pytest.raises(SchemaVersionError, match="version 3; open it without read_only once to migrate it to 4"):
+        LedgerStore(path, read_only=True)
+    with LedgerStore(path) as store:
+        assert store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list() == ["4"]
+        for ledger in ledgers:
+            view = store.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps WHERE scenario = $1 "
+                             "ORDER BY schedule_id, from_utc NULLS FIRST", [ledger.name])
+            want = durations_as_seconds(ledger.gaps())
+            assert view.columns == want.columns and want.height
+            assert view.select(pl.col(c).cast(want.schema[c]) for c in want.columns).equals(want)
+            assert store.ledger(ledger.name).equals(ledger.frame)
+            assert store.write(ledger) is False  # still the same ledger
+        late = store.compare(["all"]).row(0, named=True)
+        assert (late["most_missed"], late["most_late"]) == (0, 3)
+    with LedgerStore(path, read_only=True) as store:  # migrated once, for good
+        assert store.sql("SELECT count(*) AS n FROM observation_gaps WHERE scenario = 'all'")["n"][0] == 1

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from .client import simulate
 from .dataset import LedgerDataset
-from .dataset import local_order as _local_order  # temporary: calsim/store.py imports it from here
 from .files import METADATA_FILE, scenario_directory
 from .metadata import FORMAT
 from .partitioning import couplings, partition
