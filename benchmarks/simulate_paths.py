@@ -19,7 +19,9 @@ output says which engine path settled the runs):
 Reports simulate's µs per ledger row at each size (wall clock, expansion
 included, best of ``repeat``; the process's CPU time beside it, steadier on a
 shared machine), each path's ratio to the fast path at the same size and the
-ratio of its per-row cost at the largest size over the smallest. Peak RSS per
+ratio of its per-row cost at the largest size over the smallest. The ratios
+the targets read are of CPU time (``wall_*`` beside them: wall time on a
+shared 2-core machine also counts what other jobs took). Peak RSS per
 ledger row of the fast path over the 2026 year at 10k schedules is measured in
 a child process (``resource.getrusage`` maxrss, less the RSS before
 ``simulate``); ``--year`` also runs the combined case over the 2026 year at
@@ -141,12 +143,16 @@ def main(argv=None) -> dict:
     for p in paths:
         for n in sizes:
             m = per[p][str(n)]
-            m["ratio_to_fast"] = round(m["us_per_row"] / per["fast"][str(n)]["us_per_row"], 2)
+            # The targets read CPU time (every thread of this process): on a shared 2-core machine wall
+            # time also counts the minutes other jobs held the cores. Wall ratios are reported beside.
+            m["ratio_to_fast"] = round(m["cpu_us_per_row"] / per["fast"][str(n)]["cpu_us_per_row"], 2)
+            m["wall_ratio_to_fast"] = round(m["us_per_row"] / per["fast"][str(n)]["us_per_row"], 2)
             if m["ratio_to_fast"] > TARGET_RATIO:
                 missed.append(f"{p} at {n}: {m['ratio_to_fast']}x the fast path")
         if len(sizes) > 1:
-            scale = round(per[p][str(sizes[-1])]["us_per_row"] / per[p][str(sizes[0])]["us_per_row"], 2)
+            scale = round(per[p][str(sizes[-1])]["cpu_us_per_row"] / per[p][str(sizes[0])]["cpu_us_per_row"], 2)
             per[p]["scale_ratio"] = scale
+            per[p]["wall_scale_ratio"] = round(per[p][str(sizes[-1])]["us_per_row"] / per[p][str(sizes[0])]["us_per_row"], 2)
             if scale > TARGET_SCALE:
                 missed.append(f"{p}: per-row cost {sizes[-1]}/{sizes[0]} = {scale}")
     result: dict = {"benchmark": "simulate_paths", "paths": per}
