@@ -8,7 +8,7 @@ million rows each for n = 10000): ``"all"`` (plain plan) and ``"latest"``
 store file; the write time covers everything ``LedgerStore.write`` does
 (checks, the key check, content digest, scenario parameters, Arrow hand-off,
 insert into the table its CHECKs seal, schedules, commit; see
-:mod:`calsim.store_schema` for why the key is the write's to check). Then
+:mod:`calsim.store.tables` for why the key is the write's to check). Then
 ``compare`` runs over both (counts, lateness percentiles, and the gaps of
 ``observation_gaps``: silences with their missed and late occurrences).
 
@@ -43,7 +43,7 @@ import polars as pl
 import calsim
 from calsim.simulation.ledger import LEDGER_SCHEMA
 from calsim.store import LedgerStore
-from calsim.store_schema import _DDL_V1, _columns_sql
+from calsim.store.schema import DDL_V1, columns_sql
 
 WRITE_TARGET = 1_000_000  # rows per second
 RAW_RATIO_TARGET = 1.6  # write time / raw DuckDB load time
@@ -69,9 +69,9 @@ def raw_load(frame: pl.DataFrame, path: Path) -> tuple[float, float]:
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET preserve_insertion_order = false")  # as the store (rows carry seq)
-        for stmt in _DDL_V1[1:4]:  # the store's ENUM types of kind, state and reason
+        for stmt in DDL_V1[1:4]:  # the store's ENUM types of kind, state and reason
             con.execute(stmt)
-        con.execute("CREATE TABLE occ (seq BIGINT, " + _columns_sql(LEDGER_SCHEMA, ()) + ")")
+        con.execute("CREATE TABLE occ (seq BIGINT, " + columns_sql(LEDGER_SCHEMA, ()) + ")")
         t, c = time.perf_counter(), time.process_time()
         con.register("raw_in", arrow)
         con.execute("INSERT INTO occ SELECT * FROM raw_in")

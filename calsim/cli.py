@@ -321,8 +321,7 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .importers.history import read_history
-    from .reconcile import RECONCILE_CLASSES, reconcile
-    from .store import LedgerStore
+    from .store import RECONCILE_CLASSES, LedgerStore
 
     if not Path(args.db).is_file():
         raise InputError(f"--db: {args.db!r} does not exist (write ledgers with `calsim simulate ... --db FILE`)")
@@ -345,8 +344,8 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
         # against a month of simulation does not report three weeks as missing.
         start = args.start or info[0]
         end = args.end or info[1]
-        out = reconcile(store, args.scenario, history.drop("origin"), grace=args.grace, max_shift=args.max_shift,
-                        start=start, end=end)
+        out = store.reconcile(args.scenario, history.drop("origin"), grace=args.grace, max_shift=args.max_shift,
+                              start=start, end=end)
     if args.id:
         unknown = sorted(set(args.id) - set(out["schedule_id"].unique().to_list()))
         if unknown:

@@ -29,7 +29,7 @@ import calsim
 from calsim import examples
 from calsim.distributed import LedgerDataset, couplings, simulate
 from calsim.errors import CalsimError, InputError, NonexistentTimeError
-from calsim.store_schema import KEY
+from calsim.store.schema import KEY
 
 TENANTS = 7
 

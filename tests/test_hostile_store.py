@@ -36,7 +36,7 @@ import pytest
 
 import calsim
 import calsim.atomic
-import calsim.store
+import calsim.store.writer
 from calsim.atomic import check_writable, write_atomically
 from calsim.errors import (
     CalsimError,
@@ -773,18 +773,18 @@ class TestFailedWrites:
     def test_an_interrupt_during_a_write_leaves_the_store_as_it_was(self, where, store_file, runs, monkeypatch):
         before = snapshot(store_file)
         if where == "fill":
-            real = calsim.store._fill_scenario_table
+            real = calsim.store.writer.fill_scenario_table
 
             def interrupted(con, *args, **kwargs):
                 real(con, *args, **kwargs)  # the rows are in, then ^C
                 raise KeyboardInterrupt
 
-            monkeypatch.setattr(calsim.store, "_fill_scenario_table", interrupted)
+            monkeypatch.setattr(calsim.store.writer, "fill_scenario_table", interrupted)
         else:
             def interrupted(*args, **kwargs):
                 raise KeyboardInterrupt
 
-            monkeypatch.setattr(calsim.store, "schedule_rows", interrupted)
+            monkeypatch.setattr(calsim.store.writer, "schedules_frame", interrupted)
         with LedgerStore(store_file) as store:
             with pytest.raises(KeyboardInterrupt):
                 store.write(ledger("a", days=3), replace=True)

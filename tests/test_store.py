@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 import calsim
 from calsim.simulation.ledger import LEDGER_SCHEMA
 from calsim.store import (
-    MIGRATIONS,
     SCHEMA_VERSION,
     DuplicateKeyError,
     LedgerLockedError,
@@ -30,6 +29,7 @@ from calsim.store import (
     StoreError,
     UnknownScenarioError,
 )
+from calsim.store.migrations import MIGRATIONS
 from calsim.tzchanges import TZDIFF_SCHEMA
 
 UTC = dt.timezone.utc
@@ -111,6 +111,24 @@ class TestRoundTrip:
         assert '"catchup": "all"' in sched["policy"][0]
         assert sched["account"].to_list() == [None, "tenant-a", "tenant-a"]
 
+    def test_a_revision_made_by_a_revise_event_is_stored_with_its_rule_and_policy(self):
+        # Before, the store wrote rule and policy of the fleet's schedules only: (a, 2) had nulls,
+        # where a Dask dataset's _scenario.json recorded FREQ=HOURLY (calsim.simulation.records).
+        from calsim.distributed.metadata import metadata
+
+        new = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(account="t2"))
+        sc = calsim.Scenario("s", [calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=DAILY")],
+                             "2026-01-01T00:00Z", "2026-01-10T00:00Z",
+                             events=[calsim.Revise("2026-01-05T00:00Z", new)])
+        with LedgerStore() as store:
+            store.write(calsim.simulate(sc, progress=False))
+            rows = store.sql("SELECT schedule_id, revision, zone, account, rule, policy FROM schedules "
+                             "ORDER BY schedule_id, revision").to_dicts()
+        assert [(r["revision"], r["rule"], r["account"]) for r in rows] == [(1, "FREQ=DAILY", "t2"),
+                                                                           (2, "FREQ=HOURLY", "t2")]
+        assert rows[0]["policy"] is None and '"account": "t2"' in rows[1]["policy"]
+        assert rows == metadata(sc, [], calsim.__version__, 0.0)["schedules"]  # what an attached dataset records
+
 
 class TestWriteTwice:
     def test_writing_the_same_ledger_twice_changes_nothing(self, runs):
@@ -146,14 +164,15 @@ class TestWriteTwice:
 WRITER = textwrap.dedent("""
     import sys, polars as pl
     from calsim.store import LedgerStore
+    from calsim.store.connection import Connection
     frame = pl.read_parquet(sys.argv[2])
-    transaction = LedgerStore._transaction
+    transaction = Connection.transaction
     def traced(self, body):  # say when the write transaction has begun
         def run(con):
             print("begun", flush=True)
             return body(con)
         return transaction(self, run)
-    LedgerStore._transaction = traced
+    Connection.transaction = traced
     with LedgerStore(sys.argv[1]) as store:
         store.write(frame, name="big", replace=sys.argv[3] == "replace")
         print("done", flush=True)
@@ -354,7 +373,7 @@ def keys_frame(rows: list[tuple]) -> pl.DataFrame:
 
 
 class TestKeyCheck:
-    """The write's own check of the key (calsim.store_records._repeats_a_key), against polars' is_duplicated."""
+    """The write's own check of the key (calsim.store.records.repeats_a_key), against polars' is_duplicated."""
 
     @settings(max_examples=150, deadline=None)
     @given(st.lists(st.tuples(
@@ -364,12 +383,12 @@ class TestKeyCheck:
         st.integers(0, 1), st.sampled_from(["scheduled", "manual"])), min_size=0, max_size=12),
         st.data())
     def test_repeats_a_key_agrees_with_polars(self, rows, data):
-        from calsim.store_records import _repeats_a_key
+        from calsim.store.records import repeats_a_key
 
         if rows and data.draw(st.booleans()):
             rows = rows + [rows[data.draw(st.integers(0, len(rows) - 1))]]  # often a real repeat
         frame = keys_frame(rows)
-        assert _repeats_a_key(frame) == bool(frame.select(pl.struct(list(KEY_SCHEMA)).is_duplicated().any()).item())
+        assert repeats_a_key(frame) == bool(frame.select(pl.struct(list(KEY_SCHEMA)).is_duplicated().any()).item())
 
     @pytest.mark.parametrize("span_us, packs", [
         (365 * 86_400_000_000, True),  # a year in microseconds: packed as it is
@@ -377,25 +396,60 @@ class TestKeyCheck:
         (2**62, False),  # no room left: polars decides
     ])
     def test_keys_pack_into_one_int64_while_they_fit(self, span_us, packs):
-        from calsim.store_records import _packed_keys
+        from calsim.store.records import packed_keys
 
         ids = [f"s{i}" for i in range(2**17)]
         times = [0, span_us] + [60_000_000] * (len(ids) - 2)
         frame = keys_frame([(i, 1, t, 0, "scheduled") for i, t in zip(ids, times)])
-        key = _packed_keys(frame)
+        key = packed_keys(frame)
         assert (key is not None) == packs
         if packs:
             assert len(np.unique(key)) == frame.height
 
     def test_keys_one_microsecond_or_one_fold_apart_are_different(self):
-        from calsim.store_records import _repeats_a_key
+        from calsim.store.records import repeats_a_key
 
         day = 86_400_000_000
         frame = keys_frame([("a", 1, day, 0, "scheduled"), ("a", 1, day + 1, 0, "scheduled"),
                             ("a", 1, day, 1, "scheduled"), ("a", 1, day, 0, "manual"), ("a", 2, day, 0, "scheduled"),
                             ("b", 1, day, 0, "scheduled"), ("a", 1, 20 * 365 * day, 0, "scheduled")])
-        assert not _repeats_a_key(frame)
-        assert _repeats_a_key(pl.concat([frame, frame[1:2]]))
+        assert not repeats_a_key(frame)
+        assert repeats_a_key(pl.concat([frame, frame[1:2]]))
+
+
+class TestQuoting:
+    """Every name and value put into the store's SQL text goes through calsim.store.sql."""
+
+    def test_a_quote_inside_a_name_or_a_value_is_doubled(self):
+        from calsim.store.sql import identifier, literal
+
+        assert identifier('a"b') == '"a""b"' and literal("it's") == "'it''s'"
+        name, value = 'a" b', "'x\""
+        row = duckdb.connect().execute(f"SELECT {literal(value)} AS {identifier(name)}")
+        assert [d[0] for d in row.description] == [name] and row.fetchone() == (value,)
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf"), True, None, b"x"])
+    def test_literal_refuses_what_sql_would_not_read_back(self, value):
+        from calsim.store.sql import literal
+
+        with pytest.raises((TypeError, ValueError), match="literal: expected"):
+            literal(value)
+
+    def test_the_gaps_sql_leaves_out_the_ledgers_by_design_reasons(self):
+        from calsim.simulation.ledger_schema import BY_DESIGN_REASONS
+        from calsim.store.schema import gaps_sql, gaps_sql_v1
+        from calsim.store.sql import literals
+
+        for sql in (gaps_sql("occurrences"), gaps_sql_v1("occurrences")):
+            assert sql.count(f"reason NOT IN ({literals(BY_DESIGN_REASONS)})") >= 1
+
+    def test_a_scenario_name_with_quotes_round_trips(self, runs):
+        name = """it's "quoted" ' OR 1=1 --"""
+        with LedgerStore() as store:
+            frame = runs["all"].frame.with_columns(pl.lit(name).alias("scenario"))
+            assert store.write(frame, name=name) is True
+            assert store.ledger(name).equals(frame)
+            assert store.compare([name])["scenario"].to_list() == [name]
 
 
 class TestViews:
@@ -554,6 +608,15 @@ class TestReconcile:
         store.reconcile("plan", history)
         assert store.ledger("plan").equals(before)
         assert store.scenarios()["name"].to_list() == ["plan"]
+
+    def test_reconcile_compares_a_ledger_frame_as_it_compares_the_stored_rows(self, store, history):
+        from calsim.store.reconcile import reconcile
+
+        assert reconcile(store.ledger("plan"), history).equals(store.reconcile("plan", history))
+
+    def test_reconcile_of_an_unknown_scenario_names_the_stored_ones(self, store, history):
+        with pytest.raises(UnknownScenarioError, match="no scenario 'nope' .* \\(stored: 'plan'\\)"):
+            store.reconcile("nope", history)
 
     def test_history_without_a_scheduled_time_is_refused(self, store, history):
         with pytest.raises(LedgerSchemaError, match="needs 'nominal_local', 'scheduled_utc' or 'scheduled'"):

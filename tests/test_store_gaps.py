@@ -1,4 +1,4 @@
-"""The store's ``observation_gaps`` SQL (calsim.store_schema._GAPS_SQL) against the polars view it mirrors.
+"""The store's ``observation_gaps`` SQL (calsim.store.schema.gaps_sql) against the polars view it mirrors.
 
 The SQL looks for what decides a gap only near the occurrences not on time
 (2 days, then 35, then anywhere): these tests reach each of those steps —

@@ -9,8 +9,10 @@ import polars as pl
 import pytest
 
 import calsim
-import calsim.store_schema
-from calsim.store import _DDL_V1, SCHEMA_VERSION, LedgerStore
+import calsim.store.migrations
+import calsim.store.tables
+from calsim.store import SCHEMA_VERSION, LedgerStore
+from calsim.store.schema import DDL_V1
 
 START, END = "2026-03-01T00:00Z", "2026-04-01T00:00Z"
 
@@ -53,7 +55,7 @@ class TestKeyAndSealedTables:
                 store.write(ledger)
             tables = store.sql("SELECT * FROM occurrence_tables ORDER BY scenario")
             assert tables["scenario"].to_list() == sorted(runs)
-            # no index: the write checks the key (store_schema says why)
+            # no index: the write checks the key (calsim.store.tables says why)
             assert store.sql("SELECT count(*) AS n FROM duckdb_indexes() WHERE table_name LIKE 'occ_%'")["n"][0] == 0
             checks = occ_constraints(store, table_of(store, "it's latest"))
             assert "CHECK((scenario = 'it''s latest'))" in checks
@@ -79,14 +81,14 @@ class TestKeyAndSealedTables:
 
     def test_a_fill_that_failed_leaves_no_pass_that_opens_the_next_table(self, runs):
         # The INSERT fails (seq is NOT NULL), the transaction is aborted and refuses the RESET of the variable.
-        from calsim.store import _fill_scenario_table
+        from calsim.store.tables import fill_scenario_table
 
         with LedgerStore() as store:
             con = store._con
             con.register("_src", runs["all"].frame.with_columns(pl.lit(None, pl.Int64).alias("seq")).to_arrow())
             con.execute("BEGIN TRANSACTION")
             with pytest.raises(duckdb.ConstraintException, match="NOT NULL"):
-                _fill_scenario_table(con, "all", "_src")
+                fill_scenario_table(con, "all", "_src")
             con.execute("ROLLBACK")
             stale = con.execute("SELECT getvariable('calsim_fill')").fetchone()[0]
             store.write(runs["all"])
@@ -111,7 +113,7 @@ class TestKeyAndSealedTables:
             con.execute(f"UPDATE occurrence_tables SET table_name = '{old}' WHERE scenario = 'all'")
             con.execute(f"DROP TABLE {new}")
             con.execute(f"DROP TYPE {new}_schedule_id")
-            calsim.store_schema._refresh_occurrences_view(con)
+            calsim.store.tables.refresh_occurrences_view(con)
             assert store.ledger("all").equals(runs["all"].frame)
             assert store.write(runs["all"]) is False
             with pytest.raises(duckdb.ConstraintException, match="(?i)duplicate key"):
@@ -153,7 +155,7 @@ class TestMigrationFromVersion1:
             occ = new.sql("SELECT * FROM occurrences")
         with duckdb.connect(str(path)) as con:
             con.execute("SET TimeZone = 'UTC'")
-            for stmt in _DDL_V1:
+            for stmt in DDL_V1:
                 con.execute(stmt)
             con.execute("INSERT INTO calsim_meta VALUES ('schema_version', '1')")
             for table, frame in (("scenarios", scen), ("schedules", sched), ("occurrences", occ)):
@@ -188,14 +190,14 @@ class TestMigrationFromVersion1:
     def test_a_failed_migration_leaves_the_version_1_file(self, runs, tmp_path, monkeypatch):
         path = tmp_path / "v1.duckdb"
         self.make_v1(path, runs)
-        real = calsim.store_schema._create_scenario_table
+        real = calsim.store.migrations.create_scenario_table
 
         def boom(con, name, *a, **k):
             if name == "it's latest":
                 raise RuntimeError("interrupted")
             return real(con, name, *a, **k)
 
-        monkeypatch.setattr(calsim.store_schema, "_create_scenario_table", boom)
+        monkeypatch.setattr(calsim.store.migrations, "create_scenario_table", boom)
         with pytest.raises(RuntimeError, match="interrupted"):
             LedgerStore(path)
         with duckdb.connect(str(path), read_only=True) as con:
@@ -205,7 +207,7 @@ class TestMigrationFromVersion1:
 
 def test_a_write_killed_between_fill_and_publish_leaves_no_scenario_and_its_table_is_dropped(tmp_path):
     # What a SIGKILL between the two transactions of a write leaves: a filled table nothing points to.
-    from calsim.store import _fill_scenario_table
+    from calsim.store.tables import fill_scenario_table
 
     s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
     ledger = calsim.simulate(calsim.Scenario("kept", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False)
@@ -216,7 +218,7 @@ def test_a_write_killed_between_fill_and_publish_leaves_no_scenario_and_its_tabl
         con = store._con
         con.register("_src", other.frame.with_row_index("seq").with_columns(pl.col("seq").cast(pl.Int64)).to_arrow())
         con.execute("BEGIN TRANSACTION")
-        orphan = _fill_scenario_table(con, "other", "_src")
+        orphan = fill_scenario_table(con, "other", "_src")
         con.execute("COMMIT")
     with LedgerStore(path) as store:
         assert store.scenarios()["name"].to_list() == ["kept"]

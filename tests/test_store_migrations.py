@@ -11,7 +11,7 @@ import calsim
 from calsim import presets
 from calsim.simulation.ledger import LEDGER_REASONS
 from calsim.store import SCHEMA_VERSION, LedgerStore, SchemaVersionError
-from calsim.store_schema import _GAPS_SQL_V1
+from calsim.store.schema import gaps_sql_v1
 from calsim.text_table import durations_as_seconds
 
 
@@ -53,7 +53,7 @@ def make_v2(path) -> None:
         order = sorted(views, key=lambda v: (v[0] != "occurrences"))
         for _, sql in order:
             con.execute(sql)
-        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + _GAPS_SQL_V1.format(where="", source="occurrences"))
+        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + gaps_sql_v1("occurrences"))
         con.execute("UPDATE calsim_meta SET value = '2' WHERE key = 'schema_version'")
 
 
@@ -90,7 +90,7 @@ def make_v3(path, *ledgers: calsim.Ledger) -> None:
         for ledger in ledgers:
             store.write(ledger)
     with duckdb.connect(str(path)) as con:
-        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + _GAPS_SQL_V1.format(where="", source="occurrences"))
+        con.execute("CREATE OR REPLACE VIEW observation_gaps AS " + gaps_sql_v1("occurrences"))
         con.execute("UPDATE calsim_meta SET value = '3' WHERE key = 'schema_version'")
 
 

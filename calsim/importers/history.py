@@ -130,7 +130,7 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
         journal only: the schedule ids to match unit names to (``backup.service``
         is ``backup`` when that id is known; a unit whose timer has several
         ``OnCalendar=`` lines, ids ``backup:1``, ``backup:2``..., is named
-        ``backup`` and :func:`calsim.reconcile` gives each run to the
+        ``backup`` and :func:`calsim.store.reconcile.reconcile` gives each run to the
         calendar that fired it).
     timers
         journal only: the ``.timer`` units the scenario came from (a path,
@@ -241,7 +241,7 @@ def _instant(value: object, where: str) -> dt.datetime:
 # -- CSV / Parquet --------------------------------------------------------------------------------------
 
 def read_actual(actual: object) -> pl.DataFrame:
-    """A run history given as a frame or a CSV / Parquet path, in the columns :func:`calsim.reconcile` compares.
+    """A run history given as a frame or a CSV / Parquet path, in the columns reconcile compares.
 
     ``schedule_id`` and ``started_utc`` (or ``started``; naive is UTC) are
     required, with ``nominal_local`` (naive wall time), ``scheduled_utc``

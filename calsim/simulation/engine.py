@@ -28,7 +28,7 @@ from .budget_periods import budget_periods
 from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame
 from .occurrences import manual_rows, occurrences
-from .policy import Policy
+from .records import accounts
 from .scenario import Scenario
 from .state import RunState
 
@@ -74,8 +74,7 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     bar.update(1)
     manual = manual_rows(scenario, scheds, run)
     bar.update(1)
-    accounts = {s.id: s.policy.account for s in scheds if isinstance(s.policy, Policy) and s.policy.account}
-    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts, scenario)
+    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(scheds), scenario)
     ledger.settled = dict(run.settled)
     bar.update(1)
     bar.close()

@@ -25,11 +25,18 @@ from .rules import BIG, wake
 from .scenario import Revise, Scenario, Trigger, TzUpgrade
 from .state import RunState
 
-__all__ = ["occurrences", "manual_rows", "check_scenario"]
+__all__ = ["occurrences", "manual_rows", "check_scenario", "revised"]
 
 
-def _revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, int]]]:
-    """Schedules with Revise events applied; returns also (at, id, old revision) boundaries."""
+def revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, int]]]:
+    """Schedules with Revise events applied; returns also (at, id, old revision) boundaries.
+
+    The one numbering of revisions: the engine, the ledger store's ``schedules``
+    table and a Dask dataset's ``_scenario.json`` all take it from here
+    (:func:`calsim.simulation.records.schedule_rows`). A revision made by an
+    event is the event's schedule's own revision when that is above every
+    revision of its id so far, else the highest so far plus one.
+    """
     scheds = list(scenario.schedules)
     boundaries = []
     for ev in scenario.events:
@@ -53,7 +60,7 @@ def check_scenario(scenario: Scenario, max_occurrences: int | None = None) -> in
 
     Returns the largest estimate; see :func:`calsim.limits.check`.
     """
-    scheds, _ = _revised(scenario)
+    scheds, _ = revised(scenario)
     cap = limits.max_occurrences(max_occurrences)
     releases = [scenario.release] + [ev.to for ev in scenario.events if isinstance(ev, TzUpgrade)]
     return max(limits.check(scheds, scenario.start_us, scenario.end_us, cap, "simulate", get_release(r))
@@ -64,7 +71,7 @@ def occurrences(scenario: Scenario, max_occurrences: int | None = None):
     """The scenario's occurrence rows; each expansion is checked against ``max_occurrences``
     (None: :func:`calsim.limits.max_occurrences`, which :func:`calsim.simulate` sets with
     :func:`calsim.limits.scope`)."""
-    scheds, boundaries = _revised(scenario)
+    scheds, boundaries = revised(scenario)
     rel = get_release(scenario.release)
     start, end = iso_z(scenario.start_us), iso_z(scenario.end_us)
     # schedule_id and zone stay integer codes through the simulation (the

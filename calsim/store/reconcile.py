@@ -1,44 +1,47 @@
-"""Reconciliation: an actual run history against a stored ledger, the replay before a recovery.
+"""Reconciliation: an actual run history against a ledger's rows, the replay before a recovery.
 
-Read-only: :func:`reconcile` reads the ledger through :meth:`LedgerStore.sql`
-and never writes. :meth:`calsim.LedgerStore.reconcile` is the way to call it.
+A pure comparison of two frames: :func:`reconcile` is given the ledger's
+rows (:meth:`calsim.LedgerStore.reconcile` reads them from the store, a
+:class:`calsim.Ledger`'s frame serves as well) and the history, and knows
+nothing of where either came from.
+
+>>> import calsim
+>>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+>>> ledger = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-01T03:00Z"), progress=False)
+>>> ran = ledger.frame.select("schedule_id", "nominal_local", "started_utc").head(2)
+>>> reconcile(ledger.frame, ran)["class"].to_list()
+['matched', 'matched', 'missing']
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from typing import Protocol
 
 import polars as pl
+
+from ..simulation.ledger_schema import UTC
 
 __all__ = ["reconcile", "RECONCILE_CLASSES"]
 
 RECONCILE_CLASSES = ("matched", "missing", "duplicate", "unexpected", "late", "wrong_instant")
-UTC = pl.Datetime("us", "UTC")
+# The ledger columns reconcile reads (a ledger frame may have more).
+LEDGER_COLUMNS = ("schedule_id", "revision", "nominal_local", "fold", "due_utc", "started_utc", "state", "reason")
 
 
-class Ledgers(Protocol):
-    """What :func:`reconcile` reads from a :class:`calsim.LedgerStore`.
-
-    Typed by what it uses rather than by importing the store, which imports
-    this module (for :data:`RECONCILE_CLASSES`): no import circle.
-    """
-
-    def sql(self, query: str, params: object = None) -> pl.DataFrame: ...
-
-    def _known(self, names: list[str]) -> None: ...
-
-
-def reconcile(store: Ledgers, name: str, actual: pl.DataFrame | str | os.PathLike[str], *,
+def reconcile(ledger: pl.DataFrame, actual: pl.DataFrame | str | os.PathLike[str], *,
               grace: object = "5min", max_shift: object = "3h", start: object = None,
               end: object = None) -> pl.DataFrame:
-    """Classify an actual run history against the stored ledger ``name`` (read-only).
+    """Classify an actual run history against a ledger's rows.
 
     Parameters
     ----------
-    store
-        The :class:`calsim.LedgerStore` that holds the ledger ``name``.
+    ledger
+        The ledger's rows: at least ``schedule_id``, ``revision``,
+        ``nominal_local``, ``fold``, ``due_utc``, ``started_utc``, ``state``
+        and ``reason`` (a :class:`calsim.Ledger`'s frame, or the rows
+        :meth:`calsim.LedgerStore.reconcile` reads). Rows without a
+        ``due_utc`` (never meant to run) are left out.
     actual
         A frame, or a CSV / Parquet file (read by
         :func:`calsim.importers.history.read_actual`), with ``schedule_id``, a scheduled
@@ -81,17 +84,16 @@ def reconcile(store: Ledgers, name: str, actual: pl.DataFrame | str | os.PathLik
     that started; a run of an occurrence the ledger coalesced, skipped or
     expired is ``unexpected`` (``detail`` names the state).
     """
-    from .durations import duration_us
-    from .importers.history import read_actual  # here, not at the top: `import calsim` loads this module
-    from .times import instant_us
+    from ..durations import duration_us
+    from ..importers.history import read_actual  # here, not at the top: `import calsim` loads this module
+    from ..times import instant_us
 
     grace_s = duration_us(grace, "grace") / 1e6
     shift_us = duration_us(max_shift, "max_shift")
-    store._known([name])
     act = read_actual(actual)
     lo, hi = (None if t is None else instant_us(t, f"reconcile: {n}") for t, n in ((start, "start"), (end, "end")))
-    led = (store.sql("""SELECT schedule_id, revision, nominal_local, fold, due_utc, started_utc AS ledger_started,
-                              state, reason FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
+    led = (ledger.select(LEDGER_COLUMNS).rename({"started_utc": "ledger_started"})
+           .filter(pl.col("due_utc").is_not_null())
            .with_columns(pl.col("due_utc", "ledger_started").cast(UTC), pl.col("fold").cast(pl.Int8),
                          pl.col("state").cast(pl.String)))
     if lo is not None or hi is not None:
@@ -169,7 +171,6 @@ def reconcile(store: Ledgers, name: str, actual: pl.DataFrame | str | os.PathLik
 
     return pl.concat([shape(ran), shape(missing)]).sort(
         "schedule_id", "nominal_local", "started_utc", nulls_last=True, maintain_order=True)
-
 
 
 def _assign_groups(act: pl.DataFrame, led: pl.DataFrame) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""What a ledger store records about each ledger: its scenario row, its schedule rows, its digest.
+"""What a ledger store records about each ledger: its scenario row, its schedule rows, its digest, its checks.
 
 :class:`~calsim.store.LedgerStore` writes ledgers; this module says what goes
 beside the occurrences: the ``scenarios`` row (horizon, releases, the
@@ -11,7 +11,6 @@ nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -19,75 +18,33 @@ import json
 import numpy as np
 import polars as pl
 
-from .errors import DuplicateKeyError, InputError, LedgerSchemaError
-from .store_schema import KEY, UTC
+from ..errors import DuplicateKeyError, InputError, LedgerSchemaError
+from ..simulation.records import parameters, schedule_rows
+from ..simulation.scenario import Scenario
+from ..times import MINUTE_US
+from .migrations import SCHEMA_VERSION
+from .schema import KEY, UTC
 
-SCHEMA_VERSION = 4
+__all__ = ["SCENARIO_ROW", "SCHEDULE_ROW", "scenario_row", "schedules_frame", "digest", "digest_prefix", "same_rows",
+           "packed_keys", "repeats_a_key", "duplicate_error", "check_name", "check_scenario_name", "check_frame",
+           "shown_name"]
+
 MAX_NAME = 200
 
 # Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).
-_SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
+SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
                            "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
                            "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
-_SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
+SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
                            "account": pl.String, "rule": pl.String, "policy": pl.String})
 
 
-def _jsonable(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    return repr(value)
-
-
-def _parameters(scenario: object) -> object:
-    """The scenario as JSON-able parameters, its schedules as their count.
-
-    Each schedule's rule and policy go to the ``schedules`` table, so the
-    schedules are counted, never walked (a fleet's calendars alone are ~70k
-    numpy values to print).
-
-    >>> import calsim
-    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
-    >>> p = _parameters(calsim.Scenario("x", [s, s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"))
-    >>> p["schedules"], p["start"]
-    (2, '2026-01-01T00:00Z')
-    """
-    if not dataclasses.is_dataclass(scenario) or isinstance(scenario, type):
-        params = _jsonable(scenario)
-        if isinstance(params, dict) and isinstance(params.get("schedules"), list):
-            params["schedules"] = len(params["schedules"])
-        return params
-    values = {f.name: getattr(scenario, f.name) for f in dataclasses.fields(scenario) if f.init}
-    return {k: len(v) if k == "schedules" and isinstance(v, (list, tuple)) else _jsonable(v) for k, v in values.items()}
-
-
-def _policy_json(policy: object, cache: dict[tuple[type, str], str]) -> str:
-    """``policy`` as sorted JSON, once per distinct policy of a fleet (``cache`` is keyed by its repr).
-
-    A repr tells apart what JSON does (``cost=0`` from ``cost=0.0``), where
-    equality would not; a fleet usually shares a handful of policies.
-    """
-    key = (type(policy), repr(policy))
-    text = cache.get(key)
-    if text is None:
-        text = cache[key] = json.dumps(_jsonable(policy), sort_keys=True)
-    return text
-
-
-def _digest_prefix() -> str:
-    """What a digest comparable with :func:`_digest` starts with (row hashes are polars-version specific)."""
+def digest_prefix() -> str:
+    """What a digest comparable with :func:`digest` starts with (row hashes are polars-version specific)."""
     return f"polars-{pl.__version__}/rows:"
 
 
-def _digest(frame: pl.DataFrame) -> str:
+def digest(frame: pl.DataFrame) -> str:
     """Content hash of a ledger frame: names, dtypes and its rows in any order.
 
     Row order is not content: a row is identified by its key, so the same rows
@@ -97,13 +54,10 @@ def _digest(frame: pl.DataFrame) -> str:
     h = hashlib.blake2b(digest_size=16)
     h.update(repr(list(frame.schema.items())).encode())
     h.update(np.sort(frame.hash_rows(seed=7).to_numpy()).tobytes())  # ~0.3 s for 10M rows
-    return _digest_prefix() + h.hexdigest()
+    return digest_prefix() + h.hexdigest()
 
 
-_MINUTE_US = 60_000_000
-
-
-def _packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
+def packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
     """The key of each row (``scenario`` aside) packed into one int64, one-to-one with the key; None if it needs more.
 
     The fields, most significant first: schedule_id (its categorical code),
@@ -119,7 +73,7 @@ def _packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
     >>> f = pl.DataFrame({"schedule_id": ["a", "b", "a"], "revision": [1, 1, 1],
     ...                   "nominal_local": [0, 0, 60_000_000], "fold": [0, 0, 0], "kind": ["scheduled"] * 3},
     ...                  schema={c: LEDGER_SCHEMA[c] for c in KEY[1:]})
-    >>> k = _packed_keys(f); len(set(k.tolist()))
+    >>> k = packed_keys(f); len(set(k.tolist()))
     3
     """
     if frame.height == 0:
@@ -135,10 +89,10 @@ def _packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
     if width + (n_hi - n_lo).bit_length() <= 63:
         parts.append((nominal.to_numpy(), n_lo, (n_hi - n_lo).bit_length()))
     else:
-        t0 = n_lo - n_lo % _MINUTE_US  # the minute before the first time: past-minute parts are the wall clock's
+        t0 = n_lo - n_lo % MINUTE_US  # the minute before the first time: past-minute parts are the wall clock's
         if t0 < -2**63 or n_hi - t0 >= 2**63:  # the microseconds since t0 would not fit an int64
             return None
-        minute, past = np.divmod(nominal.to_numpy() - np.int64(t0), _MINUTE_US)
+        minute, past = np.divmod(nominal.to_numpy() - np.int64(t0), MINUTE_US)
         for values in (past, minute):
             a, b = int(values.min()), int(values.max())
             parts.append((values, a, (b - a).bit_length()))
@@ -157,40 +111,40 @@ def _packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
     return key.view(np.int64)
 
 
-def _repeats_a_key(frame: pl.DataFrame) -> bool:
+def repeats_a_key(frame: pl.DataFrame) -> bool:
     """Whether two rows of a ledger frame share the key (the frame's ``scenario`` is one name, checked before).
 
     What the store checks before it publishes a ledger (see
-    :mod:`calsim.store_schema`): the packed keys sorted, neighbours compared;
+    :mod:`.tables`): the packed keys sorted, neighbours compared;
     a frame whose key does not pack is hashed by polars (slower, same answer).
 
     >>> import calsim
     >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
     >>> f = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False).frame
-    >>> _repeats_a_key(f), _repeats_a_key(pl.concat([f, f.tail(1)]))
+    >>> repeats_a_key(f), repeats_a_key(pl.concat([f, f.tail(1)]))
     (False, True)
     """
     if frame.height < 2:
         return False
-    key = _packed_keys(frame)
+    key = packed_keys(frame)
     if key is None:
         return bool(frame.select(pl.struct(list(KEY[1:])).is_duplicated().any()).item())
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
 
-def _same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
-    """Whether two ledger frames hold the same rows, in any order (for digests :func:`_digest` cannot compare)."""
+def same_rows(a: pl.DataFrame, b: pl.DataFrame) -> bool:
+    """Whether two ledger frames hold the same rows, in any order (for digests :func:`digest` cannot compare)."""
     key = list(KEY)
     return a.height == b.height and a.sort(key, maintain_order=True).equals(b.sort(key, maintain_order=True))
 
 
-def scenario_row(name: str, frame: pl.DataFrame, scenario: object, digest: str) -> pl.DataFrame:
+def scenario_row(name: str, frame: pl.DataFrame, scenario: object, content: str) -> pl.DataFrame:
     """The ``scenarios`` row of a ledger: horizon, releases, parameters, version, size and digest."""
-    from ._version import __version__
+    from .._version import __version__
 
     releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
-    params = None if scenario is None else _parameters(scenario)
+    params = None if scenario is None else parameters(scenario)
     start, end = getattr(scenario, "start_us", None), getattr(scenario, "end_us", None)
     if start is None and frame.height:
         # As integers: a hostile frame's instants may lie past what a Python datetime holds.
@@ -202,57 +156,64 @@ def scenario_row(name: str, frame: pl.DataFrame, scenario: object, digest: str) 
          "horizon_end": horizon[1:], "release": [",".join(releases) or None],
          "parameters": [None if params is None else json.dumps(params, sort_keys=True)],
          "calsim_version": [__version__], "schema_version": [SCHEMA_VERSION], "rows": [frame.height],
-         "digest": [digest]},
-        schema=_SCENARIO_ROW,
+         "digest": [content]},
+        schema=SCENARIO_ROW,
     )
 
-def schedule_rows(name: str, base: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
-    """``schedules`` rows from ``base`` (the ledger's schedule_id, revision, zone) and the scenario."""
-    accounts = getattr(ledger, "accounts", {}) or {}
-    rules: dict[tuple[str, int], tuple[str | None, str | None]] = {}
-    policies: dict[tuple[type, str], str] = {}
-    for s in getattr(scenario, "schedules", ()) or ():
-        rule = s.rule if isinstance(s.rule, str) else repr(s.rule)
-        policy = None if s.policy is None else _policy_json(s.policy, policies)
-        rules[(s.id, s.revision)] = (rule, policy)
-        if getattr(s.policy, "account", None):
-            accounts.setdefault(s.id, s.policy.account)
+
+def schedules_frame(name: str, base: pl.DataFrame, ledger: object, scenario: object) -> pl.DataFrame:
+    """The ``schedules`` rows of a written ledger, one per schedule revision.
+
+    ``base`` holds the revisions the ledger's rows show (``schedule_id``,
+    ``revision`` and the ``zone`` of its first row); a :class:`~calsim.Scenario`
+    adds its own (``Revise`` events included, numbered as the engine numbers
+    them) with their rule and policy, the rows a Dask dataset records
+    (:func:`calsim.simulation.records.schedule_rows`). Without one, rule and
+    policy are null. ``account`` is the ledger's ``accounts`` entry, else the
+    scenario's.
+    """
+    rows = schedule_rows(scenario) if isinstance(scenario, Scenario) else []
+    by_key = {(r["schedule_id"], r["revision"]): r for r in rows}
+    accounts = {r["schedule_id"]: r["account"] for r in rows if r["account"]}
+    accounts.update(getattr(ledger, "accounts", None) or {})  # the ledger's own record first
     base = base.select(pl.col("schedule_id").cast(pl.String), pl.col("revision").cast(pl.Int64),
                        pl.col("zone").cast(pl.String))
-    given = pl.DataFrame([(s.id, s.revision, s.zone) for s in getattr(scenario, "schedules", ()) or ()],
-                         schema=base.schema, orient="row")
+    given = pl.DataFrame([(r["schedule_id"], r["revision"], r["zone"]) for r in rows], schema=base.schema,
+                         orient="row")
     base = pl.concat([base, given]).unique(["schedule_id", "revision"], keep="first").sort("schedule_id", "revision")
     ids, revs = base["schedule_id"].to_list(), base["revision"].to_list()
+    found = [by_key.get(k, {}) for k in zip(ids, revs)]
     return pl.DataFrame(
         {"scenario": [name] * base.height, "schedule_id": ids, "revision": revs, "zone": base["zone"],
-         "account": [accounts.get(i) for i in ids],
-         "rule": [rules.get((i, r), (None, None))[0] for i, r in zip(ids, revs)],
-         "policy": [rules.get((i, r), (None, None))[1] for i, r in zip(ids, revs)]},
-        schema=_SCHEDULE_ROW,
+         "account": [accounts.get(i) for i in ids], "rule": [r.get("rule") for r in found],
+         "policy": [r.get("policy") for r in found]},
+        schema=SCHEDULE_ROW,
     )
 
 
-def _shown_name(name: object) -> str:
+def shown_name(name: object) -> str:
     """``repr`` of a name for a message, cut to 60 characters."""
     text = name if isinstance(name, str) else str(name)
     return repr(text[:60]) + ("..." if len(text) > 60 else "")
 
 
-def _check_name(name: object) -> None:
+def check_name(name: object) -> None:
+    """Refuse a scenario name that is empty, longer than 200 characters or holds a control character."""
     if not isinstance(name, str) or not name.strip():
-        got = _shown_name(name) if isinstance(name, str) else type(name).__name__
+        got = shown_name(name) if isinstance(name, str) else type(name).__name__
         raise InputError(f"name: expected a non-empty scenario name, got {got}")
     if len(name) > MAX_NAME:
         raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
     if any(c < " " or c == "\x7f" for c in name):
         # Names are printed by `compare` and in CI logs: an escape sequence there rewrites the terminal.
-        raise InputError(f"name: {_shown_name(name)} holds a control character (allowed: printable text)")
+        raise InputError(f"name: {shown_name(name)} holds a control character (allowed: printable text)")
 
 
-check_scenario_name = _check_name  # for a command that checks every name before it writes anything
+check_scenario_name = check_name  # for a command that checks every name before it writes anything
 
 
-def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
+def check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
+    """Refuse a frame (``what`` names it) whose columns or dtypes are not exactly ``schema``'s."""
     for col, dtype in schema.items():
         if col not in frame.columns:
             raise LedgerSchemaError(f"{what}: missing column {col!r} (expected {dtype})")
@@ -266,7 +227,8 @@ def _check_frame(frame: pl.DataFrame, schema: pl.Schema, what: str) -> None:
 _PY_DATETIME_US = (-62_135_596_800_000_000, 253_402_300_799_999_999)  # datetime.min and .max in epoch microseconds
 
 
-def _duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
+def duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
+    """The error for a ledger of ``name`` whose key repeats, naming the first repeated key of ``frame``."""
     dup = frame.filter(pl.struct(list(KEY)).is_duplicated())
     if dup.height:
         first = dup.head(1)

@@ -1,4 +1,5 @@
-"""Where a ledger store may live: plain local DuckDB files only, checked before DuckDB opens them.
+"""Where a ledger store may live (plain local DuckDB files only, checked before DuckDB opens them) and DuckDB's
+failures to open one, in one line.
 
 DuckDB reads more than local files: ``md:`` goes to MotherDuck, ``s3://``
 and ``https://`` to its file systems, and it may install and load extensions
@@ -24,10 +25,10 @@ import os
 import re
 import stat
 
-from .atomic import show_path
-from .errors import LedgerLockedError, StoreError
+from ..atomic import show_path
+from ..errors import LedgerLockedError, StoreError
 
-__all__ = ["check_store_path", "CONFIG"]
+__all__ = ["CONFIG", "check_store_path", "store_path", "check_store_file", "cause", "lock_error"]
 
 # Never install or load an extension behind the caller's back (DuckDB would
 # download httpfs for an s3:// path, sqlite_scanner for a SQLite file, ...).
@@ -41,7 +42,7 @@ _PREFIX = re.compile(r"([A-Za-z][A-Za-z0-9_+.\-]+):")
 _MAGIC = b"DUCK"  # at offset 8 of every DuckDB database file (after the header checksum)
 
 
-def _store_path(path: object) -> str:
+def store_path(path: object) -> str:
     """The text of a store path, if DuckDB will read it as a plain local file (or ``":memory:"``)."""
     if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str):
         raise StoreError(f"path: expected a file path or ':memory:', got {type(path).__name__}")
@@ -70,9 +71,9 @@ def check_store_path(path: object, *, read_only: bool = False) -> None:
 
     For a command that checks every output before it does any work.
     """
-    text = _store_path(path)
+    text = store_path(path)
     if text != ":memory:":
-        _check_store_file(text, read_only)
+        check_store_file(text, read_only)
 
 
 def _refuse(shown: str, why: str) -> StoreError:
@@ -93,8 +94,8 @@ def _file_kind(head: bytes) -> str:
     return "a text file"
 
 
-def _check_store_file(text: str, read_only: bool) -> str:
-    """Refuse what cannot be a store (see "Decisions"); return the file DuckDB should open."""
+def check_store_file(text: str, read_only: bool) -> str:
+    """Refuse what cannot be a store (see :mod:`.ledger_store`, "Decisions"); return the file DuckDB should open."""
     shown = show_path(text)
     try:
         st = os.lstat(text)
@@ -162,7 +163,7 @@ def _check_directory(file: str, shown: str) -> None:
                              "DuckDB writes the store and its .wal log there (read_only=True only reads)")
 
 
-def _cause(exc: BaseException) -> str:
+def cause(exc: BaseException) -> str:
     """DuckDB's reason in one short line (the original one when it invalidated the database)."""
     msg = str(exc)
     original = re.search(r'Original error: "(.*)"', msg, re.S)
@@ -177,7 +178,7 @@ def _cause(exc: BaseException) -> str:
     return line[:240] + ("..." if len(line) > 240 else "")
 
 
-def _lock_error(shown: str, exc: BaseException) -> LedgerLockedError:
+def lock_error(shown: str, exc: BaseException) -> LedgerLockedError:
     """Who holds the file, in DuckDB's words: it adds "you would be able to open this database in
     read-only mode" when only readers hold it (LocalFileSystem::OpenFile, duckdb/duckdb
     src/common/local_file_system.cpp, tries a read lock after the write lock fails)."""
