@@ -3,7 +3,7 @@
 Its views (:meth:`~LedgerDataset.summary`, :meth:`~LedgerDataset.gaps`,
 :meth:`~LedgerDataset.coverage`) are the ledger's own definitions
 (:mod:`calsim.simulation.views`) run on the scan; :attr:`~LedgerDataset.frame`
-gives every row in the order the local engine gives them (:func:`local_order`).
+gives every row in the order the local engine gives them (:func:`calsim.simulation.ledger.ledger_order`).
 
 >>> import polars as pl
 >>> from calsim.simulation.ledger import LEDGER_SCHEMA
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ..errors import CalsimError, InputError, StoreError
-from ..simulation.ledger import LEDGER_SCHEMA
+from ..errors import InputError, StoreError
+from ..simulation.ledger import LEDGER_SCHEMA, ledger_order
 from . import files as fs
 from .metadata import FORMAT
 
-__all__ = ["LedgerDataset", "local_order"]
+__all__ = ["LedgerDataset"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class LedgerDataset:
         exist, rows without an instant come last (as the local engine sorts
         them then).
         """
-        return local_order(self.scan().collect())
+        return ledger_order(self.scan().collect())
 
     def to_ledger(self):
         """A :class:`~calsim.Ledger` on :attr:`frame` (in memory: for small data)."""
@@ -144,33 +144,3 @@ class LedgerDataset:
         from ..simulation import views
 
         return views.coverage(self.scan()).collect()
-
-
-def local_order(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` sorted as the local engine sorts a ledger (see :attr:`LedgerDataset.frame`)."""
-    if not frame.height:
-        return frame
-    key = ["schedule_id", "revision", "nominal_local", "fold"]
-    if (frame["kind"] == "manual").any():
-        order = ["due_utc", "kind", "_place", *key]
-        return frame.with_columns(_place=_placement(frame)).sort(order, nulls_last=True).drop("_place")
-    return frame.with_columns(_place=_placement(frame)).sort(["_place", *key]).drop("_place")
-
-
-def _placement(frame: pl.DataFrame) -> pl.Series:
-    """Each row's instant; a row without one: its nominal time read with the offset before the gap."""
-    from ..resolution import resolve
-
-    due = frame["due_utc"]
-    if not due.null_count():
-        return due
-    idx = frame.with_row_index("_i").filter(pl.col("due_utc").is_null()).select("_i", "zone", "tzdata", "nominal_local")
-    rows, values = [], []
-    for (zone, tzdata), part in idx.group_by("zone", "tzdata", maintain_order=True):
-        try:
-            v = resolve(part["nominal_local"], zone, release=tzdata or None, gap="shift", fold="first")["due_utc"]
-        except CalsimError:  # a release this process cannot load: place by the wall time read as UTC
-            v = part["nominal_local"].dt.replace_time_zone("UTC")
-        rows.append(part["_i"])
-        values.append(v.cast(due.dtype))
-    return due.clone().scatter(pl.concat(rows), pl.concat(values))

@@ -28,7 +28,7 @@ from .ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHE
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame"]
+__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame", "ledger_order"]
 
 _CHUNK = 1 << 20  # rows per step of in-place conversions
 
@@ -214,3 +214,40 @@ class Ledger:
     def to_pandas(self) -> "pd.DataFrame":
         """The frame as pandas (pyarrow-backed, so instants keep their zone)."""
         return self.frame.to_pandas()
+
+
+def ledger_order(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` sorted as the local engine sorts a ledger: by instant, then key.
+
+    A row without an instant (gap-skipped, merged, excluded) is placed by its
+    nominal time read with the offset before the gap (``gap="shift"``); when
+    manual runs exist, rows without an instant come last (as the engine sorts
+    them then). For frames read back from Parquet or the store.
+    """
+    if not frame.height:
+        return frame
+    key = ["schedule_id", "revision", "nominal_local", "fold"]
+    if (frame["kind"] == "manual").any():
+        order = ["due_utc", "kind", "_place", *key]
+        return frame.with_columns(_place=_placement(frame)).sort(order, nulls_last=True).drop("_place")
+    return frame.with_columns(_place=_placement(frame)).sort(["_place", *key]).drop("_place")
+
+
+def _placement(frame: pl.DataFrame) -> pl.Series:
+    """Each row's instant; a row without one: its nominal time read with the offset before the gap."""
+    from ..errors import CalsimError
+    from ..resolution import resolve
+
+    due = frame["due_utc"]
+    if not due.null_count():
+        return due
+    idx = frame.with_row_index("_i").filter(pl.col("due_utc").is_null()).select("_i", "zone", "tzdata", "nominal_local")
+    rows, values = [], []
+    for (zone, tzdata), part in idx.group_by("zone", "tzdata", maintain_order=True):
+        try:
+            v = resolve(part["nominal_local"], zone, release=tzdata or None, gap="shift", fold="first")["due_utc"]
+        except CalsimError:  # a release this process cannot load: place by the wall time read as UTC
+            v = part["nominal_local"].dt.replace_time_zone("UTC")
+        rows.append(part["_i"])
+        values.append(v.cast(due.dtype))
+    return due.clone().scatter(pl.concat(rows), pl.concat(values))

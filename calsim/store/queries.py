@@ -51,10 +51,10 @@ def ledger(db: Connection, name: str) -> pl.DataFrame:
         db.sql("SELECT table_name FROM occurrence_tables WHERE scenario = $1", [name])["table_name"][0])
     if is_view(db.con, table):
         # An attached dataset: its rows in the order the local engine gives (see calsim.distributed).
-        from ..distributed.dataset import local_order
+        from ..simulation.ledger import ledger_order
 
         out = db.sql(f"SELECT * EXCLUDE (seq) FROM {identifier(table)}")
-        return local_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
+        return ledger_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
     out = db.sql(f"SELECT * EXCLUDE (seq) FROM {identifier(table)} ORDER BY seq")
     return out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
 
