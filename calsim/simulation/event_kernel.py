@@ -47,7 +47,6 @@ DONE, FAILED, SKIPPED, EXPIRED, CANCELLED, COALESCED = (S[k] for k in (
     "done", "failed", "skipped", "expired", "cancelled", "coalesced"))
 R_OVERLAP, R_PAUSED, R_BUDGET, R_LATE, R_SUPERSEDED, R_CATCHUP, R_RETRIES = (R[k] for k in (
     "overlap", "paused", "budget", "max_lateness", "superseded", "catchup", "retries_exhausted"))
-NO_REASON = NONE
 
 _I64 = types.int64
 _T2 = types.UniTuple(_I64, 2)
@@ -212,10 +211,10 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
            pause_ptr, pause_lo, pause_hi, out_lo, out_hi, capacity,
            ceiling, a_group, g_kind, g_utc_ptr, g_utc, g_off_ptr, g_off, g_p0, g_open_ptr, g_open,
            end, expiring, buffering, has_batch,
-           state, reason, start, finish, started, waited, counts):
-    """Settle the rows (in pick order) one event at a time; outcomes are written into the last seven arrays.
+           state, reason, start, finish, started, waited):
+    """Settle the rows (in pick order) one event at a time; outcomes are written into the last six arrays.
 
-    ``counts`` receives (starts, decisions). ``capacity`` is -1 for none;
+    ``capacity`` is -1 for none;
     ``ceiling[a]`` is budget ``a``'s limit plus :func:`.rules.fits`'
     tolerance; its period openings ``g_open`` are precomputed from period
     ``g_p0`` of its group (an opening past them is after ``end``, where an
@@ -251,7 +250,6 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
     def mark(i, st, why):
         state[i] = st
         reason[i] = why
-        counts[1] += 1
 
     def popleft(lists, head, s):
         items = lists[s]
@@ -305,11 +303,10 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
         started[i] = True
         if success[i]:
             state[i] = DONE
-            reason[i] = NO_REASON
+            reason[i] = NONE
         else:
             state[i] = FAILED
             reason[i] = R_RETRIES
-        counts[0] += 1
         run_i[s] = i
         run_fin[s] = fin
         ctr[1] += 1

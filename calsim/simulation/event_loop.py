@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import AGEING_US, BIG, OVERLAP, charge, period_index, period_start
+from .rules import AGEING_US, BIG, FITS_TOLERANCE, OVERLAP, charge, period_index, period_start
 from .state import RunState
 
 __all__ = ["event_loop", "AGEING_US", "CapacityQueue"]
@@ -96,28 +96,27 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             np.add.at(rest_ptr, first[~new] + 1, 1)
             np.cumsum(rest_ptr, out=rest_ptr)
 
+    def csr(parts):
+        ptr = np.zeros(len(parts) + 1, dtype=i64)
+        ptr[1:] = np.cumsum([len(x) for x in parts])
+        return ptr, (np.concatenate(parts).astype(i64) if parts else np.zeros(0, dtype=i64))
+
     # Pauses per schedule, as spans [lo, hi) (CSR).
-    n_s = len(run.scheds)
-    spans = [run.pauses.get(k) or [] for k in range(n_s)]
-    pause_ptr = np.zeros(n_s + 1, dtype=i64)
-    pause_ptr[1:] = np.cumsum([len(x) for x in spans])
-    pause_lo = np.array([a for x in spans for a, _ in x], dtype=i64)
-    pause_hi = np.array([b for x in spans for _, b in x], dtype=i64)
+    spans = [np.array(run.pauses.get(k) or [], dtype=i64).reshape(-1, 2) for k in range(len(run.scheds))]
+    pause_ptr, pause_lo = csr([x[:, 0] for x in spans])
+    _, pause_hi = csr([x[:, 1] for x in spans])
     out_lo = np.array([a for a, _ in run.outages], dtype=i64)
     out_hi = np.array([b for _, b in run.outages], dtype=i64)
 
     # Budgets: accounts of one zone and period kind share a group (its offsets and period openings).
     budgets = sc.budgets
-    groups: dict[tuple[str, str], int] = {}
-    a_group = np.zeros(len(budgets), dtype=i64)
+    groups: dict[tuple[str, str], tuple] = {}  # (zone, period) -> (its index, table, period)
     for a, b in enumerate(budgets):
-        a_group[a] = groups.setdefault((b.zone, b.period), len(groups))
-    g_tables = [None] * len(groups)
-    for a, b in enumerate(budgets):
-        g_tables[a_group[a]] = (run.budget_tables[a], b.period)
+        groups.setdefault((b.zone, b.period), (len(groups), run.budget_tables[a], b.period))
+    a_group = np.array([groups[(b.zone, b.period)][0] for b in budgets], dtype=i64)
     first_t = np.array([int(pick.min()) if m else sc.end_us], dtype=i64)
     g_kind, utc, offs, p0, opens = [], [], [], [], []
-    for table, period in g_tables:
+    for _, table, period in groups.values():
         g_kind.append(_KINDS[period])
         utc.append(np.asarray(table.utc, dtype=i64))
         offs.append(np.asarray(table.offsets, dtype=i64))
@@ -126,12 +125,6 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
         p0.append(lo)
         # Openings past period(end) + 1 are after the horizon's end, where an opening does nothing.
         opens.append(period_start(table, period, np.arange(lo, max(lo, hi) + 1, dtype=i64)).astype(i64))
-
-    def csr(parts):
-        ptr = np.zeros(len(parts) + 1, dtype=i64)
-        ptr[1:] = np.cumsum([len(x) for x in parts])
-        return ptr, (np.concatenate(parts).astype(i64) if parts else np.zeros(0, dtype=i64))
-
     g_utc_ptr, g_utc = csr(utc)
     g_off_ptr, g_off = csr(offs)
     g_open_ptr, g_open = csr(opens)
@@ -142,7 +135,6 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     finish = run.finish[order].astype(i64)
     started = run.started[order].copy()
     waited = run.budget_wait[order].astype(np.float64)
-    counts = np.zeros(2, dtype=i64)
     buffering = bool(np.isin(run.p_overlap, [OVERLAP[k] for k in ("buffer_one", "buffer_all", "buffer_latest")])
                      .any())
     _kernel().settle(
@@ -152,10 +144,10 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
         run.p_onbudget_wait.astype(bool), run.p_maxlate.astype(i64), run.p_edge.astype(i64),
         run.p_catchup.astype(i64), run.p_limit.astype(i64),
         pause_ptr, pause_lo, pause_hi, out_lo, out_hi, -1 if sc.capacity is None else int(sc.capacity),
-        np.array([b.limit + 1e-9 for b in budgets], dtype=np.float64), a_group, np.array(g_kind, dtype=i64),
+        np.array([b.limit + FITS_TOLERANCE for b in budgets], dtype=np.float64), a_group, np.array(g_kind, dtype=i64),
         g_utc_ptr, g_utc, g_off_ptr, g_off, np.array(p0, dtype=i64), g_open_ptr, g_open,
         int(sc.end_us), bool((run.p_maxlate < BIG).any()), buffering, has_batch,
-        state, reason, start, finish, started, waited, counts)
+        state, reason, start, finish, started, waited)
     run.state[order] = state
     run.reason[order] = reason
     run.start[order] = start

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..times import DAY_US, US
 
-__all__ = ["AGEING_US", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
+__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
            "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
@@ -42,6 +42,8 @@ EDGE = {"on_time": 0, "late": 1}
 # A run queued for capacity gains one priority level per hour it waits, so
 # that low-priority work is delayed, never starved (the DESIGN's "ageing").
 AGEING_US = 3600 * US
+# Budget room left over by float sums of fractional costs (:func:`fits`).
+FITS_TOLERANCE = 1e-9
 
 
 # -- when the scheduler is up ---------------------------------------------------------------------
@@ -307,4 +309,4 @@ def fits(spent: float, amount: float, limit: float) -> bool:
 
     (A tolerance of 1e-9 absorbs float sums of fractional costs.)
     """
-    return spent + amount <= limit + 1e-9
+    return spent + amount <= limit + FITS_TOLERANCE
