@@ -43,6 +43,7 @@ from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
+from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.ledger import Ledger
 from .simulation.dispatch import simulate
 from .store import LedgerStore
@@ -89,6 +90,10 @@ __all__ = [
     "Failures",
     "Scenario",
     "Outage",
+    "Workers",
+    "WorkerCrash",
+    "RateLimit",
+    "Breaker",
     "Budget",
     "Pause",
     "Resume",

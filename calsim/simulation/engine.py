@@ -31,6 +31,8 @@ from .occurrences import manual_rows, occurrences
 from .records import accounts
 from .scenario import Scenario
 from .state import RunState
+from .windows import data_windows
+from .worker_loop import worker_loop
 
 __all__ = ["run_local", "SETTLE"]
 
@@ -59,9 +61,14 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     columns.pickup(run)
     columns.catch_up(run)
     bar.update(1)
-    columns.attempts(run)
-    ordered = columns.needs_order(run, everything=settle == "events")
-    columns.settle_in_place(run, run.run if ordered is None else run.run & ~ordered)
+    if scenario.worker_level:
+        # Workers, crashes, rate limits, breakers, duplicate schedulers: one attempt at a time.
+        worker_loop(run)
+        ordered = None
+    else:
+        columns.attempts(run)
+        ordered = columns.needs_order(run, everything=settle == "events")
+        columns.settle_in_place(run, run.run if ordered is None else run.run & ~ordered)
     if ordered is not None:
         rows = np.flatnonzero(run.run & ordered)
         del ordered
@@ -73,9 +80,11 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
             event_loop(run, rows)
     bar.update(1)
     manual = manual_rows(scenario, scheds, run)
+    data_windows(run)
     bar.update(1)
     ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(scheds), scenario)
     ledger.settled = dict(run.settled)
+    ledger.attempt_log = run.attempt_log
     bar.update(1)
     bar.close()
     return ledger

@@ -95,6 +95,7 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
         pl.Series("attempts", run.attempts_n, dtype=pl.Int32),
         cost,
         pl.Series("budget_wait_s", run.budget_wait, dtype=pl.Float64),
+        *_worker_columns(run, nullable, to_ts),
     ).select(LEDGER_SCHEMA.names())
     if manual:
         import datetime as dt
@@ -113,6 +114,8 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
                 "eligible_utc": at, "started_utc": us(m["start"]),
                 "finished_utc": us(m["finish"]), "lateness_s": (m["start"] - m["at"]) / 1e6,
                 "state": "done", "reason": None, "attempts": 1, "cost": m["cost"], "budget_wait_s": 0.0,
+                "window_start_utc": None, "window_end_utc": None, "worker": None, "effects": None,
+                "rate_wait_s": None,
             })
         schema = {**LEDGER_SCHEMA, "schedule_id": frame.schema["schedule_id"], "zone": frame.schema["zone"]}
         extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in schema.items()})
@@ -120,6 +123,29 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
         # nominal_local is naive wall time: replace_time_zone above did not touch it.
         frame = pl.concat([frame, extra.cast(schema)]).sort("due_utc", maintain_order=True, nulls_last=True)
     return frame
+
+
+def _worker_columns(run, nullable, to_ts) -> list[pl.Series | pl.Expr]:
+    """The worker-level columns (DESIGN §4): null where the scenario has none of those features.
+
+    ``worker`` is null for a run that never started or had no numbered worker;
+    ``effects`` and ``rate_wait_s`` are set for every scheduled row of a
+    worker-level scenario (0 for one that never ran).
+    """
+    out: list[pl.Series | pl.Expr] = []
+    if run.window is None:
+        out += [pl.lit(None, UTC).alias("window_start_utc"), pl.lit(None, UTC).alias("window_end_utc")]
+    else:
+        start, end, has = run.window
+        out += [to_ts(start, has).alias("window_start_utc"), to_ts(end, has).alias("window_end_utc")]
+    if run.worker is None:
+        out += [pl.lit(None, pl.Int32).alias(c) for c in ("worker", "effects")]
+        out.append(pl.lit(None, pl.Float64).alias("rate_wait_s"))
+    else:
+        out += [nullable(run.worker, run.worker >= 0, pa.int32()).alias("worker"),
+                pl.Series("effects", run.effects, dtype=pl.Int32),
+                pl.Series("rate_wait_s", run.rate_wait, dtype=pl.Float64)]
+    return out
 
 
 class Ledger:
@@ -146,6 +172,13 @@ class Ledger:
         self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
         # Rows to run settled by each path of the engine ("columns", "budget_periods", "event_loop"): diagnostics.
         self.settled: dict[str, int] = {}
+        #: Worker-level scenarios (:mod:`.worker_loop`): one row per attempt, in start order: ``schedule_id``,
+        #: ``nominal_local``, ``fold``, ``instance`` (the scheduler instance), ``attempt`` (1-based, per
+        #: execution), ``worker`` (null: none numbered), ``started_utc``, ``ended_utc`` (its end, or the crash
+        #: or lease expiry that ended it), ``released_utc`` (its worker free again: after the acknowledgement)
+        #: and ``outcome`` (``succeeded``, ``failed``, ``lost`` in a crash, ``timed_out`` by its lease).
+        #: None for other scenarios (and for a ledger read back from a store).
+        self.attempt_log: pl.DataFrame | None = None
 
     @property
     def frame(self) -> pl.DataFrame:

@@ -18,7 +18,10 @@ __all__ = ["LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASON
 
 LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
 LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
-                  "revision", "superseded", "retries_exhausted", "stuck")
+                  "revision", "superseded", "retries_exhausted", "stuck",
+                  # worker-level (:mod:`.worker_loop`): a lost lease with no attempt left, a failure class that
+                  # stops (manual review) or dead-letters, a token too late, a breaker open.
+                  "lease_expired", "review", "permanent", "rate_limited", "breaker_open")
 #: Reasons of occurrences never meant to run (no instant): not missed, they open no gap.
 BY_DESIGN_REASONS = ("dst_gap", "merged", "calendar")
 STATE = pl.Enum(list(LEDGER_STATES))
@@ -40,5 +43,11 @@ LEDGER_SCHEMA = pl.Schema(
         "attempts": pl.Int32,
         "cost": pl.Float64,
         "budget_wait_s": pl.Float64,
+        # Worker-level columns (null in scenarios without those features, DESIGN §4).
+        "window_start_utc": UTC,
+        "window_end_utc": UTC,
+        "worker": pl.Int32,
+        "effects": pl.Int32,
+        "rate_wait_s": pl.Float64,
     }
 )

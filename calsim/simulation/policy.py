@@ -27,6 +27,9 @@ Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other", "
 OnBudget = Literal["wait", "skip"]
 LimitEdge = Literal["on_time", "late"]
 Backlog = Literal["at_once", "in_turn"]
+Covers = Literal["own_window", "since_last_success"]
+Jitter = Literal["none", "full", "equal"]
+ERROR_CLASSES = ("transient", "review", "permanent")
 
 
 def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
@@ -68,7 +71,7 @@ class LogNormal:
 
 @dataclass(frozen=True)
 class Failures:
-    """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**k`` between them.
+    """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**(k-1)`` before retry k.
 
     Parameters
     ----------
@@ -80,16 +83,40 @@ class Failures:
         Wait before the second attempt, doubled for each later one (default
         ``"1min"``; ``"0s"`` retries at once): ISO 8601 (``"PT1M"``), a short
         form (``"30s"``, ``"1min"``), a ``timedelta`` or seconds.
+    classes : mapping of {"transient", "review", "permanent"} to shares, keyword-only
+        What kind of error a failed attempt has (drawn per attempt from the
+        seed; shares sum to 1). ``transient`` retries after the backoff (past
+        ``max_attempts``: ``failed``/``retries_exhausted``); ``review`` stops and
+        waits for manual handling (``failed``/``review``: Step Functions ``Catch``
+        into a manual state); ``permanent`` is dead-lettered at once
+        (``failed``/``permanent``: Temporal's non-retryable types, Celery
+        ``Reject(requeue=False)``). Default None: every failure transient.
+        Step Functions ``MaxAttempts=3`` and Celery ``max_retries=3`` are ``max_attempts=4``.
+    max_backoff : duration or None, keyword-only
+        Cap of the doubled backoff (Temporal's maximum interval; default None: no cap).
+    jitter : {"none", "full", "equal"}, keyword-only
+        Backoff jitter, seeded per run and attempt ("Exponential Backoff And
+        Jitter", AWS 2015): none (default), ``full`` (``u * d``) or ``equal``
+        (``d/2 + u * d/2``). Classes other than transient, a cap or jitter make
+        the scenario worker-level (:mod:`.worker_loop`).
 
     >>> Failures(0.2, max_attempts=3, backoff="1min").backoff_us
     60000000
+    >>> Failures(0.5, classes={"transient": 0.5, "review": 0.4})
+    Traceback (most recent call last):
+    calsim.errors.PolicyError: failures.classes: shares sum to 0.9 (allowed shares of 'transient', 'review' or 'permanent' that sum to 1)
     """
 
     probability: float = 0.0
     _: KW_ONLY
     max_attempts: int = 1
     backoff: object = "1min"
+    classes: object = None
+    max_backoff: object = None
+    jitter: Jitter = "none"
     backoff_us: int = field(init=False, repr=False, compare=False)
+    max_backoff_us: int | None = field(init=False, repr=False, compare=False)
+    shares: tuple[float, float, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.probability, (int, float)) or not 0 <= self.probability <= 1:
@@ -97,6 +124,27 @@ class Failures:
         if not isinstance(self.max_attempts, int) or not 1 <= self.max_attempts <= 10_000:
             raise PolicyError(f"failures.max_attempts: {shown(self.max_attempts)} (allowed an integer from 1 to 10,000)")
         object.__setattr__(self, "backoff_us", _dur(self.backoff, "failures.backoff"))
+        object.__setattr__(self, "max_backoff_us", _dur(self.max_backoff, "failures.max_backoff"))
+        check_choice("failures.jitter", self.jitter, get_args(Jitter), noun="jitter")
+        shares = (1.0, 0.0, 0.0)
+        if self.classes is not None:
+            allowed = "shares of 'transient', 'review' or 'permanent' that sum to 1"
+            if not isinstance(self.classes, dict) or not self.classes:
+                raise PolicyError(f"failures.classes: {shown(self.classes)} (allowed {allowed})")
+            for k, v in self.classes.items():
+                check_choice("failures.classes", k, ERROR_CLASSES, noun="error class")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                    raise PolicyError(f"failures.classes[{k!r}]: {shown(v)} (allowed a share from 0 to 1)")
+            total = sum(self.classes.values())
+            if abs(total - 1) > 1e-9:
+                raise PolicyError(f"failures.classes: shares sum to {total:g} (allowed {allowed})")
+            shares = tuple(float(self.classes.get(k, 0.0)) for k in ERROR_CLASSES)  # type: ignore[assignment]
+        object.__setattr__(self, "shares", shares)
+
+    @property
+    def worker_level(self) -> bool:
+        """Whether these failures need the attempt-by-attempt settling (:mod:`.worker_loop`)."""
+        return self.shares != (1.0, 0.0, 0.0) or self.max_backoff_us is not None or self.jitter != "none"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,6 +220,25 @@ class Policy:
         jump of less than 3 h).
     suspend_limit : duration or None
         The longest suspend ``suspend_catchup`` applies to (None: any).
+    rate_limit : str or None
+        The :class:`~calsim.RateLimit` (by name) each attempt takes a token from (None: none).
+    idempotent : bool
+        Whether the sink absorbs a repeated effect of the same run key
+        (schedule, nominal instant): a crash after the effect but before the
+        acknowledgement then causes no duplicate effect (default False).
+    covers : {"own_window", "since_last_success"} or None
+        The data window a run processes (ledger ``window_start_utc``,
+        ``window_end_utc``): ``[previous nominal instant, this one)`` of the same
+        schedule, or everything since the last successful run's window
+        (Airflow's ``prev_data_interval_end_success``); None (default): runs
+        carry no window. A retry resends the same window.
+    effect_at : float in (0, 1]
+        Where in an attempt its side effect happens, as a fraction of its
+        duration (default 1: at its end).
+    ack_delay : duration or None
+        How long after its end an attempt is acknowledged (default None: at
+        once); the worker holds it until then, and a crash in between repeats
+        the effect.
 
     >>> Policy(catchup="bounded", limit=2, overlap="buffer_one").limit
     2
@@ -195,11 +262,17 @@ class Policy:
     down_is_missed: bool = False
     suspend_catchup: Catchup | None = None
     suspend_limit: object = None
+    rate_limit: str | None = None
+    idempotent: bool = False
+    covers: Covers | None = None
+    effect_at: float = 1.0
+    ack_delay: object = None
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
     misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
     jitter_us: int = field(init=False, repr=False, compare=False)
     duration_us: int = field(init=False, repr=False, compare=False)
     suspend_limit_us: int | None = field(init=False, repr=False, compare=False)
+    ack_delay_us: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_choice("catchup", self.catchup, get_args(Catchup), noun="policy")
@@ -209,7 +282,9 @@ class Policy:
         check_choice("backlog", self.backlog, get_args(Backlog), noun="policy")
         if self.suspend_catchup is not None:
             check_choice("suspend_catchup", self.suspend_catchup, get_args(Catchup), noun="policy")
-        for name in ("recovery_wake", "down_is_missed"):
+        if self.covers is not None:
+            check_choice("covers", self.covers, get_args(Covers), noun="data window")
+        for name in ("recovery_wake", "down_is_missed", "idempotent"):
             if not isinstance(getattr(self, name), bool):
                 raise PolicyError(f"{name}: expected True or False, got {shown(getattr(self, name))}")
         if "bounded" in (self.catchup, self.suspend_catchup):
@@ -222,6 +297,12 @@ class Policy:
         set_(self, "misfire_grace_us", _dur(self.misfire_grace, "misfire_grace"))
         set_(self, "jitter_us", _dur(self.jitter, "jitter") or 0)
         set_(self, "suspend_limit_us", _dur(self.suspend_limit, "suspend_limit"))
+        set_(self, "ack_delay_us", _dur(self.ack_delay, "ack_delay") or 0)
+        if self.rate_limit is not None and (not isinstance(self.rate_limit, str) or not self.rate_limit):
+            raise PolicyError(f"rate_limit: expected the name of a RateLimit or None, got {shown(self.rate_limit)}")
+        if (isinstance(self.effect_at, bool) or not isinstance(self.effect_at, (int, float))
+                or not 0 < self.effect_at <= 1):
+            raise PolicyError(f"effect_at: {shown(self.effect_at)} (allowed a fraction of the duration in (0, 1])")
         if isinstance(self.duration, LogNormal):
             set_(self, "duration_us", self.duration.median_us)
         else:

@@ -19,9 +19,11 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["id_key", "uniform", "JITTER", "DURATION", "FAILURE"]
+__all__ = ["id_key", "uniform", "JITTER", "DURATION", "FAILURE", "CLASS", "RETRY_JITTER", "CRASH"]
 
-JITTER, DURATION, FAILURE = 1, 2, 3
+# Purpose tags: each kind of draw its own stream (CLASS: a failed attempt's error class; RETRY_JITTER: its
+# backoff jitter; CRASH: a worker's random crash instants, keyed by the worker).
+JITTER, DURATION, FAILURE, CLASS, RETRY_JITTER, CRASH = 1, 2, 3, 4, 5, 6
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 

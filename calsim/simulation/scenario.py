@@ -26,12 +26,14 @@ from ..durations import duration_us
 from ..errors import CalsimError, InputError, ScheduleError, check_choice, shown
 from ..schedule import Schedule
 from ..times import instant_us
-from .policy import Failures
+from .faults import Breaker, RateLimit, WorkerCrash, Workers
+from .policy import Failures, Policy
 
 __all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Revise", "TzUpgrade", "Period"]
 
 Period = Literal["day", "week", "month"]
 OutageKind = Literal["down", "suspend"]
+Dedupe = Literal["key", "none"]
 
 
 def _instant(value: object, field_name: str) -> int:
@@ -237,6 +239,33 @@ class Scenario:
         (None: runs never fail).
     seed : int in -2**63..2**64-1
         Seeds jitter, durations and failures (with a stable hash); default 0.
+    workers : Workers or None
+        :class:`~calsim.Workers` that take the runs, with leases (None: as many
+        as needed). :class:`~calsim.WorkerCrash` events crash them.
+    rate_limits : sequence of RateLimit
+        Token buckets policies name (``Policy(rate_limit=...)``).
+    breakers : sequence of Breaker
+        Circuit breakers (:class:`~calsim.Breaker`).
+    schedulers : int, 1..64
+        Scheduler instances scanning the same store (default 1). Instance ``i``
+        picks every occurrence ``i * scheduler_skew`` after instance 0 (same
+        ticks and outages): with ``dedupe="key"`` the first claim of a run key
+        (schedule revision, nominal UTC instant: the seeds' unique constraint,
+        Kubernetes' Job name) runs and the others are refused; with ``"none"``
+        every instance runs it (APScheduler 3's shared job store), each
+        execution with its own attempts, cost, tokens and worker, and its
+        effect counted (``effects``) unless the policy is idempotent.
+    scheduler_skew : duration or None
+        How far apart the instances wake (None: ``"0s"``).
+    dedupe : {"key", "none"}
+        Whether a unique run key stops the other instances (default ``"key"``).
+
+    Workers, crashes, rate limits, breakers, more than one scheduler or
+    :class:`~calsim.Failures` with error classes, a cap or jitter make a
+    scenario *worker-level*: it is settled one attempt at a time
+    (:mod:`calsim.simulation.worker_loop`), which does not combine with
+    budgets, ``capacity``, overlap modes other than ``"allow"`` and ``"skip"``,
+    ``backlog="in_turn"`` or ``engine="dask"`` (each refused with a clear error).
     """
 
     name: str
@@ -252,9 +281,16 @@ class Scenario:
     events: tuple = ()
     failures: Failures | None = None
     seed: int = 0
+    workers: Workers | None = None
+    rate_limits: tuple = ()
+    breakers: tuple = ()
+    schedulers: int = 1
+    scheduler_skew: object = None
+    dedupe: Dedupe = "key"
     start_us: int = field(init=False, repr=False, compare=False)
     end_us: int = field(init=False, repr=False, compare=False)
     tick_us: int = field(init=False, repr=False, compare=False)
+    skew_us: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -292,8 +328,16 @@ class Scenario:
             raise InputError(f"scenario.capacity: {shown(self.capacity)} (allowed an integer from 1 to 2**31, or None)")
         ids = {s.id for s in scheds}
         for ev in self.events:
+            if isinstance(ev, WorkerCrash):
+                if self.workers is None:
+                    raise InputError(f"scenario.events: {shown(ev)} needs workers=Workers(...) to crash")
+                if not isinstance(self.workers, Workers):
+                    break  # refused below, with the workers' own message
+                ev.ids(self.workers.count)
+                continue
             if not isinstance(ev, (Pause, Resume, Trigger, Revise, TzUpgrade)):
-                raise InputError(f"scenario.events: {shown(ev)} is not Pause, Resume, Trigger, Revise or TzUpgrade")
+                raise InputError(f"scenario.events: {shown(ev)} is not Pause, Resume, Trigger, Revise, TzUpgrade "
+                                 "or WorkerCrash")
             sid = getattr(ev, "schedule_id", None)
             if isinstance(ev, Revise):
                 if not isinstance(ev.schedule, Schedule):
@@ -310,3 +354,58 @@ class Scenario:
             raise InputError(f"scenario.failures: expected Failures(...), got {shown(self.failures)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not -2**63 <= self.seed < 2**64:
             raise InputError(f"scenario.seed: expected an integer in -2**63..2**64-1, got {shown(self.seed)}")
+        self._check_worker_level(scheds)
+
+    def _check_worker_level(self, scheds: tuple) -> None:
+        """Validate the worker-level options (:mod:`.faults`) and what they do not combine with."""
+        set_ = object.__setattr__
+        if self.workers is not None and not isinstance(self.workers, Workers):
+            raise InputError(f"scenario.workers: expected Workers(...) or None, got {shown(self.workers)}")
+        limits = tuple(self.rate_limits)
+        for r in limits:
+            if not isinstance(r, RateLimit):
+                raise InputError(f"scenario.rate_limits: expected RateLimit(...), got {shown(r)}")
+        names = [r.name for r in limits]
+        if len(set(names)) != len(names):
+            raise InputError(f"scenario.rate_limits: name repeated in {names} (one bucket per name)")
+        set_(self, "rate_limits", limits)
+        breakers = tuple(self.breakers)
+        for b in breakers:
+            if not isinstance(b, Breaker):
+                raise InputError(f"scenario.breakers: expected Breaker(...), got {shown(b)}")
+        set_(self, "breakers", breakers)
+        if isinstance(self.schedulers, bool) or not isinstance(self.schedulers, int) or not 1 <= self.schedulers <= 64:
+            raise InputError(f"scenario.schedulers: {shown(self.schedulers)} (allowed an integer from 1 to 64)")
+        try:
+            set_(self, "skew_us", 0 if self.scheduler_skew is None else
+                 duration_us(self.scheduler_skew, "scenario.scheduler_skew", allow_zero=True))
+        except CalsimError as exc:
+            raise InputError(str(exc)) from None
+        check_choice("scenario.dedupe", self.dedupe, get_args(Dedupe), noun="dedupe", error=InputError)
+        pols = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in scheds]
+        for sid, p in pols:
+            if p.rate_limit is not None and p.rate_limit not in names:
+                raise InputError(f"policy.rate_limit: schedule {shown(sid)} names {shown(p.rate_limit)}, which is "
+                                 f"not in scenario.rate_limits (allowed: {names or 'none defined'})")
+        for b in breakers:
+            if not any(b.covers(sid, p) for sid, p in pols):
+                raise InputError(f"breaker.scope: {shown(b.scope)} covers no schedule of scenario {shown(self.name)}")
+        if not self.worker_level:
+            return
+        where = "a worker-level scenario (workers, crashes, rate limits, breakers, schedulers > 1 or error classes)"
+        if self.budgets:
+            raise InputError(f"scenario.budgets: not supported in {where}; simulate budgets without them")
+        if self.capacity is not None:
+            raise InputError(f"scenario.capacity: not used in {where}; give workers=Workers({self.capacity}) instead")
+        for sid, p in pols:
+            if p.overlap not in ("allow", "skip") or p.backlog != "at_once":
+                what = f"overlap={p.overlap!r}" if p.overlap not in ("allow", "skip") else f"backlog={p.backlog!r}"
+                raise InputError(f"policy.overlap: schedule {shown(sid)} has {what}, not supported in {where} "
+                                 "(allowed overlap 'allow' or 'skip', backlog 'at_once')")
+
+    @property
+    def worker_level(self) -> bool:
+        """Whether the scenario needs the attempt-by-attempt settling (:mod:`.worker_loop`)."""
+        return (self.workers is not None or bool(self.rate_limits) or bool(self.breakers) or self.schedulers > 1
+                or any(isinstance(e, WorkerCrash) for e in self.events)
+                or (self.failures is not None and self.failures.worker_level))

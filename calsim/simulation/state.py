@@ -78,6 +78,12 @@ class RunState:
         self.in_turn: np.ndarray | None = None  # rows of backlogs run in turn (set by columns.catch_up)
         self.fixed_duration = True  # every run's occupancy is its schedule's duration (set by columns.attempts)
         self.settled = {"columns": 0, "budget_periods": 0, "event_loop": 0}  # rows to run, by the path that settled them
+        # Worker-level columns (:mod:`.worker_loop`, :mod:`.windows`); None: the ledger's columns are null.
+        self.effects: np.ndarray | None = None
+        self.worker: np.ndarray | None = None
+        self.rate_wait: np.ndarray | None = None
+        self.attempt_log = None  # worker-level: one row per attempt (:func:`.worker_loop.worker_loop`)
+        self.window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (start, end, has a window)
         pol = [s.policy if isinstance(s.policy, Policy) else Policy() for s in scheds]
         self.pol = pol
         tick = scenario.tick_us
