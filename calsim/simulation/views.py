@@ -122,7 +122,31 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
         waited.sum().cast(pl.Int64).alias("budget_waits"),
         seconds_to_duration(wait.mean()).alias("budget_wait_mean"),
         seconds_to_duration(wait.max()).alias("budget_wait_max"),
+        *worker_level_counts(),
     )
+
+
+#: Reasons only worker-level scenarios give (:mod:`.worker_loop`), each counted by :func:`summary`.
+WORKER_REASONS = ("lease_expired", "review", "permanent", "rate_limited", "breaker_open")
+
+
+def worker_level_counts() -> list[pl.Expr]:
+    """:func:`summary`'s worker-level columns (0 or null for other scenarios), as aggregations.
+
+    One count per :data:`WORKER_REASONS`; ``duplicate_effects``: effects
+    beyond the first (a crash between effect and acknowledgement, or a second
+    scheduler without a unique key, where the sink is not idempotent);
+    ``rate_waits`` (runs that waited for a token) with ``rate_wait_mean``/``_max``.
+    """
+    rw = pl.col("rate_wait_s")
+    waited = rw > 0
+    return [
+        *[(pl.col("reason") == r).sum().cast(pl.Int64).alias(r) for r in WORKER_REASONS],
+        (pl.col("effects") - 1).clip(lower_bound=0).sum().fill_null(0).cast(pl.Int64).alias("duplicate_effects"),
+        waited.sum().fill_null(0).cast(pl.Int64).alias("rate_waits"),
+        seconds_to_duration(pl.when(waited).then(rw).mean()).alias("rate_wait_mean"),
+        seconds_to_duration(pl.when(waited).then(rw).max()).alias("rate_wait_max"),
+    ]
 
 
 def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float, ...], *, bins: int = 4096,
@@ -274,35 +298,81 @@ def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl
 
 
 def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
-    """Per schedule, how its occurrences were served: ``on_time + late + never == occurrences``.
+    """Per schedule, how its data windows were processed: ``on_time + late + never == occurrences``.
 
-    Columns: ``schedule_id``, ``occurrences`` (scheduled, meant to run),
-    ``on_time``, ``late``, ``never`` (the module docstring's rule),
-    ``first_never_local`` and ``first_never_utc`` (the first occurrence never
-    done; null when none). Every schedule with a scheduled row has a row
-    (``occurrences`` 0 when none was meant to run). Sorted by ``schedule_id``.
+    Each occurrence meant to run owns a window, ``[previous due instant, its
+    due instant)``; a window is processed by the first successful run whose
+    data window (``window_start_utc``/``window_end_utc``, :mod:`.windows`)
+    contains it, or, for a schedule whose runs carry no window, by its own
+    run. A window is ``on_time`` when that run started within the owner's
+    period (the module's rule), ``late`` when later, ``never`` when no
+    successful run covered it, and also ``twice`` when it was processed more
+    than once (the covering run's ``effects`` >= 2: a crash between effect and
+    acknowledgement, or duplicate schedulers, with a sink that is not
+    idempotent). With ``covers="own_window"`` the windows a ``latest``
+    catch-up coalesced are ``never``; with ``"since_last_success"`` the run
+    that caught up processed them, ``late``.
+
+    Columns: ``schedule_id``, ``occurrences``, ``on_time``, ``late``,
+    ``never``, ``twice``, ``first_never_local`` and ``first_never_utc`` (the
+    owner of the first window never processed; null when none). Every
+    schedule with a scheduled row has a row. Sorted by ``schedule_id``.
     ``late_after``: as :func:`classified`.
-
-    At occurrence level for now: the worker-faults issue (DESIGN.md §3) adds
-    the data windows a run covers (``window_start_utc``/``window_end_utc``),
-    and with them windows processed twice; an occurrence's period here is the
-    window an ``own_window`` run would cover.
     """
     lf = _lazy(frame)
     status = pl.col("status")
     never = status == "never"
-    per = classified(lf, late_after=late_after).group_by("schedule_id").agg(
+    per = windows_processed(lf, late_after=late_after).group_by("schedule_id").agg(
         pl.len().cast(pl.Int64).alias("occurrences"),
         *[(status == s).sum().cast(pl.Int64).alias(s) for s in ("on_time", "late", "never")],
+        pl.col("twice").sum().cast(pl.Int64),
         pl.col("nominal_local").filter(never).first().alias("first_never_local"),
         pl.col("due_utc").filter(never).first().alias("first_never_utc"))
     ids = lf.filter(pl.col("kind") == "scheduled").select("schedule_id").unique()
     return (
         ids.join(per, on="schedule_id", how="left")
         .select(pl.col("schedule_id").cast(pl.String),
-                pl.col("occurrences", "on_time", "late", "never").fill_null(0),
+                pl.col("occurrences", "on_time", "late", "never", "twice").fill_null(0),
                 "first_never_local", "first_never_utc")
         .sort("schedule_id")
+    )
+
+
+def windows_processed(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
+    """Each occurrence's own window with ``status`` (``on_time|late|never``) and ``twice`` (:func:`coverage`).
+
+    Without data windows this is :func:`classified`: a window is processed by
+    its own run. With them, the covering run of the window owned by the
+    occurrence due at ``d`` is the successful run with the earliest window end
+    at or after ``d`` whose window starts before ``d`` (runs' windows do not
+    overlap: each starts where the last success's ended, :mod:`.windows`).
+    """
+    lf = _lazy(frame)
+    base = classified(lf, late_after=late_after)
+    done = (pl.col("kind") == "scheduled") & (pl.col("state") == "done")
+    covers = (
+        lf.filter(done)
+        .select(pl.col("schedule_id"),
+                pl.coalesce("window_end_utc", "due_utc").alias("_end"),
+                # A run without a window covers its own window only: it starts 1 µs before its due instant.
+                pl.coalesce("window_start_utc", pl.col("due_utc") - pl.duration(microseconds=1)).alias("_from"),
+                pl.col("started_utc").alias("_started"), pl.col("lateness_s").alias("_lateness"),
+                pl.col("effects").fill_null(1).alias("_effects"))
+        .sort("_end")
+    )
+    late = pl.col("_started") >= pl.col("next_due_utc")
+    if late_after is not None:
+        limit = duration_us(late_after, "late_after", allow_zero=True)
+        late = late.fill_null(False) | ((pl.col("_lateness") * 1_000_000).round() > limit)
+    hit = pl.col("_end").is_not_null() & (pl.col("_from") < pl.col("due_utc"))
+    return (
+        base.sort("due_utc")
+        .join_asof(covers, left_on="due_utc", right_on="_end", by="schedule_id", strategy="forward",
+                   check_sortedness=False)
+        .with_columns(status=pl.when(~hit).then(pl.lit("never")).when(late).then(pl.lit("late"))
+                      .otherwise(pl.lit("on_time")),
+                      twice=hit & (pl.col("_effects") >= 2))
+        .drop("_end", "_from", "_started", "_lateness", "_effects")
     )
 
 
