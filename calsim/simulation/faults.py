@@ -171,10 +171,14 @@ class RateLimit:
     served. It is computed exactly, in integers, as the equivalent GCRA:
     emission interval ``T = period / count``, a run ready at ``t`` starts at
     ``max(t, TAT - (burst - 1) * T)``, then ``TAT = max(TAT, start) + T``.
-    A run's wait is the ledger's ``rate_wait_s``. A run whose token would come
-    after its ``max_lateness`` does not take one: ``skipped``/``rate_limited``.
-    The lease starts when the attempt starts, not while it waits for a token
-    (Celery's runs its lease from delivery, so a prefetched task can be redelivered).
+    The token is waited for on the worker that will run the attempt (a
+    client-side limiter's ``Wait`` runs inside the task: client-go, Celery's
+    per-worker ``rate_limit``), after the queue for workers, so the source never
+    sees more starts than the bucket allows. A run's wait is the ledger's
+    ``rate_wait_s``. A run whose token would come after its ``max_lateness``
+    does not take one: ``skipped``/``rate_limited``. The lease starts when the
+    attempt starts, not while it waits for its token (Celery's runs from
+    delivery, so a task waiting for a token there can be redelivered).
 
     Parameters
     ----------

@@ -8,8 +8,10 @@ on a worker. The rules (``docs/research/worker_faults.md``):
 
 * an attempt that becomes ready meets, in order: the overlap mode (``skip``:
   a job of the same schedule and instance still going), the breakers of its
-  schedule, its rate limit (a token, GCRA in integers), then a worker (the
-  lowest-numbered free one; waiting jobs by priority, then ready order);
+  schedule, a worker (the lowest-numbered free one; waiting jobs by
+  priority, then ready order), then its rate limit (a token, GCRA in
+  integers), waited for on the worker, as a client-side limiter's ``Wait``
+  in the task does, so the source never sees more than the bucket allows;
 * a started attempt ends at ``start + duration`` and is acknowledged
   ``ack_delay`` later, holding its worker until then; its effect happens at
   ``start + effect_at * duration`` unless the attempt fails;
@@ -129,6 +131,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
     heap = List.empty_list(_T5)
     seq = np.zeros(1, dtype=np.int64)
     j_k = np.zeros(m, dtype=np.int64)  # attempts made
+    j_tok = np.zeros(m, dtype=np.bool_)  # holds a token for its next attempt
     j_live = np.zeros(m, dtype=np.bool_)  # started and not terminal (overlap "skip")
     running = np.zeros(n_s * n_inst, dtype=np.int64)
     # attempts
@@ -146,6 +149,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
     w_busy = np.full(n_w, -1, dtype=np.int64)
     w_down = np.zeros(n_w, dtype=np.int64)  # down until
     w_free = np.zeros(n_w, dtype=np.bool_)  # in the free heap
+    w_hold = np.full(n_w, -1, dtype=np.int64)  # the job it holds while that job waits for a token
     free = List.empty_list(types.int64)
     for w in range(n_w):
         free.append(w)
@@ -212,6 +216,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
         s = r_s[r]
         k = j_k[j]
         j_k[j] = k + 1
+        j_tok[j] = False
         attempts[r] += 1
         if k == 0:
             j_live[j] = True
@@ -262,15 +267,44 @@ def settle(job_row, job_inst, job_ready, n_inst,
         while len(free):
             w = heappop(free)
             w_free[w] = False
-            if w_busy[w] < 0 and w_down[w] <= t:
+            if w_busy[w] < 0 and w_hold[w] < 0 and w_down[w] <= t:
                 return w
         return -1
 
     def release(w, t):
         w_busy[w] = -1
-        if w_down[w] <= t and not w_free[w]:
+        if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
             heappush(free, w)
             w_free[w] = True
+
+    def after_worker(j, t, w):
+        """A worker (or none numbered) is ready for ``j``: take a token, holding the worker while it waits
+        (a client-side limiter's ``Wait`` runs in the task), then start."""
+        r = job_row[j]
+        lim = p_rl[r_s[r]]
+        if lim < 0 or j_tok[j]:
+            start_attempt(j, t, w)
+            return
+        c = rl_count[lim]
+        rel = t - origin
+        need = tat[lim] - (rl_burst[lim] - 1) * rl_period[lim]
+        go_at = rel
+        if need > rel * c:
+            go_at = (need + c - 1) // c
+        if j_k[j] == 0 and go_at + origin > r_deadline[r]:
+            terminal(j, SKIPPED, R_RATE, t)
+            if w >= 0:
+                release(w, t)
+            return
+        tat[lim] = max(tat[lim], go_at * c) + rl_period[lim]
+        rate_wait[r] += go_at + origin - t
+        if go_at + origin == t:
+            start_attempt(j, t, w)
+            return
+        j_tok[j] = True
+        if w >= 0:
+            w_hold[w] = j
+        push(go_at + origin, GO, j, w)
 
     def dispatch(t):
         while len(waiting) and len(free):
@@ -278,22 +312,22 @@ def settle(job_row, job_inst, job_ready, n_inst,
             if w < 0:
                 return
             j = heappop(waiting)[3]
-            if j_k[j] == 0 and t > r_deadline[job_row[j]]:
+            if j_k[j] == 0 and not j_tok[j] and t > r_deadline[job_row[j]]:
                 terminal(j, EXPIRED, R_LATE, t)
                 release(w, t)
                 continue
-            start_attempt(j, t, w)
+            after_worker(j, t, w)
 
-    def go(j, t):
-        if j_k[j] == 0 and t > r_deadline[job_row[j]]:
+    def seek_worker(j, t):
+        if j_k[j] == 0 and not j_tok[j] and t > r_deadline[job_row[j]]:
             terminal(j, EXPIRED, R_LATE, t)
             return
         if n_workers < 0:
-            start_attempt(j, t, -1)
+            after_worker(j, t, -1)
             return
         w = take_worker(t) if len(waiting) == 0 else -1
         if w >= 0:
-            start_attempt(j, t, w)
+            after_worker(j, t, w)
             return
         seq[0] += 1
         heappush(waiting, (-p_priority[r_s[job_row[j]]], t, seq[0], j))
@@ -320,23 +354,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
                 b_state[b] = 2
                 b_trial[b] = j
                 b_trial_att[b] = -1
-        lim = p_rl[s]
-        if lim >= 0:
-            c = rl_count[lim]
-            rel = t - origin
-            need = tat[lim] - (rl_burst[lim] - 1) * rl_period[lim]
-            go_at = rel
-            if need > rel * c:
-                go_at = (need + c - 1) // c
-            if first and go_at + origin > r_deadline[r]:
-                terminal(j, SKIPPED, R_RATE, t)
-                return
-            tat[lim] = max(tat[lim], go_at * c) + rl_period[lim]
-            rate_wait[r] += go_at + origin - t
-            if go_at + origin > t:
-                push(go_at + origin, GO, j, 0)
-                return
-        go(j, t)
+        seek_worker(j, t)
 
     nxt = 0
     while nxt < m or len(heap):
@@ -347,8 +365,14 @@ def settle(job_row, job_inst, job_ready, n_inst,
         t, kind, _, a, b = heappop(heap)
         if kind == READY:
             ready(a, t)
-        elif kind == GO:
-            go(a, t)
+        elif kind == GO:  # its token's time: start on the worker it held, or find one if that one crashed
+            if b < 0 and n_workers < 0:
+                start_attempt(a, t, -1)
+            elif b >= 0 and w_hold[b] == a:
+                w_hold[b] = -1
+                start_attempt(a, t, b)
+            else:
+                seek_worker(a, t)
         elif kind == END:
             if a_status[a] != 0:
                 continue
@@ -388,6 +412,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
             if back > w_down[w]:
                 w_down[w] = back
                 push(back, UP, w, 0)
+            w_hold[w] = -1  # a job waiting for its token on it looks for another worker then (GO)
             att = w_busy[w]
             if att >= 0 and a_status[att] == 0:
                 a_status[att] = 2

@@ -24,7 +24,7 @@ one module (``from calsim.store import ScenarioExistsError``).
 
 >>> import calsim
 >>> calsim.LedgerStore is LedgerStore, SCHEMA_VERSION, RECONCILE_CLASSES[:2]
-(True, 4, ('matched', 'missing'))
+(True, 5, ('matched', 'missing'))
 """
 
 from ..errors import (

@@ -7,7 +7,7 @@ argument.
 
 >>> db = Connection(":memory:", read_only=False)
 >>> db.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list()
-['4']
+['5']
 >>> db.close()
 """
 

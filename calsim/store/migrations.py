@@ -11,7 +11,7 @@ depends on, which is why the steps drop and restore those around a type
 change (and a change of a key column's type would copy the table).
 
 >>> SCHEMA_VERSION, sorted(MIGRATIONS)
-(4, [1, 2, 3])
+(5, [1, 2, 3, 4])
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any, Callable
 
 from ..errors import SchemaVersionError
 from ..simulation.ledger_schema import LEDGER_REASONS
-from .schema import enum_sql, gaps_sql
+from .schema import WORKER_COLUMNS, enum_sql, gaps_sql
 from .sql import identifier, literal
-from .tables import create_scenario_table, refresh_occurrences_view
+from .tables import add_ledger_columns, create_scenario_table, refresh_occurrences_view
 
 __all__ = ["SCHEMA_VERSION", "MIGRATIONS"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _migrate_1_to_2(con: Any) -> None:
@@ -40,13 +40,19 @@ def _migrate_1_to_2(con: Any) -> None:
 
 
 def _migrate_2_to_3(con: Any) -> None:
-    """Version 3 knows every reason of LEDGER_REASONS (``stuck`` was added).
+    """Version 3 knows ``stuck`` (:func:`_know_every_reason`)."""
+    _know_every_reason(con)
+
+
+def _know_every_reason(con: Any) -> None:
+    """Make ``calsim_reason`` hold every reason of LEDGER_REASONS, of which the store's type holds the first ones.
 
     DuckDB cannot add a value to an ENUM type, nor alter a column that an
     index or a view depends on: the views and indexes are dropped, the reason
     columns go through VARCHAR while the type is made again, then the indexes
-    and views come back as they were. A store created with every reason
-    already (a new one) is left as it is.
+    and views come back as they were. A store whose type has every reason
+    already (a new one, or one an earlier step brought up to today's list) is
+    left as it is.
     """
     have = [r[0] for r in con.execute("SELECT unnest(enum_range(NULL::calsim_reason))").fetchall()]
     if have == list(LEDGER_REASONS):
@@ -84,6 +90,22 @@ def _migrate_3_to_4(con: Any) -> None:
     con.execute("CREATE OR REPLACE VIEW observation_gaps AS\n" + gaps_sql("occurrences"))
 
 
+def _migrate_4_to_5(con: Any) -> None:
+    """Version 5 stores worker-level ledgers (issue 19): the reasons they add (``lease_expired``, ``review``,
+    ``permanent``, ``rate_limited``, ``breaker_open``) and the columns :data:`.schema.WORKER_COLUMNS`.
+
+    Every scenario's table gains the columns, null in its rows, and keeps its
+    seal; an attached dataset's view reads them as null; the ``occurrences``
+    view names them. Digests of ledgers written before cover fewer columns
+    (:func:`.records.comparable`), which the scenario rows' ``schema_version`` tells.
+    """
+    _know_every_reason(con)
+    for (table,) in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall():
+        add_ledger_columns(con, table, WORKER_COLUMNS)
+    refresh_occurrences_view(con)
+
+
 # Migration hook: MIGRATIONS[v] upgrades a version-v store to v + 1 inside
 # one transaction. A new store is created at version 1 and migrated too.
-MIGRATIONS: dict[int, Callable[[Any], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
+MIGRATIONS: dict[int, Callable[[Any], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4,
+                                                 4: _migrate_4_to_5}

@@ -66,6 +66,16 @@ def ledger_rows(db: Connection, name: str) -> pl.DataFrame:
                      FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
 
 
+# The worker-level columns of compare(), per group of the scan (summed and maxed per scenario after):
+# ``duplicate_effects``, the effects past the first of runs whose effect happened more than once
+# (a run retried after a lost lease, a scheduler twice); ``rate_wait_max``, the longest wait for a
+# rate-limit token (only runs that waited: null when none did, as ``budget_wait_max``). Null
+# ``effects`` and ``rate_wait_s`` (ledgers without worker-level features) count as neither.
+# (As BIGINT before the subtraction: a hostile INTEGER minimum would overflow it, though filtered out.)
+_WORKER_AGGREGATES = ("CAST(sum(CAST(effects AS BIGINT) - 1) FILTER (WHERE effects >= 2) AS BIGINT) AS duplicate_effects, "
+                      "max(rate_wait_s) FILTER (WHERE rate_wait_s > 0) AS rate_wait_max")
+
+
 def compare(db: Connection, names: list[str]) -> pl.DataFrame:
     """One row per scenario of ``names``, in that order (the columns: :meth:`calsim.LedgerStore.compare`)."""
     if not names:
@@ -79,7 +89,8 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
         SELECT scenario, kind::VARCHAR AS kind, state::VARCHAR AS state, reason::VARCHAR AS reason,
                count(*) AS n, sum(cost) AS cost,
                count(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS started,
-               max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max
+               max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max,
+               {_WORKER_AGGREGATES}
         FROM occurrences WHERE {ins} GROUP BY ALL""", names)
     order = pl.DataFrame({"scenario": names})
     by = lambda col, value: pl.col("n").filter(pl.col(col) == value).sum()  # noqa: E731
@@ -87,7 +98,8 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
         by("kind", "scheduled").alias("occurrences"), by("kind", "manual").alias("manual"),
         *(by("state", st).alias(st) for st in LEDGER_STATES),
         *(by("reason", r).alias("reason_" + r) for r in LEDGER_REASONS),
-        pl.col("started").sum().alias("_n"), pl.col("lateness_max").max(), pl.col("cost").sum())
+        pl.col("started").sum().alias("_n"), pl.col("lateness_max").max(), pl.col("cost").sum(),
+        pl.col("duplicate_effects").sum(), pl.col("rate_wait_max").max())
     base = order.join(base, on="scenario", how="left")
     # Percentiles by nearest rank, as polars' default (Ledger.summary): the
     # value at index k = round((n - 1) q). DuckDB's quantile_disc picks index
@@ -122,7 +134,8 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
           for c in ("lateness_p50", "lateness_p95", "lateness_max")),
         pl.col("cost").fill_null(0.0).cast(pl.Float64),
         pl.col("longest_gap").cast(pl.Int64).cast(pl.Duration("us")),
-        pl.col("most_missed", "most_late").fill_null(0).cast(pl.Int64))
+        pl.col("most_missed", "most_late", "duplicate_effects").fill_null(0).cast(pl.Int64),
+        seconds_to_duration(pl.col("rate_wait_max").cast(pl.Float64)).alias("rate_wait_max"))
 
 
 def tzdiff(db: Connection, name: str) -> pl.DataFrame:

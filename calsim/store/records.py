@@ -25,7 +25,8 @@ from ..times import MINUTE_US
 from .migrations import SCHEMA_VERSION
 from .schema import KEY, UTC
 
-__all__ = ["SCENARIO_ROW", "SCHEDULE_ROW", "scenario_row", "schedules_frame", "digest", "digest_prefix", "same_rows",
+__all__ = ["SCENARIO_ROW", "SCHEDULE_ROW", "scenario_row", "schedules_frame", "digest", "digest_prefix", "comparable",
+           "same_rows",
            "packed_keys", "repeats_a_key", "duplicate_error", "check_name", "check_scenario_name", "check_frame",
            "shown_name"]
 
@@ -42,6 +43,25 @@ SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revi
 def digest_prefix() -> str:
     """What a digest comparable with :func:`digest` starts with (row hashes are polars-version specific)."""
     return f"polars-{pl.__version__}/rows:"
+
+
+#: The first layout whose ledgers have today's columns (version 5 added the worker-level ones).
+COLUMNS_SINCE = 5
+
+
+def comparable(stored: str, written_at: int) -> bool:
+    """Whether a stored digest can be compared with :func:`digest` of a frame now.
+
+    Not when another polars made it (row hashes differ between versions), nor
+    when the ledger was written under a layout before :data:`COLUMNS_SINCE`
+    (``written_at``: its ``scenarios.schema_version``): that digest covers
+    fewer columns, so the same ledger read back now would look different.
+    The writer then compares the rows themselves (:func:`same_rows`).
+
+    >>> comparable(digest_prefix() + "00", 4), comparable(digest_prefix() + "00", COLUMNS_SINCE)
+    (False, True)
+    """
+    return stored.startswith(digest_prefix()) and written_at >= COLUMNS_SINCE
 
 
 def digest(frame: pl.DataFrame) -> str:

@@ -22,7 +22,9 @@ Views: ``state_counts``, ``observation_gaps`` (as :meth:`Ledger.gaps`, :func:`ga
 ``daily_cost`` (as :meth:`Ledger.daily_cost`), ``lateness`` (per scenario).
 
 Instants are ``TIMESTAMPTZ``, nominal times ``TIMESTAMP``; ``kind``/``state``/``reason``
-are DuckDB ENUMs (``calsim_kind``, ``calsim_state``, ``calsim_reason``).
+are DuckDB ENUMs (``calsim_kind``, ``calsim_state``, ``calsim_reason``). The ledger's
+worker-level columns (:data:`WORKER_COLUMNS`, layout version 5) are null in the rows of
+ledgers without worker-level features and in every row stored before version 5.
 
 >>> sql_type("due_utc", UTC), sql_type("reason", pl.String), enum_sql(["a", "b'c"])
 ('TIMESTAMPTZ', 'calsim_reason', "ENUM ('a', 'b''c')")
@@ -38,9 +40,14 @@ from ..simulation.ledger_schema import BY_DESIGN_REASONS, KIND, LEDGER_REASONS, 
 from ..tzchanges import TZDIFF_SCHEMA
 from .sql import identifier, literals
 
-__all__ = ["KEY", "UTC", "DDL_V1", "sql_type", "columns_sql", "enum_sql", "gaps_sql", "gaps_sql_v1"]
+__all__ = ["KEY", "UTC", "WORKER_COLUMNS", "DDL_V1", "sql_type", "columns_sql", "enum_sql", "gaps_sql",
+           "gaps_sql_v1"]
 
 KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
+#: The ledger columns layout version 5 added (worker-level simulation, issue 19): the tables, views
+#: and attached Parquet files of older layouts lack them, and read them as null. Every read and
+#: write names columns, so a column added to a table (last) need not sit where the frame has it.
+WORKER_COLUMNS = ("window_start_utc", "window_end_utc", "worker", "effects", "rate_wait_s")
 
 _SQL_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Int8: "TINYINT", pl.Float64: "DOUBLE",

@@ -70,11 +70,11 @@ from typing import Any
 
 from ..errors import StoreError
 from ..simulation.ledger_schema import LEDGER_SCHEMA
-from .schema import KEY, columns_sql, sql_type
+from .schema import KEY, WORKER_COLUMNS, columns_sql, sql_type
 from .sql import identifier, literal
 
 __all__ = ["OCC_COLUMNS", "checked_table", "enum_of", "next_table", "fill_scenario_table", "create_scenario_table",
-           "drop_orphans", "is_view", "forget_scenario", "refresh_occurrences_view"]
+           "add_ledger_columns", "drop_orphans", "is_view", "forget_scenario", "refresh_occurrences_view"]
 
 OCC_COLUMNS = ["seq", *LEDGER_SCHEMA.names()]
 _TABLE = re.compile(r"occ_[0-9]{1,18}")
@@ -137,7 +137,10 @@ def fill_scenario_table(con: Any, name: str, source: str, where: str = "") -> st
     pass_ = f"{table}/{secrets.token_hex(8)}"
     con.execute(f"CREATE TABLE {identifier(table)} (\n  seq BIGINT NOT NULL,\n  {cols},\n  "
                 f"CHECK (scenario = {literal(name)}),\n  CHECK ({_gate_check(pass_)}))")
-    names = ", ".join(identifier(c) for c in OCC_COLUMNS)
+    # A version-1 table being migrated predates the worker-level columns: they stay null. Any other
+    # column the source lacks fails the INSERT, as before.
+    have = {d[0] for d in con.execute(f"SELECT * FROM {src} LIMIT 0").description}
+    names = ", ".join(identifier(c) for c in OCC_COLUMNS if c in have or c not in WORKER_COLUMNS)
     con.execute(f"SET VARIABLE {identifier(_FILL_VARIABLE)} = {literal(pass_)}")
     try:
         con.execute(f"INSERT INTO {identifier(table)} ({names}) SELECT {names} FROM {src} {where}")
@@ -152,6 +155,40 @@ def create_scenario_table(con: Any, name: str, source: str, where: str = "") -> 
     table = fill_scenario_table(con, name, source, where)
     con.execute("INSERT INTO occurrence_tables VALUES (?, ?)", [name, table])
     return table
+
+
+# What DuckDB keeps of the view an attach made (``duckdb_views().sql``): the statement, then its query.
+_VIEW_SQL = re.compile(r'CREATE VIEW "?occ_[0-9]{1,18}"? AS (.+?);?\s*', re.S)
+
+
+def add_ledger_columns(con: Any, table: str, columns: tuple[str, ...]) -> None:
+    """Give a scenario's table, or an attached dataset's view, the ledger ``columns`` it lacks, null in every row.
+
+    A table gains them by ``ALTER TABLE ... ADD COLUMN``, which writes no row
+    and keeps its CHECKs: the table stays pinned to its scenario and sealed
+    (an INSERT, or an UPDATE, is still refused). A view is made again as its
+    own query with the missing columns as typed NULLs (its files were written
+    before those columns existed). Inside the caller's transaction (a migration).
+    """
+    table = checked_table(table)
+    types = {c: sql_type(c, LEDGER_SCHEMA[c]) for c in columns}
+    if not is_view(con, table):
+        for c in columns:
+            con.execute(f"ALTER TABLE {identifier(table)} ADD COLUMN IF NOT EXISTS {identifier(c)} {types[c]}")
+        return
+    # The catalog's column list, not a query of the view: that would read the Parquet files.
+    have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?",
+                                      [table]).fetchall()}
+    missing = [c for c in columns if c not in have]
+    if not missing:
+        return
+    found = _VIEW_SQL.fullmatch(con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ?",
+                                            [table]).fetchall()[0][0])
+    if found is None:
+        raise StoreError(f"occurrence_tables: view {table} is not one calsim makes (an attached dataset's); "
+                         "the file was changed by hand")
+    nulls = ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in missing)
+    con.execute(f"CREATE OR REPLACE VIEW {identifier(table)} AS SELECT v.*, {nulls} FROM ({found[1]}) AS v")
 
 
 def drop_orphans(con: Any) -> None:

@@ -38,8 +38,8 @@ from .records import (
     SCHEDULE_ROW,
     check_frame,
     check_name,
+    comparable,
     digest,
-    digest_prefix,
     duplicate_error,
     repeats_a_key,
     same_rows,
@@ -47,7 +47,7 @@ from .records import (
     schedules_frame,
     shown_name,
 )
-from .schema import KEY, sql_type
+from .schema import KEY, WORKER_COLUMNS, sql_type
 from .sql import identifier, literal
 from .tables import drop_orphans, fill_scenario_table, forget_scenario, next_table, refresh_occurrences_view
 
@@ -84,24 +84,25 @@ def stored(db: Connection, ledger: Ledger | pl.DataFrame) -> str:
     """``"absent"``, ``"same"`` or ``"different"``: what is stored under ``ledger``'s name (read-only)."""
     frame = ledger.frame if isinstance(ledger, Ledger) else ledger
     name = getattr(ledger, "name", None)
-    rows = db.con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
+    rows = db.con.execute("SELECT digest, schema_version FROM scenarios WHERE name = ?", [name]).fetchall()
     if not rows:
         return "absent"
-    return "same" if _same(db, rows[0][0], digest(frame), name, frame) else "different"
+    return "same" if _same(db, rows[0], digest(frame), name, frame) else "different"
 
 
-def _same(db: Connection, old: str, new: str, name: str, frame: pl.DataFrame) -> bool:
-    """Whether the ledger stored as ``name`` (digest ``old``) holds ``frame``'s rows (digest ``new``)."""
-    return old == new or (not old.startswith(digest_prefix()) and same_rows(stored_ledger(db, name), frame))
+def _same(db: Connection, old: tuple[str, int], new: str, name: str, frame: pl.DataFrame) -> bool:
+    """Whether the ledger stored as ``name`` (``old``: its digest and the layout it was written under) holds
+    ``frame``'s rows (digest ``new``)."""
+    return old[0] == new or (not comparable(*old) and same_rows(stored_ledger(db, name), frame))
 
 
 def _write(db: Connection, frame: pl.DataFrame, name: str, ledger: object, scenario: object, replace: bool) -> bool:
-    rows = db.con.execute("SELECT digest FROM scenarios WHERE name = ?", [name]).fetchall()
+    rows = db.con.execute("SELECT digest, schema_version FROM scenarios WHERE name = ?", [name]).fetchall()
     old = rows[0] if rows else None
     content = None
     if old is not None:  # the digest decides: same ledger (nothing to do), refused, or replaced
         content = digest(frame)
-        if _same(db, old[0], content, name, frame):
+        if _same(db, old, content, name, frame):
             return False
         if not replace:
             raise ScenarioExistsError(
@@ -219,7 +220,11 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
         if dup:
             raise DuplicateKeyError(f"dataset: rows of {name!r} share a key, e.g. "
                                     f"({', '.join(f'{k}={v!s}' for k, v in zip(KEY[1:], dup))}); nothing attached")
-        cols = ", ".join(f"CAST({identifier(c)} AS {types[c]}) AS {identifier(c)}" for c in LEDGER_SCHEMA.names())
+        # A dataset written before the worker-level columns existed reads them as null (as a stored
+        # ledger migrated to version 5 does); any other column missing fails the attach.
+        have = {d[0] for d in db.con.execute(f"SELECT * FROM {source} LIMIT 0").description}
+        cols = ", ".join(f"CAST({identifier(c) if c in have or c not in WORKER_COLUMNS else 'NULL'} AS {types[c]}) "
+                         f"AS {identifier(c)}" for c in LEDGER_SCHEMA.names())
         select = f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM {source}"
     else:
         select = ("SELECT CAST(NULL AS BIGINT) AS seq, "
