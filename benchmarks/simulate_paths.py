@@ -14,7 +14,17 @@ output says which engine path settled the runs):
 * ``mixed_costs``: costs 1, 2 or 3 per schedule (budget 300);
 * ``pauses``: every 10th schedule paused 10-13 October;
 * ``capacity``: no budgets, at most n / 25 runs at once, priorities 0-2;
-* ``combined``: capacity, budgets, failures and lognormal run times.
+* ``combined``: capacity, budgets, failures and lognormal run times;
+* worker-level (issue 19; no budgets, which a worker-level scenario does
+  not combine with), settled attempt by attempt (:mod:`calsim.simulation.worker_loop`):
+  ``workers``: n / 25 workers with a 10-minute lease, random crashes (1 per
+  worker and day, down 5 min) and a crash wave during the catch-up burst,
+  failures p = 0.2 (80 % transient, 15 % review, 5 % permanent) up to 3
+  attempts with capped, jittered backoff, lognormal run times;
+  ``rate_limits``: a token bucket per tenant (600/min, burst 50), a breaker
+  per tenant (10 failures, 5 min), failures p = 0.2, ``since_last_success``
+  data windows; ``worker_faults``: both, plus two scheduler instances 2 s
+  apart with a unique key and an ack delay of 5 s.
 
 Reports simulate's µs per ledger row at each size (wall clock, expansion
 included, best of ``repeat``; the process's CPU time beside it, steadier on a
@@ -44,7 +54,9 @@ import time
 
 import calsim
 
-PATHS = ("fast", "budgets_failures", "budgets_lognormal", "mixed_costs", "pauses", "capacity", "combined")
+PATHS = ("fast", "budgets_failures", "budgets_lognormal", "mixed_costs", "pauses", "capacity", "combined",
+         "workers", "rate_limits", "worker_faults")
+WORKER_PATHS = ("workers", "rate_limits", "worker_faults")
 MONTH = ("2026-10-01T00:00Z", "2026-11-01T00:00Z")
 YEAR = ("2026-01-01T00:00Z", "2027-01-01T00:00Z")
 OUTAGE = calsim.Outage("2026-10-20T01:01Z", "2026-10-23T01:01Z")
@@ -56,7 +68,8 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
     if path not in PATHS:
         raise SystemExit(f"path: unknown {path!r} (allowed: {', '.join(PATHS)})")
     capacity = path in ("capacity", "combined")
-    budgets = path != "capacity"
+    worker_level = path in WORKER_PATHS
+    budgets = path != "capacity" and not worker_level
     fleet = []
     for i, s in enumerate(calsim.examples.fleet(n, seed=0)):
         fields: dict = {"catchup": "latest", "overlap": "skip", "duration": "1min"}
@@ -64,8 +77,15 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
             fields.update(cost=1.0 + (i % 3 if path == "mixed_costs" else 0), account=s.id.split("/")[0])
         if path in ("budgets_lognormal", "combined"):
             fields["duration"] = calsim.LogNormal("1min", "5min")
-        if capacity:
+        if capacity or worker_level:
             fields["priority"] = i % 3
+        if path in ("workers", "worker_faults"):
+            fields["duration"] = calsim.LogNormal("1min", "5min")
+        if path in ("rate_limits", "worker_faults"):
+            tenant = s.id.split("/")[0]
+            fields.update(rate_limit=tenant, account=tenant, covers="since_last_success", idempotent=i % 2 == 0)
+        if path == "worker_faults":
+            fields["ack_delay"] = "5s"
         fleet.append(calsim.with_policy([s], **fields)[0])
     tenants = sorted({s.policy.account for s in fleet if s.policy.account})
     limit = 300.0 if path == "mixed_costs" else 150.0
@@ -74,11 +94,29 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
         for s in fleet[::10]:
             events += [calsim.Pause("2026-10-10T00:00Z", s.id), calsim.Resume("2026-10-13T00:00Z", s.id)]
     failures = calsim.Failures(0.2, max_attempts=3, backoff="1min") if path in ("budgets_failures", "combined") else None
+    if worker_level:
+        return _worker_level(path, n, fleet, horizon)
     return calsim.Scenario(
         f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE],
         budgets=[calsim.Budget(t, limit, "day", "Europe/Berlin") for t in tenants] if budgets else [],
         capacity=max(1, n // 25) if capacity else None, events=events, failures=failures,
     )
+
+
+def _worker_level(path: str, n: int, fleet: list, horizon: tuple[str, str]) -> calsim.Scenario:
+    tenants = sorted({s.id.split("/")[0] for s in fleet})
+    kw: dict = {"failures": calsim.Failures(0.2, max_attempts=3, backoff="1min", max_backoff="10min", jitter="full",
+                                            classes={"transient": 0.8, "review": 0.15, "permanent": 0.05})}
+    if path in ("workers", "worker_faults"):
+        count = max(2, n // 25)
+        kw["workers"] = calsim.Workers(count, lease="10min", crash_rate="1/day", down_for="5min")
+        kw["events"] = [calsim.WorkerCrash("2026-10-23T01:03Z", workers=max(1, count // 4), down_for="15min")]
+    if path in ("rate_limits", "worker_faults"):
+        kw["rate_limits"] = [calsim.RateLimit(t, rate="600/min", burst=50) for t in tenants]
+        kw["breakers"] = [calsim.Breaker(f"account:{t}", after=10, open_for="5min") for t in tenants]
+    if path == "worker_faults":
+        kw.update(schedulers=2, scheduler_skew="2s", dedupe="key")
+    return calsim.Scenario(f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE], **kw)
 
 
 def measure(path: str, n: int, repeat: int) -> dict:

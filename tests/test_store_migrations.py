@@ -1,5 +1,5 @@
 """Older stores are migrated when opened for writing: version 2 (reasons without ``stuck``) and version 3
-(``observation_gaps`` with missed occurrences only, as ``gap_s`` and ``first_missed``) to version 4."""
+(``observation_gaps`` with missed occurrences only, as ``gap_s`` and ``first_missed``) to version 5."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def make_v2(path) -> None:
         for t in tables:
             con.execute(f'ALTER TABLE "{t}" ALTER reason TYPE VARCHAR')
         con.execute("DROP TYPE calsim_reason")
-        old = ", ".join("'" + r + "'" for r in LEDGER_REASONS if r != "stuck")
+        old = ", ".join("'" + r + "'" for r in LEDGER_REASONS[:LEDGER_REASONS.index("stuck")])  # version 2's
         con.execute(f"CREATE TYPE calsim_reason AS ENUM ({old})")
         for t in tables:
             con.execute(f'ALTER TABLE "{t}" ALTER reason TYPE calsim_reason')
@@ -63,7 +63,7 @@ def test_a_version_2_store_is_migrated_and_then_takes_a_stuck_ledger(tmp_path):
     before = hourly()
     with LedgerStore(path) as store:
         version = store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list()
-        assert version == [str(SCHEMA_VERSION)] == ["4"]
+        assert version == [str(SCHEMA_VERSION)] == ["5"]
         assert store.ledger("hourly").equals(before.frame)
         assert store.write(before) is False  # still the same ledger
         store.write(stuck())
@@ -110,10 +110,10 @@ def test_a_version_3_store_is_migrated_and_its_gaps_view_follows_ledger_gaps(tmp
     with duckdb.connect(str(path), read_only=True) as con:  # what version 3 answered: no late runs, in seconds
         assert "first_missed" in [d[0] for d in con.sql("SELECT * FROM observation_gaps").description]
         assert con.execute("SELECT count(*) FROM observation_gaps WHERE scenario = 'all'").fetchall() == [(0,)]
-    with pytest.raises(SchemaVersionError, match="version 3; open it without read_only once to migrate it to 4"):
+    with pytest.raises(SchemaVersionError, match="version 3; open it without read_only once to migrate it to 5"):
         LedgerStore(path, read_only=True)
     with LedgerStore(path) as store:
-        assert store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list() == ["4"]
+        assert store.sql("SELECT value FROM calsim_meta WHERE key = 'schema_version'")["value"].to_list() == ["5"]
         for ledger in ledgers:
             view = store.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps WHERE scenario = $1 "
                              "ORDER BY schedule_id, from_utc NULLS FIRST", [ledger.name])

@@ -172,13 +172,7 @@ class Ledger:
         self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
         # Rows to run settled by each path of the engine ("columns", "budget_periods", "event_loop"): diagnostics.
         self.settled: dict[str, int] = {}
-        #: Worker-level scenarios (:mod:`.worker_loop`): one row per attempt, in start order: ``schedule_id``,
-        #: ``nominal_local``, ``fold``, ``instance`` (the scheduler instance), ``attempt`` (1-based, per
-        #: execution), ``worker`` (null: none numbered), ``started_utc``, ``ended_utc`` (its end, or the crash
-        #: or lease expiry that ended it), ``released_utc`` (its worker free again: after the acknowledgement)
-        #: and ``outcome`` (``succeeded``, ``failed``, ``lost`` in a crash, ``timed_out`` by its lease).
-        #: None for other scenarios (and for a ledger read back from a store).
-        self.attempt_log: pl.DataFrame | None = None
+        self._attempt_log: object = None  # a frame, or the function that builds it (worker-level scenarios)
 
     @property
     def frame(self) -> pl.DataFrame:
@@ -194,6 +188,28 @@ class Ledger:
     @frame.setter
     def frame(self, frame: pl.DataFrame) -> None:
         self._frame = frame
+
+    @property
+    def attempt_log(self) -> pl.DataFrame | None:
+        """Worker-level scenarios (:mod:`.worker_loop`): one row per attempt, in start order.
+
+        Columns: ``schedule_id``, ``nominal_local``, ``fold`` (the run's key),
+        ``instance`` (the scheduler instance that executed it), ``attempt``
+        (1-based, per execution), ``worker`` (null: none numbered),
+        ``started_utc``, ``ended_utc`` (its end, or the crash or lease expiry
+        that ended it), ``released_utc`` (its worker free again: after the
+        acknowledgement) and ``outcome`` (``succeeded``, ``failed``, ``lost`` in
+        a crash, ``timed_out`` by its lease). None for other scenarios, and for
+        a ledger read back from a store (which keeps one row per occurrence).
+        Built the first time it is read.
+        """
+        if callable(self._attempt_log):
+            self._attempt_log = self._attempt_log()
+        return self._attempt_log  # type: ignore[return-value]
+
+    @attempt_log.setter
+    def attempt_log(self, log) -> None:
+        self._attempt_log = log
 
     def __repr__(self) -> str:
         return f"Ledger({self.name!r}, {self._frame.height} rows)"

@@ -34,8 +34,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 import numpy as np
-from numba import njit, types
-from numba.typed import List
+from numba import njit
 
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .state import R, S
@@ -48,8 +47,6 @@ R_OVERLAP, R_LATE, R_RETRIES, R_LEASE, R_REVIEW, R_PERMANENT, R_RATE, R_BREAKER 
     "overlap", "max_lateness", "retries_exhausted", "lease_expired", "review", "permanent", "rate_limited",
     "breaker_open"))
 BIGT = np.iinfo(np.int64).max // 4
-_T5 = types.UniTuple(types.int64, 5)
-_T4 = types.UniTuple(types.int64, 4)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -96,6 +93,20 @@ def norm_ppf(u):
 
 
 @njit(cache=True)
+def _ints():
+    out = [np.int64(0)]
+    out.pop()
+    return out
+
+
+@njit(cache=True)
+def _bools():
+    out = [False]
+    out.pop()
+    return out
+
+
+@njit(cache=True)
 def backoff_wait(k, backoff, cap, mode, u):
     """The wait before retry ``k`` (1 for the second attempt): ``min(cap, backoff * 2**(k-1))``, then jitter
     (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``)."""
@@ -128,33 +139,36 @@ def settle(job_row, job_inst, job_ready, n_inst,
     crash, 3 timed out by its lease)."""
     m = len(job_row)
     n_s = len(p_dur)
-    heap = List.empty_list(_T5)
+    # Native (reflected) lists: numba's typed List costs ~10x more per access.
+    heap = [(np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
+    heap.pop()
     seq = np.zeros(1, dtype=np.int64)
     j_k = np.zeros(m, dtype=np.int64)  # attempts made
     j_tok = np.zeros(m, dtype=np.bool_)  # holds a token for its next attempt
     j_live = np.zeros(m, dtype=np.bool_)  # started and not terminal (overlap "skip")
     running = np.zeros(n_s * n_inst, dtype=np.int64)
     # attempts
-    a_job = List.empty_list(types.int64)
-    a_start = List.empty_list(types.int64)
-    a_end = List.empty_list(types.int64)
-    a_effect = List.empty_list(types.int64)
-    a_worker = List.empty_list(types.int64)
-    a_status = List.empty_list(types.int64)  # 0 running, 1 over, 2 lost in a crash (awaiting its expiry)
-    a_fails = List.empty_list(types.boolean)
-    a_over = List.empty_list(types.int64)  # when it let go of its worker (end + ack, crash, lease)
-    a_outcome = List.empty_list(types.int64)  # 0 succeeded, 1 failed, 2 lost in a crash, 3 timed out
+    a_job = _ints()
+    a_start = _ints()
+    a_end = _ints()
+    a_effect = _ints()
+    a_worker = _ints()
+    a_status = _ints()  # 0 running, 1 over, 2 lost in a crash (awaiting its expiry)
+    a_fails = _bools()
+    a_over = _ints()  # when it let go of its worker (end + ack, crash, lease)
+    a_outcome = _ints()  # 0 succeeded, 1 failed, 2 lost in a crash, 3 timed out
     # workers
     n_w = max(n_workers, 0)
     w_busy = np.full(n_w, -1, dtype=np.int64)
     w_down = np.zeros(n_w, dtype=np.int64)  # down until
     w_free = np.zeros(n_w, dtype=np.bool_)  # in the free heap
     w_hold = np.full(n_w, -1, dtype=np.int64)  # the job it holds while that job waits for a token
-    free = List.empty_list(types.int64)
+    free = _ints()
     for w in range(n_w):
         free.append(w)
         w_free[w] = True
-    waiting = List.empty_list(_T4)  # (-priority, ready, seq, job)
+    waiting = [(np.int64(0), np.int64(0), np.int64(0), np.int64(0))]  # (-priority, ready, seq, job)
+    waiting.pop()
     # rate limits: TAT in units of µs * count, relative to origin (bucket full at the start)
     tat = np.zeros(len(rl_count), dtype=np.int64)
     # breakers: 0 closed, 1 open, 2 half-open (trial job chosen)

@@ -126,17 +126,19 @@ def worker_loop(run: RunState) -> None:
     run.rate_wait = np.zeros(run.n, dtype=np.float64)
     run.rate_wait[rows] = rate_wait / US
     run.success = run.state == S["done"]
-    run.attempt_log = attempt_log(run, rows[job_row[log[0]]], job_inst[log[0]], log)
+    # Built when first read (Ledger.attempt_log): a frame of strings per attempt costs more than the loop.
+    r, inst, frame = rows[job_row[log[0]]], job_inst[log[0]], run.frame
+    run.attempt_log = lambda: attempt_log(frame, r, inst, log)
 
 
-def attempt_log(run: RunState, r: np.ndarray, inst: np.ndarray, log: np.ndarray) -> pl.DataFrame:
+def attempt_log(frame: pl.DataFrame, r: np.ndarray, inst: np.ndarray, log: np.ndarray) -> pl.DataFrame:
     """The ledger's ``attempt_log``: one row per attempt, in start order (see :class:`~calsim.Ledger`)."""
     _, t0, t1, over, w, outcome = log
     ts = lambda a: pl.Series(a, dtype=pl.Int64).cast(pl.Datetime("us", "UTC"))  # noqa: E731
     f = pl.DataFrame({
-        "schedule_id": run.frame["schedule_id"].cast(pl.String).gather(r),
-        "nominal_local": run.frame["nominal_local"].gather(r),
-        "fold": run.frame["fold"].gather(r),
+        "schedule_id": frame["schedule_id"].gather(r).cast(pl.String),
+        "nominal_local": frame["nominal_local"].gather(r),
+        "fold": frame["fold"].gather(r),
         "instance": inst.astype(np.int32),
         "worker": pl.Series(w.astype(np.int32)).set(pl.Series(w < 0), None) if len(w) else pl.Series([], dtype=pl.Int32),
         "started_utc": ts(t0),

@@ -27,7 +27,7 @@ import polars as pl
 from ..atomic import check_writable, os_error_cause, show_path, write_atomically
 from ..errors import InputError, StoreError, UnknownScenarioError
 from ..simulation.ledger_schema import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES
-from ..simulation.views import seconds_to_duration
+from ..simulation.views import seconds_to_duration, worker_level_counts
 from ..tzchanges import TZDIFF_SCHEMA
 from .connection import Connection
 from .files import cause
@@ -66,14 +66,23 @@ def ledger_rows(db: Connection, name: str) -> pl.DataFrame:
                      FROM occurrences WHERE scenario = $1 AND due_utc IS NOT NULL""", [name])
 
 
-# The worker-level columns of compare(), per group of the scan (summed and maxed per scenario after):
-# ``duplicate_effects``, the effects past the first of runs whose effect happened more than once
-# (a run retried after a lost lease, a scheduler twice); ``rate_wait_max``, the longest wait for a
-# rate-limit token (only runs that waited: null when none did, as ``budget_wait_max``). Null
-# ``effects`` and ``rate_wait_s`` (ledgers without worker-level features) count as neither.
-# (As BIGINT before the subtraction: a hostile INTEGER minimum would overflow it, though filtered out.)
-_WORKER_AGGREGATES = ("CAST(sum(CAST(effects AS BIGINT) - 1) FILTER (WHERE effects >= 2) AS BIGINT) AS duplicate_effects, "
-                      "max(rate_wait_s) FILTER (WHERE rate_wait_s > 0) AS rate_wait_max")
+#: compare()'s worker-level columns: :meth:`calsim.Ledger.summary`'s own.
+WORKER_COMPARED = ("duplicate_effects", "rate_wait_max")
+
+
+def _worker_level(db: Connection, ins: str, names: list[str]) -> pl.DataFrame:
+    """Per scenario of ``names`` (``ins``: their filter), :data:`WORKER_COMPARED` as ``Ledger.summary`` has them.
+
+    Defined once: the aggregations are :func:`calsim.simulation.views.worker_level_counts`,
+    run in polars on the rows SQL hands over, those with an ``effects`` or a
+    ``rate_wait_s`` (a row null in both adds to no sum or maximum). A ledger
+    without worker-level features hands over none: its scan reads two
+    all-null columns. A scenario without such rows is absent (0 and null).
+    """
+    rows = db.sql(f"SELECT scenario, effects, rate_wait_s FROM occurrences WHERE {ins} "
+                  "AND (effects IS NOT NULL OR rate_wait_s IS NOT NULL)", names)
+    aggs = [e for e in worker_level_counts() if e.meta.output_name() in WORKER_COMPARED]
+    return rows.group_by("scenario").agg(aggs).select("scenario", *WORKER_COMPARED)
 
 
 def compare(db: Connection, names: list[str]) -> pl.DataFrame:
@@ -89,8 +98,7 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
         SELECT scenario, kind::VARCHAR AS kind, state::VARCHAR AS state, reason::VARCHAR AS reason,
                count(*) AS n, sum(cost) AS cost,
                count(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS started,
-               max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max,
-               {_WORKER_AGGREGATES}
+               max(lateness_s) FILTER (WHERE started_utc IS NOT NULL) AS lateness_max
         FROM occurrences WHERE {ins} GROUP BY ALL""", names)
     order = pl.DataFrame({"scenario": names})
     by = lambda col, value: pl.col("n").filter(pl.col(col) == value).sum()  # noqa: E731
@@ -98,8 +106,7 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
         by("kind", "scheduled").alias("occurrences"), by("kind", "manual").alias("manual"),
         *(by("state", st).alias(st) for st in LEDGER_STATES),
         *(by("reason", r).alias("reason_" + r) for r in LEDGER_REASONS),
-        pl.col("started").sum().alias("_n"), pl.col("lateness_max").max(), pl.col("cost").sum(),
-        pl.col("duplicate_effects").sum(), pl.col("rate_wait_max").max())
+        pl.col("started").sum().alias("_n"), pl.col("lateness_max").max(), pl.col("cost").sum())
     base = order.join(base, on="scenario", how="left")
     # Percentiles by nearest rank, as polars' default (Ledger.summary): the
     # value at index k = round((n - 1) q). DuckDB's quantile_disc picks index
@@ -125,7 +132,7 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
                "CAST(max(missed) AS BIGINT) AS most_missed, CAST(max(late) AS BIGINT) AS most_late "
                "FROM g GROUP BY scenario")
         for n in dict.fromkeys(names)], how="vertical_relaxed")
-    out = base.join(gaps, on="scenario", how="left")
+    out = base.join(gaps, on="scenario", how="left").join(_worker_level(db, ins, names), on="scenario", how="left")
     counts = ["occurrences", "manual", *LEDGER_STATES, *("reason_" + r for r in LEDGER_REASONS)]
     return out.select(
         "scenario", pl.col(counts).fill_null(0).cast(pl.Int64),
@@ -135,7 +142,7 @@ def compare(db: Connection, names: list[str]) -> pl.DataFrame:
         pl.col("cost").fill_null(0.0).cast(pl.Float64),
         pl.col("longest_gap").cast(pl.Int64).cast(pl.Duration("us")),
         pl.col("most_missed", "most_late", "duplicate_effects").fill_null(0).cast(pl.Int64),
-        seconds_to_duration(pl.col("rate_wait_max").cast(pl.Float64)).alias("rate_wait_max"))
+        pl.col("rate_wait_max").cast(pl.Duration("us")))
 
 
 def tzdiff(db: Connection, name: str) -> pl.DataFrame:
