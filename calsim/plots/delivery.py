@@ -21,11 +21,13 @@ is: a submodule would shadow a function of the same name on ``calsim.plots``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import polars as pl
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from ..simulation.faults import WorkerCrash
 from ..simulation.ledger import Ledger
@@ -86,29 +88,32 @@ def rate_waits(ledgers: object) -> Figure:
     """
     leds = inputs.ledgers(ledgers)
     fig = new_figure(11, 4.8)
-    strip, cdf = fig.subplots(1, 2, width_ratios=(3, 2), sharey=False)
+    strip, cdf = fig.subplots(1, 2, width_ratios=(3, 2))
     handles: list = []
-    high = 0.0
+    high, starts = 0.0, []
     for i, led in enumerate(leds):
         f = inputs.frame(led.frame, "ledgers", WORKER_SUMMARY_COLUMNS, _WHAT)
         summary = led.summary()
         n, top = int(summary["rate_waits"][0]), _seconds(summary["rate_wait_max"][0])
-        waited = f.filter(pl.col("rate_wait_s") > 0)
-        style = series_style(i)
-        scheduled = int((f["kind"] == "scheduled").sum())
+        style, marker = series_style(i), _MARKERS[i % len(_MARKERS)]
         if f["rate_wait_s"].null_count() == f.height:
             label = f"{led.name}: no rate limit (not simulated at worker level)"
         elif n:
-            label = f"{led.name}: {n} of {scheduled} runs waited, max {duration_label(top)}"
+            label = f"{led.name}: {n} of {int((f['kind'] == 'scheduled').sum())} runs waited, max {duration_label(top)}"
         else:
             label = f"{led.name}: no run waited"
-        handles.append(Line2D([], [], color=style["color"], ls=style["ls"], marker="o", ms=4, label=label))
+        handles.append(Line2D([], [], color=style["color"], ls=style["ls"], marker=marker, mfc="none", ms=6,
+                              label=label))
         if not n:
             continue
+        waited = f.filter(pl.col("rate_wait_s") > 0)
         w = waited["rate_wait_s"].to_numpy().astype(float)
+        x = date_num(waited["started_utc"])
         high = max(high, float(w.max()))
-        strip.scatter(date_num(waited["started_utc"]), w, s=14, color=style["color"], alpha=0.8, lw=0,
-                      marker="os^Dv<>p"[i % 8], zorder=3)
+        starts.append(x[np.isfinite(x)])
+        # Hollow markers, larger for earlier series: policies that waited alike stay visible on top of each other.
+        strip.scatter(x, w, s=max(12, 44 - 8 * i), marker=marker, facecolors="none", edgecolors=style["color"],
+                      lw=1.1, zorder=3)
         cdf.ecdf(w, lw=1.8, **style)
     strip.set_title("Waits for a rate-limit token, at the run’s start")
     cdf.set_title("Waits for a token (cumulative)")
@@ -120,26 +125,27 @@ def rate_waits(ledgers: object) -> Figure:
                    transform=strip.transAxes)
         legend_below(fig, handles, ncols=2)
         return fig
-    # Outages and crashes: why the burst came, and what it ran into.
+    # Time axis: the span of the waiting runs' starts (a catch-up burst is minutes long, the outage
+    # before it hours), with the outages and crashes that fall in it: why the burst came, what it met.
+    x = np.concatenate(starts)
+    lo, hi = (float(x.min()), float(x.max())) if len(x) else strip.get_xlim()
+    pad = max((hi - lo) * 0.08, 1 / 1440)  # at least a minute
     spans = sorted({(o.start_us, o.end_us) for led in leds for o in getattr(led.scenario, "outages", ()) or ()})
-    handles += shade_outages(strip, spans)
-    crashes = _crashes(leds)
+    handles += shade_outages(strip, [(a, b) for a, b in spans if us_num(b) >= lo - pad and us_num(a) <= hi + pad])
+    crashes = [at for at in _crashes(leds) if lo - pad <= us_num(at) <= hi + pad]
     for at in crashes:
         strip.axvline(us_num(at), color=OKABE_ITO["black"], ls=":", lw=1.2, zorder=2)
     if crashes:
         handles.append(Line2D([], [], color=OKABE_ITO["black"], ls=":", lw=1.2, label="worker crash"))
-    if spans:  # the outage alone would stretch the axis over the quiet hours before it: start near the burst
-        lo, hi = strip.get_xlim()
-        strip.set_xlim(max(lo, us_num(spans[0][0]) - (hi - lo) * 0.02), hi)
+    strip.set_xlim(lo - pad, hi + pad)
     date_axis(strip)
     strip.set_xlabel("start of the run (UTC)")
-    duration = FuncFormatter(lambda x, _: duration_label(x))
-    strip.yaxis.set_major_formatter(duration)
     strip.set_ylabel("wait for its token(s)")
-    strip.set_ylim(0, high * 1.08)
-    cdf.set_xlim(0, high * 1.08)
-    cdf.xaxis.set_major_formatter(duration)
-    cdf.xaxis.set_major_locator(MaxNLocator(5))
+    strip.set_ylim(0, high * 1.1)
+    _duration_axis(strip.yaxis, high * 1.1)
+    cdf.set_xlim(0, high * 1.1)
+    _duration_axis(cdf.xaxis, high * 1.1)
+    cdf.set_ylim(0, 1.02)
     cdf.set_xlabel("wait for its token(s)")
     cdf.set_ylabel("fraction of the runs that waited")
     for ax in (strip, cdf):
@@ -147,6 +153,18 @@ def rate_waits(ledgers: object) -> Figure:
         ax.set_axisbelow(True)
     legend_below(fig, handles, ncols=2)
     return fig
+
+
+_MARKERS = "osD^v<>p"
+#: Round steps for a linear duration axis (seconds): ticks read "30 s", "1 min", "1.5 min", never "1.33 min".
+_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400)
+
+
+def _duration_axis(axis, high: float) -> None:
+    """Ticks at a round duration step (at most six of them up to ``high`` seconds), labelled as durations."""
+    step = next((s for s in _STEPS if high / s <= 6), 86400 * math.ceil(high / 86400 / 6))
+    axis.set_major_locator(MultipleLocator(step))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: duration_label(v)))
 
 
 def delivery_outcomes(ledgers: object, *, late_after: object = None) -> Figure:

@@ -426,7 +426,9 @@ def settle(job_row, job_inst, job_ready, n_inst,
             if back > w_down[w]:
                 w_down[w] = back
                 push(back, UP, w, 0)
-            w_hold[w] = -1  # a job waiting for its token on it looks for another worker then (GO)
+            if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
+                j_tok[w_hold[w]] = False  # at the token's time (GO) it looks for a worker and a token again
+                w_hold[w] = -1
             att = w_busy[w]
             if att >= 0 and a_status[att] == 0:
                 a_status[att] = 2
