@@ -172,8 +172,12 @@ def test_ledger_columns_and_dtypes():
     f = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-01T02:00Z")).frame
     assert f.columns == ["scenario", "schedule_id", "revision", "nominal_local", "fold", "zone", "tzdata", "due_utc",
                          "utc_offset_s", "notes", "kind", "eligible_utc", "started_utc", "finished_utc", "lateness_s",
-                         "state", "reason", "attempts", "cost", "budget_wait_s"]
+                         "state", "reason", "attempts", "cost", "budget_wait_s",
+                         # DESIGN §4's worker-level columns, null in a scenario without those features
+                         "window_start_utc", "window_end_utc", "worker", "effects", "rate_wait_s"]
     assert f.schema["started_utc"] == pl.Datetime("us", "UTC") and f.schema["attempts"] == pl.Int32
+    assert f.select("window_start_utc", "window_end_utc", "worker", "effects", "rate_wait_s").null_count().row(0) == (
+        2, 2, 2, 2, 2)
 
 
 def test_gap_skipped_merged_and_excluded_rows_keep_their_reason():

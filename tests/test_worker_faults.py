@@ -491,3 +491,13 @@ def test_seeded_crashes_are_reproducible_and_move_with_the_seed():
     assert crashes(1) != crashes(2)
     t, w, _ = crashes(1)
     assert 3 * 2 * 4 / 3 < len(t) < 3 * 2 * 4 * 3  # about 24 over two days, three workers
+
+
+@pytest.mark.parametrize("edge, skipped", [("on_time", 1), ("late", 2)])
+def test_a_token_exactly_at_max_lateness_follows_the_limit_edge(edge, skipped):
+    """rate 1/min, burst 1, 3 runs at 00:00, max_lateness 1 min: tokens at 0, 1 and 2 min. The second run's
+    lateness equals the limit: within it for limit_edge="on_time" (1 skipped), past it for "late" (2 skipped)."""
+    p = calsim.Policy(rate_limit="src", max_lateness="1min", limit_edge=edge)
+    fleet = [calsim.Schedule(f"s{i}", "UTC", "2026-01-01T00:00", "FREQ=DAILY", policy=p) for i in range(3)]
+    ledger = simulate(fleet, end="2026-01-01T12:00Z", rate_limits=[calsim.RateLimit("src", rate="1/min")])
+    assert ledger.summary()["rate_limited"].item() == skipped

@@ -175,7 +175,6 @@ def settle(job_row, job_inst, job_ready, n_inst,
     b_state = np.zeros(len(b_after), dtype=np.int64)
     b_count = np.zeros(len(b_after), dtype=np.int64)
     b_until = np.zeros(len(b_after), dtype=np.int64)
-    b_since = np.zeros(len(b_after), dtype=np.int64)
     b_trial = np.full(len(b_after), -1, dtype=np.int64)  # the trial's job
     b_trial_att = np.full(len(b_after), -1, dtype=np.int64)
 
@@ -211,7 +210,6 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     b_count[b] = 0
                 else:
                     b_state[b] = 1
-                    b_since[b] = t
                     b_until[b] = t + b_open[b]
             elif b_state[b] == 0:
                 if ok:
@@ -221,7 +219,6 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     if b_count[b] >= b_after[b]:
                         b_state[b] = 1
                         b_count[b] = 0
-                        b_since[b] = t
                         b_until[b] = t + b_open[b]
             # open or half-open: results of attempts started before it opened are ignored (Polly)
 

@@ -31,7 +31,7 @@ import polars as pl
 from ..times import US
 from .faults import WorkerCrash
 from .randomness import CRASH, id_key, uniform
-from .rules import BIG
+from .rules import BIG, EDGE
 from .state import NONE, S, RunState
 
 __all__ = ["worker_loop", "crash_plan"]
@@ -61,7 +61,10 @@ def worker_loop(run: RunState) -> None:
     job_row, job_inst, job_ready = job_row[order], job_inst[order], job_ready[order]
 
     s = run.s[rows].astype(i64)
-    deadline = np.where(run.p_maxlate[s] >= BIG, BIG, run.eligible[rows] + np.minimum(run.p_maxlate[s], BIG))
+    # The last instant a first attempt may start: eligible + max_lateness, or one µs before it where a
+    # lateness equal to the limit is already past it (limit_edge="late"; rules.beyond: never at lateness 0).
+    deadline = np.where(run.p_maxlate[s] >= BIG, BIG, run.eligible[rows] + np.minimum(run.p_maxlate[s], BIG)
+                        - ((run.p_edge[s] == EDGE["late"]) & (run.p_maxlate[s] > 0)))
     pol = run.pol
     limits = {r.name: i for i, r in enumerate(sc.rate_limits)}
     p_rl = np.array([limits.get(p.rate_limit, -1) if p.rate_limit else -1 for p in pol], dtype=i64)

@@ -223,7 +223,8 @@ class LedgerStore:
         (``observation_gaps``, as :meth:`Ledger.gaps`): ``longest_gap`` (a
         Duration; null when no gap is closed at both ends), ``most_missed`` and
         ``most_late`` (the most occurrences missed, or run late, in one gap);
-        from the worker-level columns: ``duplicate_effects`` (the sum of
+        and, as :meth:`Ledger.summary` has them (the same aggregations), from
+        the worker-level columns: ``duplicate_effects`` (the sum of
         ``effects - 1`` over runs whose effect happened twice or more; 0 when
         ``effects`` is null) and ``rate_wait_max`` (a Duration: the longest
         wait for a rate-limit token; null when no run waited).
