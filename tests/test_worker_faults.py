@@ -501,3 +501,22 @@ def test_a_token_exactly_at_max_lateness_follows_the_limit_edge(edge, skipped):
     fleet = [calsim.Schedule(f"s{i}", "UTC", "2026-01-01T00:00", "FREQ=DAILY", policy=p) for i in range(3)]
     ledger = simulate(fleet, end="2026-01-01T12:00Z", rate_limits=[calsim.RateLimit("src", rate="1/min")])
     assert ledger.summary()["rate_limited"].item() == skipped
+
+
+def test_a_ledger_frame_from_before_the_worker_columns_reads_them_as_null():
+    """A frame written before issue 19 (no worker-level columns): the views answer, with no duplicates or windows."""
+    from calsim.simulation.ledger import Ledger
+    from calsim.simulation.ledger_schema import WORKER_COLUMNS
+
+    frame = simulate([daily_noon(duration="1min")]).frame.drop(WORKER_COLUMNS)
+    old = Ledger("old", frame)
+    assert old.summary()["duplicate_effects"].item() == 0
+    assert old.coverage().select("on_time", "never", "twice").row(0) == (1, 0, 0)
+
+
+def test_duplicate_effects_do_not_wrap_at_int32():
+    from calsim.simulation.views import summary
+
+    frame = simulate([daily_noon(duration="1min")]).frame
+    big = pl.concat([frame, frame]).with_columns(effects=pl.lit(2**31 - 1, pl.Int32))
+    assert summary(big, "x").collect()["duplicate_effects"].item() == 2 * (2**31 - 2)

@@ -22,6 +22,7 @@ import polars as pl
 
 from ..errors import InputError, StoreError
 from ..simulation.ledger import LEDGER_SCHEMA, ledger_order
+from ..simulation.ledger_schema import with_worker_columns
 from . import files as fs
 from .metadata import FORMAT
 
@@ -93,7 +94,10 @@ class LedgerDataset:
     def _scan(self, files: tuple[str, ...]) -> pl.LazyFrame:
         if not files:
             return pl.LazyFrame(schema=LEDGER_SCHEMA)
-        return fs.scan_parquet(files, self.storage_options).select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
+        lf = fs.scan_parquet(files, self.storage_options)
+        # A dataset written before the worker-level columns existed reads them as null.
+        lf = with_worker_columns(lf, lf.collect_schema().names())
+        return lf.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
 
     @property
     def frame(self) -> pl.DataFrame:

@@ -64,6 +64,18 @@ def _crashes(leds: list[Ledger]) -> list[int]:
                    if isinstance(ev, WorkerCrash)})
 
 
+_MARKERS = "osD^v<>p"
+#: Round steps for a linear duration axis (seconds): ticks read "30 s", "1 min", "1.5 min", never "1.33 min".
+_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400)
+
+
+def _duration_axis(axis, high: float) -> None:
+    """Ticks at a round duration step (at most six of them up to ``high`` seconds), labelled as durations."""
+    step = next((s for s in _STEPS if high / s <= 6), 86400 * math.ceil(high / 86400 / 6))
+    axis.set_major_locator(MultipleLocator(step))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: duration_label(v)))
+
+
 def rate_waits(ledgers: object) -> Figure:
     """How long runs waited for a rate-limit token (``rate_wait_s`` > 0), per policy: over time and as a CDF.
 
@@ -153,18 +165,6 @@ def rate_waits(ledgers: object) -> Figure:
         ax.set_axisbelow(True)
     legend_below(fig, handles, ncols=2)
     return fig
-
-
-_MARKERS = "osD^v<>p"
-#: Round steps for a linear duration axis (seconds): ticks read "30 s", "1 min", "1.5 min", never "1.33 min".
-_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400)
-
-
-def _duration_axis(axis, high: float) -> None:
-    """Ticks at a round duration step (at most six of them up to ``high`` seconds), labelled as durations."""
-    step = next((s for s in _STEPS if high / s <= 6), 86400 * math.ceil(high / 86400 / 6))
-    axis.set_major_locator(MultipleLocator(step))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: duration_label(v)))
 
 
 def delivery_outcomes(ledgers: object, *, late_after: object = None) -> Figure:

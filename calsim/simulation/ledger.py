@@ -130,7 +130,9 @@ def _worker_columns(run, nullable, to_ts) -> list[pl.Series | pl.Expr]:
 
     ``worker`` is null for a run that never started or had no numbered worker;
     ``effects`` and ``rate_wait_s`` are set for every scheduled row of a
-    worker-level scenario (0 for one that never ran).
+    worker-level scenario (0 for one that never ran). ``rate_wait_s`` is the
+    time the run's attempts waited for their tokens, summed (a wait for a
+    worker is not in it: ``lateness_s`` has that for the first attempt).
     """
     out: list[pl.Series | pl.Expr] = []
     if run.window is None:

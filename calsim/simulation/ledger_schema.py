@@ -14,7 +14,7 @@ import polars as pl
 
 from ..expansion import OCCURRENCE_SCHEMA
 
-__all__ = ["LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "STATE", "REASON", "KIND", "UTC"]
+__all__ = ["LEDGER_SCHEMA", "WORKER_COLUMNS", "with_worker_columns", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "STATE", "REASON", "KIND", "UTC"]
 
 LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
 LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",
@@ -51,3 +51,13 @@ LEDGER_SCHEMA = pl.Schema(
         "rate_wait_s": pl.Float64,
     }
 )
+
+#: DESIGN §4's worker-level columns (issue 19): null in scenarios without those features, and read as
+#: null from ledgers written before they existed (store layouts < 5, older Dask datasets).
+WORKER_COLUMNS = ("window_start_utc", "window_end_utc", "worker", "effects", "rate_wait_s")
+
+
+def with_worker_columns(lf: pl.LazyFrame, names: list[str]) -> pl.LazyFrame:
+    """``lf`` (whose columns are ``names``) with every missing :data:`WORKER_COLUMNS` as a typed null."""
+    missing = [c for c in WORKER_COLUMNS if c not in names]
+    return lf.with_columns(pl.lit(None, LEDGER_SCHEMA[c]).alias(c) for c in missing) if missing else lf

@@ -50,7 +50,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from ..durations import duration_us
-from .ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES
+from .ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES, with_worker_columns
 
 __all__ = ["counts", "summary", "nearest_quantiles", "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration",
            "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
@@ -62,7 +62,10 @@ CLASSIFIED_COLUMNS = ("schedule_id", "kind", "reason", "state", "nominal_local",
 
 
 def _lazy(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
-    return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+    names = frame.columns if isinstance(frame, pl.DataFrame) else frame.collect_schema().names()
+    lf = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+    # A ledger written before the worker-level columns existed reads them as null.
+    return with_worker_columns(lf, names) if "state" in names else lf
 
 
 def seconds_to_duration(expr: pl.Expr) -> pl.Expr:
@@ -142,7 +145,7 @@ def worker_level_counts() -> list[pl.Expr]:
     waited = rw > 0
     return [
         *[(pl.col("reason") == r).sum().cast(pl.Int64).alias(r) for r in WORKER_REASONS],
-        (pl.col("effects") - 1).clip(lower_bound=0).sum().fill_null(0).cast(pl.Int64).alias("duplicate_effects"),
+        (pl.col("effects").cast(pl.Int64) - 1).clip(lower_bound=0).sum().fill_null(0).alias("duplicate_effects"),
         waited.sum().fill_null(0).cast(pl.Int64).alias("rate_waits"),
         seconds_to_duration(pl.when(waited).then(rw).mean()).alias("rate_wait_mean"),
         seconds_to_duration(pl.when(waited).then(rw).max()).alias("rate_wait_max"),

@@ -444,7 +444,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
             j = a_job[a]
             r = job_row[j]
             if a_status[a] == 0:  # timed out while running: the worker is presumed cancelled
-                if a_effect[a] < t and not a_fails[a]:
+                if a_effect[a] <= t and not a_fails[a]:  # at the effect instant counts as after it (a crash too)
                     effects[r] += 1
                 release(a_worker[a], t)
                 a_over[a] = t

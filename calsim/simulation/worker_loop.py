@@ -57,7 +57,8 @@ def worker_loop(run: RunState) -> None:
     job_row = np.repeat(np.arange(len(rows), dtype=i64), n_inst)
     job_inst = np.tile(np.arange(n_inst, dtype=i64), len(rows))
     job_ready = np.repeat(pick, n_inst) + job_inst * sc.skew_us
-    order = np.lexsort((job_inst, run.due[rows][job_row], run.s[rows][job_row], job_ready))
+    # A wake-up's backlog in due order (DESIGN §5), then by schedule: the order jobs queue for workers.
+    order = np.lexsort((job_inst, run.s[rows][job_row], run.due[rows][job_row], job_ready))
     job_row, job_inst, job_ready = job_row[order], job_inst[order], job_ready[order]
 
     s = run.s[rows].astype(i64)

@@ -36,7 +36,8 @@ from collections.abc import Iterable, Mapping
 
 import polars as pl
 
-from ..simulation.ledger_schema import BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, UTC
+from ..simulation.ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES, UTC,
+                                        WORKER_COLUMNS)
 from ..tzchanges import TZDIFF_SCHEMA
 from .sql import identifier, literals
 
@@ -47,7 +48,6 @@ KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
 #: The ledger columns layout version 5 added (worker-level simulation, issue 19): the tables, views
 #: and attached Parquet files of older layouts lack them, and read them as null. Every read and
 #: write names columns, so a column added to a table (last) need not sit where the frame has it.
-WORKER_COLUMNS = ("window_start_utc", "window_end_utc", "worker", "effects", "rate_wait_s")
 
 _SQL_TYPES = {
     pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.Int8: "TINYINT", pl.Float64: "DOUBLE",

@@ -173,6 +173,9 @@ def add_ledger_columns(con: Any, table: str, columns: tuple[str, ...]) -> None:
     table = checked_table(table)
     types = {c: sql_type(c, LEDGER_SCHEMA[c]) for c in columns}
     if not is_view(con, table):
+        # Filled with NULL, and rolled back with the migration's transaction if a later step fails
+        # (duckdb.org/docs/2.0/sql/statements/alter_table: "ADD COLUMN k INTEGER ... filled with the
+        # default value NULL"; ALTER TABLE changes "can be fully reverted through a rollback").
         for c in columns:
             con.execute(f"ALTER TABLE {identifier(table)} ADD COLUMN IF NOT EXISTS {identifier(c)} {types[c]}")
         return
