@@ -31,6 +31,29 @@ rest of a :class:`calsim.Scenario`::
     [failures]
     probability = 0.05
     max_attempts = 3
+    classes = { transient = 0.8, review = 0.2 }   # optional, as Failures(...)
+
+Worker-level parts (:mod:`calsim.simulation.faults`), each optional::
+
+    [workers]                          # Workers(count, lease=..., heartbeat=..., crash_rate=..., down_for=...)
+    count = 8
+    lease = "90s"
+
+    [[rate_limit]]                     # RateLimit(name, rate=..., burst=...); policies name it
+    name = "crm"
+    rate = "10/min"
+    burst = 5
+
+    [[breaker]]                        # Breaker(scope, after=..., open_for=...)
+    scope = "source:crm"
+    after = 5
+
+    [[event]]
+    type = "workercrash"               # WorkerCrash(at, workers=..., down_for=...)
+    at = "2026-10-23T01:03Z"
+    workers = 2
+
+and ``schedulers``, ``scheduler_skew`` and ``dedupe`` in ``[scenario]``.
 
 Every error names the file, the line of the table, the entry and the key,
 and an unknown key comes with a suggestion.
@@ -44,14 +67,16 @@ from typing import Any
 
 from .errors import CalsimError, ScheduleError
 from .importers.fleet import header_lines, load, read_toml, refuse_unknown, where
+from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.policy import Failures
 from .simulation.scenario import Budget, Outage, Pause, Resume, Scenario, Trigger, TzUpgrade
 
 __all__ = ["load_scenario"]
 
-_SCENARIO_KEYS = {"name", "fleet", "start", "end", "release", "tick", "seed", "capacity"}
-_TOP_KEYS = {"scenario", "schedule", "outage", "budget", "event", "failures"}
-_EVENT_TYPES = ("pause", "resume", "trigger", "tzupgrade")
+_OPTIONS = ("release", "tick", "seed", "capacity", "schedulers", "scheduler_skew", "dedupe")
+_SCENARIO_KEYS = {"name", "fleet", "start", "end", *_OPTIONS}
+_TOP_KEYS = {"scenario", "schedule", "outage", "budget", "event", "failures", "workers", "rate_limit", "breaker"}
+_EVENT_TYPES = ("pause", "resume", "trigger", "tzupgrade", "workercrash")
 
 
 def load_scenario(path: str | Path, **overrides: object):
@@ -105,7 +130,7 @@ def load_scenario(path: str | Path, **overrides: object):
     budgets = many("budget", Budget)
     events = []
     lines = header_lines(text, "event")
-    kinds = {"pause": Pause, "resume": Resume, "trigger": Trigger, "tzupgrade": TzUpgrade}
+    kinds = {"pause": Pause, "resume": Resume, "trigger": Trigger, "tzupgrade": TzUpgrade, "workercrash": WorkerCrash}
     for i, e in enumerate(data.get("event", []), 1):
         kind = e.get("type") if isinstance(e, dict) else None
         if kind not in kinds:
@@ -115,7 +140,11 @@ def load_scenario(path: str | Path, **overrides: object):
     failures = None
     if "failures" in data:
         failures = build("failures", Failures, data["failures"], 1, [])
-    kw = {k: head[k] for k in ("release", "tick", "seed", "capacity") if k in head}
+    kw = {k: head[k] for k in _OPTIONS if k in head}
+    if "workers" in data:
+        kw["workers"] = build("workers", Workers, data["workers"], 1, [])
+    kw["rate_limits"] = many("rate_limit", RateLimit)
+    kw["breakers"] = many("breaker", Breaker)
     kw.update(overrides)
     try:
         return Scenario(kw.pop("name", head.get("name")), schedules, kw.pop("start", head.get("start")),

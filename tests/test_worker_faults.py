@@ -520,3 +520,48 @@ def test_duplicate_effects_do_not_wrap_at_int32():
     frame = simulate([daily_noon(duration="1min")]).frame
     big = pl.concat([frame, frame]).with_columns(effects=pl.lit(2**31 - 1, pl.Int32))
     assert summary(big, "x").collect()["duplicate_effects"].item() == 2 * (2**31 - 2)
+
+
+def test_a_scenario_file_gives_workers_rate_limits_breakers_crashes_and_schedulers(tmp_path):
+    path = tmp_path / "burst.toml"
+    path.write_text('''
+[scenario]
+name = "burst"
+start = "2026-01-01T00:00Z"
+end = "2026-01-02T00:00Z"
+schedulers = 2
+scheduler_skew = "2s"
+dedupe = "none"
+
+[[schedule]]
+id = "digest"
+zone = "UTC"
+start = "2026-01-01T00:00"
+rrule = "FREQ=HOURLY"
+policy = { duration = "60s", rate_limit = "crm", idempotent = true, covers = "own_window" }
+
+[workers]
+count = 2
+lease = "90s"
+
+[[rate_limit]]
+name = "crm"
+rate = "10/min"
+burst = 5
+
+[[breaker]]
+scope = "source:crm"
+after = 3
+
+[[event]]
+type = "workercrash"
+at = "2026-01-01T05:00:30Z"
+workers = [0]
+''')
+    sc = calsim.load_scenario(path)
+    assert (sc.workers.count, sc.rate_limits[0].burst, sc.breakers[0].after, sc.schedulers) == (2, 5, 3, 2)
+    ledger = calsim.simulate(sc)
+    assert ledger.frame["attempts"].sum() >= 48 and ledger.summary()["duplicate_effects"].item() == 0
+    path.write_text(path.read_text().replace("count = 2", "count = 2\nleese = '1h'"))
+    with pytest.raises(calsim.CalsimError, match="leese"):
+        calsim.load_scenario(path)

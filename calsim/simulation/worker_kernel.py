@@ -36,6 +36,7 @@ from heapq import heappop, heappush
 import numpy as np
 from numba import njit
 
+from .event_kernel import _ints
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .state import R, S
 
@@ -90,13 +91,6 @@ def norm_ppf(u):
               + 1.383577518672690e02) * r - 3.066479806614716e01) * r + 2.506628277459239e00) * um / \
         (((((-5.447609879822406e01 * r + 1.615858368580409e02) * r - 1.556989798598866e02) * r
            + 6.680131188771972e01) * r - 1.328068155288572e01) * r + 1)
-
-
-@njit(cache=True)
-def _ints():
-    out = [np.int64(0)]
-    out.pop()
-    return out
 
 
 @njit(cache=True)
