@@ -7,6 +7,7 @@ Each pinned case computes its answer by hand in its docstring; the properties ho
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import numpy as np
 import polars as pl
@@ -354,7 +355,9 @@ def scenarios(draw):
                                  jitter=draw(st.sampled_from(["none", "full"]))))
 
 
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 40 random scenarios per property in the test command; CALSIM_LONG=1 runs 1,000 (a soak of the worker loop).
+PROPERTY = settings(max_examples=1000 if os.environ.get("CALSIM_LONG") == "1" else 40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY

@@ -20,7 +20,7 @@ on a worker. The rules (``docs/research/worker_faults.md``):
   ``min(start + lease, crash + heartbeat)``, attempt + 1 (``lease_expired``);
   an attempt whose acknowledgement would come after ``start + lease`` is
   timed out there the same way;
-* a failed attempt is transient (retry after the capped, jittered backoff,
+* a failed attempt is transient (retry after the capped, jittered backoff, counted from its report,
   or ``retries_exhausted``), ``review`` or ``permanent``, drawn per attempt.
 
 Events at one instant: a worker coming up, then attempt ends, crashes,
@@ -406,7 +406,8 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     ju = 0.0
                     if jitter_mode > 0:
                         ju = uniform(r_key[r], r_nominal[r], r_fold[r], seed, RETRY_JITTER, k)
-                    push(a_end[a] + backoff_wait(k, backoff, max_backoff, jitter_mode, ju), READY, j, 1)
+                    # the backoff runs from the failure's report (its acknowledgement), never from the past
+                    push(t + backoff_wait(k, backoff, max_backoff, jitter_mode, ju), READY, j, 1)
                 else:
                     terminal(j, FAILED, R_RETRIES, t)
             if w >= 0:
