@@ -87,24 +87,24 @@ def worker_loop(run: RunState) -> None:
     worker = np.full(n, -1, dtype=i64)
     rate_wait = np.zeros(n, dtype=i64)
     log = settle(job_row, job_inst, job_ready, n_inst,
-           s, deadline.astype(i64), run.key[s].view(np.int64), run.nominal[rows].astype(i64),
-           run.fold[rows].astype(i64),
-           run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64) == 1, p_rl,
-           np.array([float(p.effect_at) for p in pol]), np.array([p.ack_delay_us for p in pol], dtype=i64),
-           run.p_priority.astype(i64), br_ptr, br_idx,
-           np.array([b.after for b in sc.breakers], dtype=i64), np.array([b.open_for_us for b in sc.breakers], dtype=i64),
-           np.array([r.per[0] for r in sc.rate_limits], dtype=i64),
-           np.array([r.per[1] for r in sc.rate_limits], dtype=i64),
-           np.array([r.burst for r in sc.rate_limits], dtype=i64),
-           -1 if w is None else w.count, BIG if w is None else w.lease_us,
-           -1 if w is None or w.heartbeat_us is None else w.heartbeat_us, cr_t, cr_w, cr_down,
-           _seed64(sc.seed), int(sc.start_us),
-           0.0 if f is None else float(f.probability), 1 if f is None else f.max_attempts,
-           0 if f is None else f.backoff_us,
-           BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
-           0 if f is None else _JITTER_MODES[f.jitter],
-           1.0 if f is None else f.shares[0], 0.0 if f is None else f.shares[1],
-           j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait)
+                 s, deadline.astype(i64), run.key[s].view(np.int64), run.nominal[rows].astype(i64),
+                 run.fold[rows].astype(i64),
+                 run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64) == 1, p_rl,
+                 np.array([float(p.effect_at) for p in pol]), np.array([p.ack_delay_us for p in pol], dtype=i64),
+                 run.p_priority.astype(i64), br_ptr, br_idx,
+                 np.array([b.after for b in sc.breakers], dtype=i64), np.array([b.open_for_us for b in sc.breakers], dtype=i64),
+                 np.array([r.per[0] for r in sc.rate_limits], dtype=i64),
+                 np.array([r.per[1] for r in sc.rate_limits], dtype=i64),
+                 np.array([r.burst for r in sc.rate_limits], dtype=i64),
+                 -1 if w is None else w.count, BIG if w is None else w.lease_us,
+                 -1 if w is None or w.heartbeat_us is None else w.heartbeat_us, cr_t, cr_w, cr_down,
+                 _seed64(sc.seed), int(sc.start_us),
+                 0.0 if f is None else float(f.probability), 1 if f is None else f.max_attempts,
+                 0 if f is None else f.backoff_us,
+                 BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
+                 0 if f is None else _JITTER_MODES[f.jitter],
+                 1.0 if f is None else f.shares[0], 0.0 if f is None else f.shares[1],
+                 j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait)
     assert (j_state >= 0).all(), "a job was left pending"
     # A row is done if any of its executions succeeded, else it takes its first instance's outcome.
     first_job = np.full(n, -1, dtype=i64)
