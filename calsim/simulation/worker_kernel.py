@@ -216,52 +216,6 @@ def settle(job_row, job_inst, job_ready, n_inst,
                         b_until[b] = t + b_open[b]
             # open or half-open: results of attempts started before it opened are ignored (Polly)
 
-    def start_attempt(j, t, w):
-        r = job_row[j]
-        s = r_s[r]
-        k = j_k[j]
-        j_k[j] = k + 1
-        j_tok[j] = False
-        attempts[r] += 1
-        if k == 0:
-            j_live[j] = True
-            running[s * n_inst + job_inst[j]] += 1
-        d = p_dur[s]
-        if p_sigma[s] > 0:
-            u = uniform(r_key[r], r_nominal[r], r_fold[r], seed, DURATION, k)
-            z = norm_ppf(min(max(u, 1e-12), 1 - 1e-12))
-            d = np.int64(np.float64(d) * np.exp(p_sigma[s] * z))
-        fails = False
-        if p_fail > 0:
-            fails = uniform(r_key[r], r_nominal[r], r_fold[r], seed, FAILURE, k) < p_fail
-        e = t + d
-        eff = t + np.int64(p_effect[s] * d) if p_effect[s] < 1.0 else e
-        ack = e + p_ack[s]
-        if not started[r]:
-            started[r] = True
-            start[r] = t
-        a = len(a_job)
-        a_job.append(j)
-        a_start.append(t)
-        a_end.append(e)
-        a_effect.append(eff)
-        a_worker.append(w)
-        a_status.append(0)
-        a_fails.append(fails)
-        a_over.append(-1)
-        a_outcome.append(-1)
-        for q in range(br_ptr[s], br_ptr[s + 1]):
-            b = br_idx[q]
-            if b_trial[b] == j and b_trial_att[b] < 0:
-                b_trial_att[b] = a
-        if w >= 0:
-            w_busy[w] = a
-            worker[r] = w
-            if ack > t + lease:
-                push(t + lease, EXPIRE, a, 0)  # timed out: Start-To-Close
-                return
-        push(ack, END, a, 0)
-
     def requeue_or_end(j, t, rs):
         if j_k[j] < max_att:
             push(t, READY, j, 1)
@@ -282,102 +236,49 @@ def settle(job_row, job_inst, job_ready, n_inst,
             heappush(free, w)
             w_free[w] = True
 
-    def after_worker(j, t, w):
-        """A worker (or none numbered) is ready for ``j``: take a token, holding the worker while it waits
-        (a client-side limiter's ``Wait`` runs in the task), then start."""
-        r = job_row[j]
-        lim = p_rl[r_s[r]]
-        if lim < 0 or j_tok[j]:
-            start_attempt(j, t, w)
-            return
-        c = rl_count[lim]
-        rel = t - origin
-        need = tat[lim] - (rl_burst[lim] - 1) * rl_period[lim]
-        go_at = rel
-        if need > rel * c:
-            go_at = (need + c - 1) // c
-        if j_k[j] == 0 and go_at + origin > r_deadline[r]:
-            terminal(j, SKIPPED, R_RATE, t)
-            if w >= 0:
-                release(w, t)
-            return
-        tat[lim] = max(tat[lim], go_at * c) + rl_period[lim]
-        rate_wait[r] += go_at + origin - t
-        if go_at + origin == t:
-            start_attempt(j, t, w)
-            return
-        j_tok[j] = True
-        if w >= 0:
-            w_hold[w] = j
-        push(go_at + origin, GO, j, w)
-
-    def dispatch(t):
-        while len(waiting) and len(free):
-            w = take_worker(t)
-            if w < 0:
-                return
-            j = heappop(waiting)[3]
-            if j_k[j] == 0 and not j_tok[j] and t > r_deadline[job_row[j]]:
-                terminal(j, EXPIRED, R_LATE, t)
-                release(w, t)
-                continue
-            after_worker(j, t, w)
-
-    def seek_worker(j, t):
-        if j_k[j] == 0 and not j_tok[j] and t > r_deadline[job_row[j]]:
-            terminal(j, EXPIRED, R_LATE, t)
-            return
-        if n_workers < 0:
-            after_worker(j, t, -1)
-            return
-        w = take_worker(t) if len(waiting) == 0 else -1
-        if w >= 0:
-            after_worker(j, t, w)
-            return
+    def enqueue(j, t, first_in_line):
+        """Queue ``j`` for a worker (by priority, then ready instant; a job whose token came goes first)."""
         seq[0] += 1
-        heappush(waiting, (-p_priority[r_s[job_row[j]]], t, seq[0], j))
-        dispatch(t)
+        key = -BIGT if first_in_line else -p_priority[r_s[job_row[j]]]
+        heappush(waiting, (key, t, seq[0], j))
 
-    def ready(j, t):
-        r = job_row[j]
-        s = r_s[r]
-        first = j_k[j] == 0
-        if first and p_skip[s] and running[s * n_inst + job_inst[j]] > 0:
-            terminal(j, SKIPPED, R_OVERLAP, t)
-            return
-        blocked = False
-        for q in range(br_ptr[s], br_ptr[s + 1]):
-            b = br_idx[q]
-            if b_state[b] == 2 or (b_state[b] == 1 and t < b_until[b]):
-                blocked = True
-        if blocked:
-            terminal(j, SKIPPED if first else FAILED, R_BREAKER, t)
-            return
-        for q in range(br_ptr[s], br_ptr[s + 1]):
-            b = br_idx[q]
-            if b_state[b] == 1:  # past open_for: this attempt is the half-open trial
-                b_state[b] = 2
-                b_trial[b] = j
-                b_trial_att[b] = -1
-        seek_worker(j, t)
-
+    # One flat loop, each handler written once: numba inlines an inner function at every call site, and
+    # handlers calling handlers multiplied the compiled code (minutes to compile instead of seconds).
     nxt = 0
     while nxt < m or len(heap):
         if nxt < m and (len(heap) == 0 or (job_ready[nxt], READY) <= (heap[0][0], heap[0][1])):
-            ready(nxt, job_ready[nxt])
+            t, kind, a, b = job_ready[nxt], READY, nxt, 0
             nxt += 1
-            continue
-        t, kind, _, a, b = heappop(heap)
-        if kind == READY:
-            ready(a, t)
-        elif kind == GO:  # its token's time: start on the worker it held, or find one if that one crashed
-            if b < 0 and n_workers < 0:
-                start_attempt(a, t, -1)
-            elif b >= 0 and w_hold[b] == a:
+        else:
+            t, kind, _, a, b = heappop(heap)
+        if kind == READY:  # overlap, then the breakers, then the queue for a worker
+            j = a
+            r = job_row[j]
+            s = r_s[r]
+            first = j_k[j] == 0
+            if first and p_skip[s] and running[s * n_inst + job_inst[j]] > 0:
+                terminal(j, SKIPPED, R_OVERLAP, t)
+                continue
+            blocked = False
+            for q in range(br_ptr[s], br_ptr[s + 1]):
+                bq = br_idx[q]
+                if b_state[bq] == 2 or (b_state[bq] == 1 and t < b_until[bq]):
+                    blocked = True
+            if blocked:
+                terminal(j, SKIPPED if first else FAILED, R_BREAKER, t)
+                continue
+            for q in range(br_ptr[s], br_ptr[s + 1]):
+                bq = br_idx[q]
+                if b_state[bq] == 1:  # past open_for: this attempt is the half-open trial
+                    b_state[bq] = 2
+                    b_trial[bq] = j
+                    b_trial_att[bq] = -1
+            enqueue(j, t, False)
+        elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
+            if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
-                start_attempt(a, t, b)
-            else:
-                seek_worker(a, t)
+                release(b, t)
+            enqueue(a, t, j_tok[a])  # a token lost with a crashed worker: queued as any job, for a new one
         elif kind == END:
             if a_status[a] != 0:
                 continue
@@ -410,8 +311,6 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     push(t + backoff_wait(k, backoff, max_backoff, jitter_mode, ju), READY, j, 1)
                 else:
                     terminal(j, FAILED, R_RETRIES, t)
-            if w >= 0:
-                dispatch(t)
         elif kind == CRASH:
             w = cr_w[a]
             back = t + cr_down[a]
@@ -419,7 +318,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
                 w_down[w] = back
                 push(back, UP, w, 0)
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
-                j_tok[w_hold[w]] = False  # at the token's time (GO) it looks for a worker and a token again
+                j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
                 w_hold[w] = -1
             att = w_busy[w]
             if att >= 0 and a_status[att] == 0:
@@ -448,12 +347,90 @@ def settle(job_row, job_inst, job_ready, n_inst,
             finish[r] = max(finish[r], t)
             breaker_result(j, a, False, t)
             requeue_or_end(j, t, R_LEASE)
-            dispatch(t)
         elif kind == UP:
-            if w_down[a] <= t and w_busy[a] < 0 and not w_free[a]:
+            if w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
                 heappush(free, a)
                 w_free[a] = True
-            dispatch(t)
+        # Dispatch: queued jobs take free workers (any number when none are counted), then a token
+        # (waited for on the worker, as a client-side limiter's Wait in the task), then start.
+        while len(waiting):
+            w = -1
+            if n_workers >= 0:
+                w = take_worker(t)
+                if w < 0:
+                    break
+            j = heappop(waiting)[3]
+            r = job_row[j]
+            s = r_s[r]
+            if j_k[j] == 0 and not j_tok[j] and t > r_deadline[r]:
+                terminal(j, EXPIRED, R_LATE, t)
+                if w >= 0:
+                    release(w, t)
+                continue
+            lim = p_rl[s]
+            if lim >= 0 and not j_tok[j]:
+                c = rl_count[lim]
+                rel = t - origin
+                need = tat[lim] - (rl_burst[lim] - 1) * rl_period[lim]
+                go_at = rel
+                if need > rel * c:
+                    go_at = (need + c - 1) // c
+                if j_k[j] == 0 and go_at + origin > r_deadline[r]:
+                    terminal(j, SKIPPED, R_RATE, t)
+                    if w >= 0:
+                        release(w, t)
+                    continue
+                tat[lim] = max(tat[lim], go_at * c) + rl_period[lim]
+                rate_wait[r] += go_at + origin - t
+                if go_at + origin > t:
+                    j_tok[j] = True
+                    if w >= 0:
+                        w_hold[w] = j
+                    push(go_at + origin, GO, j, w)
+                    continue
+            # start attempt k of job j at t on worker w
+            k = j_k[j]
+            j_k[j] = k + 1
+            j_tok[j] = False
+            attempts[r] += 1
+            if k == 0:
+                j_live[j] = True
+                running[s * n_inst + job_inst[j]] += 1
+            d = p_dur[s]
+            if p_sigma[s] > 0:
+                u = uniform(r_key[r], r_nominal[r], r_fold[r], seed, DURATION, k)
+                z = norm_ppf(min(max(u, 1e-12), 1 - 1e-12))
+                d = np.int64(np.float64(d) * np.exp(p_sigma[s] * z))
+            fails = False
+            if p_fail > 0:
+                fails = uniform(r_key[r], r_nominal[r], r_fold[r], seed, FAILURE, k) < p_fail
+            e = t + d
+            eff = t + np.int64(p_effect[s] * d) if p_effect[s] < 1.0 else e
+            ack = e + p_ack[s]
+            if not started[r]:
+                started[r] = True
+                start[r] = t
+            na = len(a_job)
+            a_job.append(j)
+            a_start.append(t)
+            a_end.append(e)
+            a_effect.append(eff)
+            a_worker.append(w)
+            a_status.append(0)
+            a_fails.append(fails)
+            a_over.append(-1)
+            a_outcome.append(-1)
+            for q in range(br_ptr[s], br_ptr[s + 1]):
+                bq = br_idx[q]
+                if b_trial[bq] == j and b_trial_att[bq] < 0:
+                    b_trial_att[bq] = na
+            if w >= 0:
+                w_busy[w] = na
+                worker[r] = w
+                if ack > t + lease:
+                    push(t + lease, EXPIRE, na, 0)  # timed out: Start-To-Close
+                    continue
+            push(ack, END, na, 0)
     n_a = len(a_job)
     log = np.empty((6, n_a), dtype=np.int64)
     for a in range(n_a):
