@@ -568,3 +568,15 @@ workers = [0]
     path.write_text(path.read_text().replace("count = 2", "count = 2\nleese = '1h'"))
     with pytest.raises(calsim.CalsimError, match="leese"):
         calsim.load_scenario(path)
+
+
+def test_a_worker_crashing_again_for_no_time_is_not_lost():
+    """The only worker is down 11:59:00-12:00:30, so the 12:00 run starts at 12:00:30 when it is back; it crashes
+    again at that instant for no time, losing the run: the lease (90 s) ends at 12:02:00 and the retry runs then,
+    on the same worker, as does the next day's run."""
+    ledger = simulate([daily_noon(duration="60s")], end="2026-01-03T00:00Z", workers=calsim.Workers(1, lease="90s"),
+                      events=[calsim.WorkerCrash("2026-01-01T11:59:00Z", down_for="90s"),
+                              calsim.WorkerCrash("2026-01-01T12:00:30Z", down_for="0s")],
+                      failures=calsim.Failures(0.0, max_attempts=2))
+    assert ledger.frame["state"].to_list() == ["done", "done"]
+    assert ledger.attempt_log["started_utc"].to_list()[:2] == [at("2026-01-01T12:00:30"), at("2026-01-01T12:02:00")]

@@ -313,10 +313,8 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     terminal(j, FAILED, R_RETRIES, t)
         elif kind == CRASH:
             w = cr_w[a]
-            back = t + cr_down[a]
-            if back > w_down[w]:
-                w_down[w] = back
-                push(back, UP, w, 0)
+            w_down[w] = max(w_down[w], t + cr_down[a])
+            push(w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
                 j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
                 w_hold[w] = -1
