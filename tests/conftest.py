@@ -25,8 +25,18 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    # Under pytest-xdist a worker hands its "checked" lines to the controller, which prints them.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["checked"] = list(session.config.stash.get(_REPORT_KEY, []))
     if _unexpected_skips and exitstatus == 0:
         session.exitstatus = 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist, on the controller: a worker's "checked" lines join the run's summary."""
+    node.config.stash.setdefault(_REPORT_KEY, []).extend(getattr(node, "workeroutput", {}).get("checked", []))
 
 
 _REPORT_KEY = pytest.StashKey[list]()
