@@ -186,7 +186,8 @@ def without_dac_override() -> list[str]:
     if os.geteuid() != 0:
         return []
     if not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv: cannot make a directory root may not write")
+        pytest.skip("not applicable here: running as root without setpriv, a directory root may not write "
+                    "cannot be made")
     return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
 
 

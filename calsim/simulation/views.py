@@ -215,6 +215,16 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
     return out
 
 
+def _late(started: str, lateness: str, late_after: object) -> pl.Expr:
+    """The module's "late" rule on a run that started at ``started`` with ``lateness`` (seconds): only once
+    the next occurrence was due (``next_due_utc``), or, with ``late_after``, also past that duration."""
+    late = pl.col(started) >= pl.col("next_due_utc")
+    if late_after is not None:
+        limit = duration_us(late_after, "late_after", allow_zero=True)
+        late = late.fill_null(False) | ((pl.col(lateness) * 1_000_000).round() > limit)
+    return late
+
+
 def classified(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
     """The occurrences meant to run, each with ``status`` ``on_time|late|never`` (the module's rule).
 
@@ -228,10 +238,7 @@ def classified(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None)
         & ~pl.col("reason").is_in(list(BY_DESIGN_REASONS)).fill_null(False)
     done = pl.col("state") == "done"
     nxt = pl.col("due_utc").shift(-1).over("schedule_id")
-    late = pl.col("started_utc") >= pl.col("next_due_utc")
-    if late_after is not None:
-        limit = duration_us(late_after, "late_after", allow_zero=True)
-        late = late.fill_null(False) | ((pl.col("lateness_s") * 1_000_000).round() > limit)
+    late = _late("started_utc", "lateness_s", late_after)
     # Sorted by instant only, stably: a ledger already is (checking that is
     # cheap), where sorting by schedule first costs ten times as much; the
     # windows below follow that order within each schedule.
@@ -363,10 +370,7 @@ def windows_processed(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object 
                 pl.col("effects").fill_null(1).alias("_effects"))
         .sort("_end")
     )
-    late = pl.col("_started") >= pl.col("next_due_utc")
-    if late_after is not None:
-        limit = duration_us(late_after, "late_after", allow_zero=True)
-        late = late.fill_null(False) | ((pl.col("_lateness") * 1_000_000).round() > limit)
+    late = _late("_started", "_lateness", late_after)
     hit = pl.col("_end").is_not_null() & (pl.col("_from") < pl.col("due_utc"))
     return (
         base.sort("due_utc")
