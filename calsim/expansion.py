@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from . import limits
 from .calendars import Calendar
+from .emulation import SCHEDULER, emulated_rows
 from .errors import InputError
 from .tz.release import Release, ReleaseLike, release as get_release
 from .resolution import Resolved, resolve_wall
@@ -337,10 +338,10 @@ class _Rows:
 
 
 def _add_resolved(rows: _Rows, r: Resolved, sched, inv: np.ndarray, vocab: dict[str, int]) -> None:
-    gap_code = vocab.setdefault(r.note_vocab[0], len(vocab))
-    fold_code = vocab.setdefault(r.note_vocab[1], len(vocab))
-    # kind 0 ok, 1 gap, 2 fold -> note code (-1 none); a chunk of ok rows only keeps the default.
-    dst = np.array([-1, gap_code, fold_code], np.int16)[r.kind] if r.kind.any() else None
+    codes = [vocab.setdefault(note, len(vocab)) for note in r.note_vocab]
+    # kind 0 ok, 1 gap, 2 fold (3 lost, 4 extra: calsim.emulation) -> note code (-1 none);
+    # a chunk of ok rows only keeps the default.
+    dst = np.array([-1, *codes], np.int16)[r.kind] if r.kind.any() else None
     if r.row is not None:
         inv = inv[r.row]
         sched = sched if np.ndim(sched) == 0 else sched[r.row]
@@ -473,6 +474,9 @@ def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, 
             wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, lo, hi)
             rows.add(i, wall, inst, offset, fold=fold if fold.any() else None)
             continue
+        if s.gap == SCHEDULER:  # the rule's scheduler's own walk decides DST (calsim.emulation)
+            _emulated(rows, i, s, table, lo, hi, memo, vocab)
+            continue
         walls, inv = _candidates(s, table, lo, hi, memo)
         if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
             r = resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=rel.version, schedule=s.id)
@@ -488,6 +492,22 @@ def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, 
         r = resolve_wall(walls, tables[zone], gap=gap, fold=fold, version=rel.version)
         _add_resolved(rows, r, sched, inv, vocab)
     return rows, vocab
+
+
+def _emulated(rows: _Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: int, memo: dict,
+              vocab: dict[str, int]) -> None:
+    """One schedule whose rule names a scheduler whose DST calsim reproduces by walking as it does.
+
+    Its gap and fold policies are not consulted (:mod:`calsim.emulation`):
+    the scheduler's walk decides. Equal rules in one zone over one span
+    (a fleet's) share one walk.
+    """
+    walls, _ = _candidates(s, table, lo, hi, memo)
+    # Walls run to hi + _MARGIN: every instant before that less the largest offset (+14 h) has its wall time there.
+    until = hi + _MARGIN - 15 * 3600 * US
+    key = ("emulated", s.parsed_rule, s.zone, lo, hi, _start_wall(s, table), s.rdate_wall, s.exdate_wall)
+    r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, until))
+    _add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
 
 
 def _finish(scheds: list[Schedule], rows: _Rows, vocab: dict[str, int], version: str,

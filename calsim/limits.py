@@ -59,6 +59,7 @@ from .rules.every import Every
 from .rules.oncalendar import MAX_YEAR as _OC_MAX_YEAR, MIN_YEAR as _OC_MIN_YEAR, OnCalendar
 from .rules.oncalendar import _count as _oc_count  # values of a chain, counted without arrays
 from .rules.quartz import QuartzCron
+from .rules.robfig import RobfigCron
 from .rules.rrule import RRule
 from .rules.window import Window
 from .schedule import Schedule
@@ -521,6 +522,9 @@ def _build(rule: object):
         return _oncalendar_profile(rule)
     if isinstance(rule, QuartzCron):
         return _quartz_profile(rule)
+    if isinstance(rule, RobfigCron):
+        # Its calendar times, each a row; the few extra fires its walk makes at transitions the rows grow for.
+        return _cron_profile(rule.cron)
     raise InputError(f"rule: cannot estimate a rule of type {type(rule).__name__}")
 
 

@@ -10,7 +10,9 @@ by their form: ``FREQ=`` makes an RRULE, five fields or an ``@macro`` a cron,
 an ``OnCalendar=`` prefix a systemd calendar expression
 (:mod:`calsim.rules.oncalendar`; its trailing zone name, if any, overrides
 ``zone``), a ``quartz:`` prefix a Quartz cron expression with seconds, ``?``
-and an optional year (:mod:`calsim.rules.quartz`).
+and an optional year (:mod:`calsim.rules.quartz`), a ``robfig:`` prefix a
+robfig/cron v3 spec as a Kubernetes CronJob reads and fires it
+(:mod:`calsim.rules.robfig`; its DST is robfig's, not ``gap``/``fold``).
 
 ``start`` anchors the rule (RRULE's DTSTART): naive means local wall time in
 ``zone``, with ``Z`` or an offset it is an instant (its local time in the zone
@@ -31,12 +33,14 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import get_args
 
 from .calendars import Calendar, as_calendars
+from .emulation import SCHEDULER, walks
 from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice, shown
 from .resolution import FoldPolicy, GapPolicy
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
+from .rules.robfig import PREFIX as _ROBFIG, RobfigCron
 from .rules.rrule import InvalidDay, RRule, parse_block
 from .rules.window import Window
 from .times import instant_us, iso_local, local_us
@@ -47,13 +51,13 @@ MAX_ID_LENGTH = 1000
 MAX_REVISION = 2**62
 
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
-Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron
+Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron | RobfigCron
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 
 def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
-    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron)):
+    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron, RobfigCron)):
         return rule, None, None
     if not isinstance(rule, str):
         raise RuleError(
@@ -65,6 +69,8 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
         return OnCalendar.parse(text), None, None
     if text[: len(_QUARTZ)].lower() == _QUARTZ:  # an explicit dialect, so 5-field cron stays Vixie-strict
         return QuartzCron.parse(text), None, None
+    if text[: len(_ROBFIG)].lower() == _ROBFIG:  # robfig/cron v3, as a Kubernetes CronJob reads and walks it
+        return RobfigCron.parse(text), None, None
     upper = text.upper()
     if "FREQ=" in upper:
         if "DTSTART" in upper or "\n" in text:
@@ -76,14 +82,14 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     raise RuleError(
         f"rule: cannot tell the kind of {shown(rule)} (expected RRULE text with FREQ=..., "
         "a 5-field cron expression or @daily-style macro, 'OnCalendar=<systemd calendar expression>', "
-        "'quartz:<Quartz cron expression>', "
+        "'quartz:<Quartz cron expression>', 'robfig:<robfig/cron v3 spec>', "
         "Every(...) or Window(...))"
     )
 
 
 def _kind(rule: Rule) -> str:
     return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar",
-            QuartzCron: "quartz"}[type(rule)]
+            QuartzCron: "quartz", RobfigCron: "robfig"}[type(rule)]
 
 
 @dataclass(frozen=True)
@@ -105,9 +111,12 @@ class Schedule:
     rule
         RRULE text, cron text, ``OnCalendar=...``, ``quartz:...``, ``Every``,
         ``Window``, or a parsed ``RRule``/``Cron``/``OnCalendar``/``QuartzCron``.
-    gap : {"skip", "shift", "next_valid", "shift_backward", "reject"}
+    gap : {"skip", "shift", "next_valid", "shift_backward", "reject", "scheduler"}
         A nominal time that does not exist (DESIGN.md §2); default ``"skip"``.
-    fold : {"first", "second", "both", "reject"}
+        ``"scheduler"`` (with ``fold="scheduler"``): as the rule's scheduler
+        walks the calendar (robfig/cron for ``robfig:`` rules;
+        :mod:`calsim.emulation`), quirks included.
+    fold : {"first", "second", "both", "reject", "scheduler"}
         A nominal time that happens twice; default ``"first"``.
     invalid_day : {"omit", "backward", "forward"}
         A day the month lacks (the 31st in April): no run (RFC 5545, default),
@@ -186,8 +195,8 @@ class Schedule:
             release().table(self.zone)
         except UnknownReleaseError:  # pragma: no cover - tzdata is a dependency
             pass
-        check_choice("gap", self.gap, get_args(GapPolicy), noun="policy")
-        check_choice("fold", self.fold, get_args(FoldPolicy), noun="policy")
+        check_choice("gap", self.gap, (*get_args(GapPolicy), SCHEDULER), noun="policy")
+        check_choice("fold", self.fold, (*get_args(FoldPolicy), SCHEDULER), noun="policy")
         check_choice("invalid_day", self.invalid_day, get_args(InvalidDayPolicy), noun="policy")
         if (not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1
                 or self.revision > MAX_REVISION):
@@ -205,6 +214,14 @@ class Schedule:
                 "make them agree"
             )
         set_(self, "parsed_rule", rule)
+        if SCHEDULER in (self.gap, self.fold):
+            # "As the rule's scheduler walks it" decides gaps and folds together, from the walk (calsim.emulation).
+            if (self.gap, self.fold) != (SCHEDULER, SCHEDULER):
+                raise ScheduleError(f"{where}gap/fold: {self.gap!r}/{self.fold!r}: 'scheduler' decides both or "
+                                    "neither (allowed: gap='scheduler' with fold='scheduler')")
+            if walks(rule) is None:
+                raise ScheduleError(f"{where}gap: 'scheduler' needs a rule whose scheduler calsim walks as it does "
+                                    f"(robfig:..., quartz:..., OnCalendar=...), not a {_kind(rule)} rule")
         if isinstance(rule, OnCalendar) and rule.zone is not None and rule.zone != self.zone:
             # systemd.time(7): a trailing zone name makes the expression's times that
             # zone's, whatever the machine's: it overrides the schedule's zone.
@@ -250,7 +267,7 @@ class Schedule:
 
     @property
     def kind(self) -> str:
-        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"``, ``"oncalendar"`` or ``"quartz"``."""
+        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"``, ``"oncalendar"``, ``"quartz"`` or ``"robfig"``."""
         return _kind(self.parsed_rule)
 
     def explain(self) -> str:

@@ -175,8 +175,7 @@ def test_demo_writes_store_and_png_and_prints_the_comparison(tmp_path, report):
     assert "notebooks/02_outages_and_catchup.ipynb" in r.stdout
     with calsim.LedgerStore(tmp_path / "calsim-demo.duckdb", read_only=True) as store:
         assert store.scenarios()["name"].to_list() == ["demo-all", "demo-latest", "demo-skip"]
-    assert elapsed < 30, f"calsim demo took {elapsed:.1f} s (target < 30 s)"
-    report.append(f"calsim demo: {elapsed:.1f} s")
+    report.append(f"calsim demo: {elapsed:.1f} s (speed is benchmarks/simulate_benchmark.py's to judge, not a test's)")
 
 
 @pytest.mark.parametrize("name", ["crontab", "cronjobs.yaml", "calendar.ics", "fleet.toml"])

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -222,7 +223,7 @@ def test_each_case_is_one_clear_error_in_bounded_time(name, code, error, field):
     classes, message, cpu = run_case(code)
     assert error.__name__ in classes, (classes, message)
     assert field in message
-    assert cpu < 2.0
+    assert cpu < 10.0  # CPU seconds, wide: a guarded case costs well under one, an unguarded one minutes
 
 
 # -- write_atomically and check_writable: what may be replaced -----------------------------------------------------
@@ -255,10 +256,24 @@ class TestOutputTargets:
     def test_a_fifo_is_refused_without_blocking(self, tmp_path):
         fifo = tmp_path / "pipe"
         os.mkfifo(fifo)
-        t0 = time.monotonic()
-        with pytest.raises(InputError, match="is a FIFO"):
-            write_atomically(fifo, write_text("x"))
-        assert time.monotonic() - t0 < 1 and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        # Opening a FIFO with no reader blocks; a refusal that never opens it returns. The
+        # thread's join timeout only keeps a regression from hanging the suite.
+        outcome: list[BaseException] = []
+
+        def attempt():
+            try:
+                write_atomically(fifo, write_text("x"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                outcome.append(exc)
+
+        worker = threading.Thread(target=attempt, daemon=True)
+        worker.start()
+        worker.join(600)
+        if worker.is_alive():  # unblock it, then fail
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            pytest.fail("write_atomically opened the FIFO and blocked")
+        assert len(outcome) == 1 and isinstance(outcome[0], InputError) and "is a FIFO" in str(outcome[0])
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
     def test_a_socket_is_refused(self):
         d = Path(tempfile.mkdtemp())  # short: a socket's path is limited to ~100 bytes
@@ -489,11 +504,10 @@ class TestStorePaths:
         (":memory:shared", "a named in-memory database")])
     def test_a_path_duckdb_would_not_read_as_a_local_file_is_refused(self, path, what, tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
-        t0 = time.monotonic()
         with pytest.raises(StoreError, match=f"^path: '.*' would be read by DuckDB as {what}") as exc:
             LedgerStore(path)
         one_line(exc)
-        assert time.monotonic() - t0 < 1 and list(tmp_path.iterdir()) == []
+        assert list(tmp_path.iterdir()) == []
 
     def test_a_path_object_with_a_colon_is_a_local_file(self, tmp_path, monkeypatch, runs):
         monkeypatch.chdir(tmp_path)
@@ -513,14 +527,12 @@ class TestStorePaths:
             flags = store.sql("SELECT current_setting('autoinstall_known_extensions') AS i, "
                               "current_setting('autoload_known_extensions') AS l").row(0)
             assert flags == (False, False)
-            t0 = time.monotonic()
             for query in ("SELECT * FROM read_parquet('https://example.com/x.parquet')",
                           "SELECT * FROM read_parquet('s3://bucket/x.parquet')",
                           f"SELECT * FROM sqlite_scan('{tmp_path}/x.db', 't')"):
                 with pytest.raises(StoreError, match="^query: ") as exc:
                     store.sql(query)
                 one_line(exc)
-            assert time.monotonic() - t0 < 2
             loaded = store.sql("SELECT extension_name FROM duckdb_extensions() WHERE loaded")["extension_name"]
             assert not {"httpfs", "sqlite_scanner", "azure", "motherduck"} & set(loaded)
 
@@ -600,7 +612,7 @@ class TestCorruptStores:
         lines = proc.stdout.splitlines()
         assert len(lines) == 2, proc.stdout + proc.stderr
         assert all(re.match(r"StoreError .*it is a (character device|directory|FIFO)", line) for line in lines), lines
-        assert all(float(line.rsplit(" ", 1)[1]) < 1 for line in lines)
+        assert all(float(line.rsplit(" ", 1)[1]) < 30 for line in lines)  # returned, not blocked (timeout=30 above)
 
     def test_a_symlink_to_a_store_opens_that_store_and_logs_beside_it(self, tmp_path, store_file, runs):
         link = tmp_path / "elsewhere" / "link.duckdb"

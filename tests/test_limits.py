@@ -88,6 +88,10 @@ CASES = [
      "InputError", "CALSIM_MAX_OCCURRENCES: environment variable is 'lotslots"),
 ]
 
+# A bound on CPU seconds (never wall time) wide enough for a loaded machine; each guarded case
+# costs well under a second, each unguarded one minutes or the memory limit.
+WIDE_CPU_S = 10.0
+
 _HARNESS = """
 import resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
@@ -121,12 +125,12 @@ def _outcome(done: subprocess.CompletedProcess) -> tuple[str, str, float, float,
 
 
 @pytest.mark.parametrize("name,code,error,needle", CASES, ids=[c[0] for c in CASES])
-def test_hostile_input_is_refused_in_well_under_a_second(name, code, error, needle):
+def test_hostile_input_is_refused_with_bounded_work(name, code, error, needle):
     status, cls, cpu, wall, message = _outcome(run_limited(code))
     assert (status, cls) == ("RAISED", error), message
     assert needle in message
     assert "\n" not in message and len(message) < 400
-    assert cpu < 1.0 and wall < 3.0, (cpu, wall)
+    assert cpu < WIDE_CPU_S, (cpu, wall)  # unguarded, these cost minutes or the memory limit
 
 
 def test_count_10e12_from_the_window_day_expands_only_up_to_the_window_end():
@@ -137,7 +141,7 @@ def test_count_10e12_from_the_window_day_expands_only_up_to_the_window_end():
             "assert f.height == 86400, f.height")
     status, _, cpu, _, message = _outcome(run_limited(code))
     assert status == "RETURNED", message
-    assert cpu < 2.0
+    assert cpu < WIDE_CPU_S
 
 
 def test_dask_simulate_refuses_on_the_client_before_partitioning(tmp_path):

@@ -50,7 +50,8 @@ differs.
 
 from __future__ import annotations
 
-from ._base import SCHEDULER_FIELDS, Preset, Wildcard  # noqa: F401  (SCHEDULER_FIELDS: what apply() sets)
+from ._base import SCHEDULER_FIELDS, Difference, Preset, Wildcard  # noqa: F401  (SCHEDULER_FIELDS: what apply() sets)
+from .differences import differences
 from .cronjob import kubernetes
 from .temporal_schedule import temporal
 from .apscheduler3 import apscheduler
@@ -63,5 +64,5 @@ from .eventbridge_scheduler import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  #
 # The preset functions' names, in the table's order (a fleet file's ``preset = { name = ... }`` takes these).
 SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge")
 
-__all__ = ["Preset", "Wildcard", "SCHEDULERS", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie",
+__all__ = ["Preset", "Wildcard", "Difference", "differences", "SCHEDULERS", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie",
            "eventbridge"]

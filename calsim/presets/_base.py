@@ -6,19 +6,21 @@ Every message names the parameter, the value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, check_choice
 from ..expansion import as_schedules
 from ..resolution import FoldPolicy, GapPolicy
+from ..emulation import SCHEDULER, walks
 from ..rules.cron import Cron
+from ..rules.robfig import RobfigCron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
 from ..times import US
 
-__all__ = ["Preset", "Wildcard", "SCHEDULER_FIELDS"]
+__all__ = ["Preset", "Wildcard", "Difference", "SCHEDULER_FIELDS"]
 
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
@@ -56,6 +58,24 @@ class Wildcard:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """One known difference between a preset and its scheduler, as :func:`calsim.presets.differences` lists it.
+
+    ``text`` says what the scheduler does and what calsim does (it is also
+    one of the preset's ``notes``); ``topic`` groups them (``"DST"``,
+    ``"catch-up"``, ``"grammar"``, ...); ``example`` is a minimal case (rule,
+    zone, instant: the scheduler's times beside calsim's); ``measured`` the
+    scheduler version it was measured against (None: the preset's
+    ``measured``).
+    """
+
+    text: str
+    topic: str = ""
+    example: str = ""
+    measured: str | None = None
+
+
+@dataclass(frozen=True)
 class Preset:
     """One scheduler's behaviour as calsim policies (build it with a preset function).
 
@@ -81,6 +101,19 @@ class Preset:
         A zone :meth:`apply` sets on every schedule (Kubernetes ``timeZone``).
     suspended : bool
         The scheduler starts nothing (Kubernetes ``suspend``); see ``notes``.
+    measured : str
+        The scheduler's code and version its behaviour was measured against.
+    dialect : str or None
+        How the scheduler reads cron text: ``"robfig"`` makes :meth:`apply`
+        rewrite a cron rule as a ``robfig:`` rule (Kubernetes); None keeps rules.
+    differences : tuple of Difference
+        The notes that state a difference from the scheduler, with examples
+        (given as ``notes`` entries that are :class:`Difference`; ``notes``
+        then holds their text).
+
+    ``gap="scheduler"``/``fold="scheduler"`` fire a rule as the scheduler
+    walks it (:mod:`calsim.emulation`); a rule it cannot walk gets
+    ``fallback`` instead (default ``("skip", "both")``).
     """
 
     name: str
@@ -94,18 +127,37 @@ class Preset:
     wildcard: Wildcard | None = None
     zone: str | None = None
     suspended: bool = False
+    measured: str = ""
+    dialect: str | None = None
+    fallback: tuple[str, str] = ("skip", "both")
+    differences: tuple[Difference, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.policy, Policy):
             raise PolicyError(f"policy: expected a calsim.Policy, got {self.policy!r}")
-        check_choice("gap", self.gap, get_args(GapPolicy), noun="policy")
-        check_choice("fold", self.fold, get_args(FoldPolicy), noun="policy")
+        check_choice("gap", self.gap, (*get_args(GapPolicy), SCHEDULER), noun="policy")
+        check_choice("fold", self.fold, (*get_args(FoldPolicy), SCHEDULER), noun="policy")
+        if self.dialect is not None:
+            check_choice("dialect", self.dialect, tuple(_DIALECTS), noun="dialect")
+        given = tuple(n if isinstance(n, Difference) else None for n in self.notes)
+        found = tuple(n for n in given if n is not None)
+        if found:
+            object.__setattr__(self, "differences", tuple(self.differences) + found)
+            object.__setattr__(self, "notes", tuple(n.text if isinstance(n, Difference) else n for n in self.notes))
 
     def dst_for(self, schedule: Schedule) -> tuple[str, str]:
         """The ``(gap, fold)`` this scheduler uses for ``schedule``'s rule."""
         if self.wildcard is not None and self.wildcard.matches(schedule):
             return self.wildcard.gap, self.wildcard.fold
+        if SCHEDULER in (self.gap, self.fold) and walks(self.rule_for(schedule)) is None:
+            return self.fallback
         return self.gap, self.fold
+
+    def rule_for(self, schedule: Schedule) -> object:
+        """``schedule``'s rule as this scheduler reads it (:attr:`dialect`), parsed."""
+        if self.dialect is None:
+            return schedule.parsed_rule
+        return _DIALECTS[self.dialect](schedule, self.name)
 
     def apply(self, schedules: object) -> Schedule | list[Schedule]:
         """Schedule(s) with this preset's gap, fold, policy (and zone), via ``dataclasses.replace``.
@@ -130,7 +182,24 @@ class Preset:
         if self.wildcard is not None and self.wildcard.policy and self.wildcard.matches(s):
             policy = dataclasses.replace(policy, **dict(self.wildcard.policy))
         gap, fold = self.dst_for(s)
-        return dataclasses.replace(s, gap=gap, fold=fold, policy=policy, zone=self.zone or s.zone)
+        rule = s.rule if self.dialect is None else self.rule_for(s)
+        if rule is not s.rule:
+            rule = rule.rule_text() if callable(getattr(rule, "rule_text", None)) else rule
+        return dataclasses.replace(s, rule=rule, gap=gap, fold=fold, policy=policy, zone=self.zone or s.zone)
+
+
+def _as_robfig(schedule: Schedule, preset: str) -> object:
+    """A cron rule as robfig/cron v3 reads its text (a Kubernetes CronJob); other rule kinds as they are."""
+    rule = schedule.parsed_rule
+    if isinstance(rule, RobfigCron) or not isinstance(rule, Cron):
+        return rule
+    try:
+        return RobfigCron.parse(rule.text)
+    except CalsimError as exc:
+        raise type(exc)(f"schedule {schedule.id!r}: {preset}: {exc} (the scheduler refuses this schedule)") from None
+
+
+_DIALECTS = {"robfig": _as_robfig}
 
 
 # -- validation: every message names the parameter, the value and what is allowed

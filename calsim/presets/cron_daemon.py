@@ -84,7 +84,7 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
         "keeps one instant and marks the others merged_into (cronsim yields one)",
         "cronie's 'granularity > 1 h' wording would make '0 */2 * * *' fixed-time; the code flags and cronsim "
         "treat it as wildcard, as calsim does",
-        "cronsim 2.8 misses a few wildcard times next to Lord Howe's 30-minute changes (its searches jump in "
+        "cronsim 2.9 misses a few wildcard times next to Lord Howe's 30-minute changes (its searches jump in "
         "real time); calsim runs them, as cron's minute-by-minute matching does (pinned in the tests)",
     ]
     fixed_policy = dict(catchup="skip", overlap="allow", misfire_grace=0, recovery_wake=False,

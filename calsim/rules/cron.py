@@ -2,13 +2,15 @@
 
 Semantics follow Debian cron's ``crontab(5)`` man page
 (https://manpages.debian.org/crontab.5) and, where Debian is silent or lacks a
-feature, cronsim 2.8 (https://github.com/cuu508/cronsim, ``cronsim/cronsim.py``),
+feature, cronsim 2.9 (https://github.com/cuu508/cronsim, ``cronsim/cronsim.py``),
 which aims to match Debian exactly. The test suite uses cronsim as its oracle.
 
 Fields are ``minute hour day-of-month month day-of-week``:
 
 * ``*``, numbers, ranges ``a-b``, lists ``a,b``, steps ``*/n``, ``a-b/n`` and
-  ``a/n`` (which means ``a-max/n``, as in Debian and cronsim);
+  ``a/n`` (which means ``a-max/n``, as in Debian and cronsim); a one-value
+  range with a step, ``9-9/1``, is just ``{9}`` (Debian's ``get_range()``,
+  cronsim 2.9, robfig/cron);
 * month names ``JAN``..``DEC`` and weekday names ``SUN``..``SAT``, in any case;
   day-of-week ``0`` and ``7`` are both Sunday;
 * day-of-month ``L`` (last day), ``LW`` (last weekday, Mon-Fri) and ``nW``
@@ -27,10 +29,8 @@ cronsim do the same).
 
 Where calsim differs from cronsim or Debian (each pinned by a test):
 
-* ``nW`` is not in cronsim 2.8 nor Debian; it follows Quartz, and a day *n*
+* ``nW`` is not in cronsim 2.9 nor Debian; it follows Quartz, and a day *n*
   the month lacks (``31W`` in April) gives no run that month, like ``31``.
-* ``a-a/n`` (a one-value range with a step) means ``a-max/n`` as in cronsim;
-  Debian's ``get_range()`` reads it as ``a``.
 * A reversed range ``5-1`` is an error, as in cronsim (Vixie cron versions differ).
 * ``L/n``, ``LW/n`` are rejected; cronsim ignores the step.
 * ``FRIL`` is accepted as ``5L``; cronsim accepts only digits before ``L``.
@@ -175,8 +175,6 @@ def _parse_field(expr: str, f: _Field, raw: str) -> tuple[set[int], set[tuple[st
                 start, end = _range(expr, f, base, item)
             else:  # a/n means a-max/n (Debian, cronsim)
                 start, end = _value(expr, f, base, item), f.hi
-            if start == end:  # cronsim reads a one-value set as a/n; Debian's get_range() loop gives {a}
-                end = f.hi
             values.update(range(start, end + 1, step))
         elif item == "*":
             values.update(range(f.lo, f.hi + 1))

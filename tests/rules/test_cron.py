@@ -84,7 +84,8 @@ ORACLE_EXPRESSIONS = [
     "59 23 31 12 *",
     "0 0 */10 * *",
     "0 0 5/10 * *",  # a/n means a-max/n
-    "0 0 5-5/10 * *",  # cronsim reads a one-value range with a step as a/n
+    "0 0 5-5/10 * *",  # a one-value range with a step is that value (Debian get_range(), cronsim 2.9)
+    "0 9-9/1 * * *",  # once a day at 09:00 (issue 25: calsim read it as 09:00-23:00)
     "0 12 L * *",
     "0 8 L 2 *",
     "0 12 LW * *",
@@ -221,7 +222,7 @@ def nearest_weekday_reference(year: int, month: int, n: int) -> int | None:
 
 
 class TestNearestWeekday:
-    # cronsim 2.8 has no nW, so the oracle here is a scalar transcription of Quartz's rule.
+    # cronsim 2.9 has no nW, so the oracle here is a scalar transcription of Quartz's rule.
     @pytest.mark.parametrize("n", range(1, 32))
     def test_nearest_weekday_matches_scalar_reference_for_every_day(self, n):
         got = times(f"0 0 {n}W * *", "1990-01-01", "2041-01-01")
@@ -282,9 +283,10 @@ class TestDayRules:
     def test_a_value_with_a_step_runs_to_the_field_maximum(self):
         assert Cron.parse("50/3 * * * *").minutes == (50, 53, 56, 59)
 
-    def test_a_one_value_range_with_a_step_runs_to_the_maximum_like_cronsim_not_debian(self):
-        # Debian's get_range() sets just 50; cronsim reads '50-50/3' as '50/3'. calsim follows cronsim.
-        assert Cron.parse("50-50/3 * * * *").minutes == (50, 53, 56, 59)
+    def test_a_one_value_range_with_a_step_is_that_one_value(self):
+        # Debian's get_range() sets just 50, as cronsim 2.9 and robfig/cron do (cronsim 2.8 read '50/3').
+        assert Cron.parse("50-50/3 * * * *").minutes == (50,)
+        assert times("0 9-9/1 * * *", "2026-01-01", "2026-01-03") == ["2026-01-01T09:00", "2026-01-02T09:00"]
 
     def test_last_day_of_february_follows_leap_years(self):
         assert times("0 0 L 2 *", "2023-01-01", "2025-01-01") == ["2023-02-28T00:00", "2024-02-29T00:00"]
