@@ -27,8 +27,8 @@ https://github.com/quartz-scheduler/quartz, ``quartz-core/src/main/java/org/quar
   the last weekday n of the month (``6L``, ``FRIL``), ``n#k`` the k-th
   (1..5; no run in a month without a fifth).
 
-Where calsim differs from Quartz 2.3.2 (each pinned by a test against a
-line-by-line port of ``CronExpression``, ``tests/oracles/quartz_cronexpression.py``):
+Where calsim differs from Quartz 2.3.2 (each pinned by a test against the
+real ``CronExpression``: Debian's Quartz 2.3.2 jar, ``tests/rules/test_quartz_oracle.py``):
 
 * a day-of-month list may mix days, ranges, ``L``, ``L-n``, ``LW``, ``L-nW``
   and ``nW``, each item standing for itself (``1,15,L``; ``2W,16``), as
@@ -60,7 +60,14 @@ line-by-line port of ``CronExpression``, ``tests/oracles/quartz_cronexpression.p
   fields (Quartz 2.3 ignores the eighth on). ``/n`` is ``*/n``, as in Quartz.
 
 Times are ``int64`` microseconds of *wall-clock* time with whole seconds;
-resolving them (gaps, folds) is :mod:`calsim.resolution`'s job.
+resolving them (gaps, folds) is :mod:`calsim.resolution`'s job, unless the
+schedule has ``gap="scheduler"``, ``fold="scheduler"`` (as
+``presets.quartz()`` sets): then a rule Quartz reads as calsim does
+(:attr:`QuartzCron.emulates`) fires as a ``CronTrigger`` walks it in its
+``TimeZone`` (:meth:`QuartzCron.next_after`, a port of ``getTimeAfter`` in
+:mod:`calsim.rules.quartz_walk`): a time in a gap is skipped, a repeated
+time fires in its second pass only, an hour whose ``:00`` lies in a gap is
+skipped whole.
 
 >>> import numpy as np
 >>> rule = QuartzCron.parse("quartz:0 0/15 9-17 ? * MON-FRI")
@@ -79,11 +86,14 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from ..errors import RuleError
+from ..tz.clock import ZoneClock
 from ._rrule_expand import US, Days, day_table_wall_times, memo
+from .quartz_walk import QuartzSets, get_time_after, walk_sets
 
 __all__ = ["QuartzCron", "PREFIX"]
 
 PREFIX = "quartz:"
+EMULATES = "quartz"  # the note suffix of rows whose DST Quartz's walk decides (dst_lost:quartz, dst_extra:quartz)
 MIN_YEAR, MAX_YEAR = 1970, 2199
 MONTHS = tuple("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())
 WEEKDAYS = tuple("SUN MON TUE WED THU FRI SAT".split())
@@ -394,6 +404,46 @@ class QuartzCron:
         """
         return day_table_wall_times(self, lo, hi)
 
+    @property
+    def emulates(self) -> str | None:
+        """``"quartz"`` when Quartz 2.3.2's ``getTimeAfter`` reads this rule as calsim does, else None.
+
+        A schedule with ``gap="scheduler"``, ``fold="scheduler"`` then fires
+        it as a Quartz ``CronTrigger`` walks it (:meth:`next_after`, through
+        :mod:`calsim.emulation`; the notes ``dst_lost:quartz`` and
+        ``dst_extra:quartz`` mark where that is not the calendar's reading).
+        None for an EventBridge rule and for the day-of-month forms listed
+        under "Where calsim differs" above (lists with ``L`` or ``W``,
+        ``29W``..``31W``, ``L-28W``..``L-30W``): see
+        :func:`calsim.rules.quartz_walk.walk_sets`.
+
+        >>> QuartzCron.parse("quartz:0 30 1 * * ?").emulates, QuartzCron.parse("quartz:0 0 12 1,L * ?").emulates
+        ('quartz', None)
+        """
+        return EMULATES if _walk_sets(self) is not None else None
+
+    def next_after(self, clock: ZoneClock, t: int) -> int | None:
+        """``CronExpression.getTimeAfter(t)`` in ``clock``'s zone (UTC seconds in and out; None: never again).
+
+        A port of Quartz 2.3.2's walk on a lenient ``GregorianCalendar``
+        (:func:`calsim.rules.quartz_walk.get_time_after`): a wall time in a
+        gap is read past it, a repeated one in its second pass, and an hour
+        whose ``:00`` is in a gap is skipped whole. Raises ``RuleError`` for a
+        rule Quartz does not read as calsim does (``emulates`` is None).
+
+        >>> from calsim.tz.release import release
+        >>> clock = ZoneClock(release("2025a").table("Pacific/Chatham"))
+        >>> rule = QuartzCron.parse("quartz:0 50 3 * * ?")
+        >>> t = rule.next_after(clock, 1790424000)  # 2026-09-26T12:00Z, before the 02:45 -> 03:45 change
+        >>> clock.fields(t)[:5]  # 03:50 exists on the 27th, but its hour's 03:00 does not: the 28th
+        (2026, 9, 28, 3, 50)
+        """
+        sets = _walk_sets(self)
+        if sets is None:
+            raise RuleError(f"quartz: {self.text!r} is not walked as Quartz 2.3.2's getTimeAfter: Quartz reads it "
+                            "differently (see QuartzCron.emulates)")
+        return get_time_after(sets, clock, t)
+
     def explain(self) -> str:
         """A short description, e.g. ``'quartz: at 02:30:00 on day-of-week MON-FRI'``."""
         sec, minute, hour, dom, month, dow = self._quartz_fields()[:6]
@@ -418,6 +468,11 @@ def _nearest_weekday(dom: np.ndarray, mlen: np.ndarray, wd: np.ndarray, target: 
     t_wd = (wd + target - dom) % 7  # weekday of the target day, 0 = Monday
     shift = np.where(t_wd == 5, np.where(target == 1, 2, -1), np.where(t_wd == 6, np.where(target == mlen, -2, 1), 0))
     return (dom == target + shift) & (target >= 1) & (target <= mlen)
+
+
+@memo(maxsize=256)
+def _walk_sets(rule: QuartzCron) -> QuartzSets | None:
+    return walk_sets(rule)
 
 
 @memo(maxsize=256)
