@@ -62,9 +62,9 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
     Measured against the real code: Debian's ``libquartz2-java`` 2.3.2-4 on
     Java 17 (tzdb 2025a), its ``CronExpression`` for the fire times and DST
     (``tests/rules/test_quartz_jar.py``, ``test_quartz_oracle.py``); the
-    misfire decisions against a port of its job stores and scheduler thread
-    (``tests/test_preset_quartz.py``). ``calsim.presets.differences(preset)``
-    lists what calsim does not reproduce.
+    misfire decisions against its real ``RAMJobStore`` and ``CronTriggerImpl``
+    on a faked clock, and a port of the JDBC store (``tests/test_preset_quartz.py``).
+    ``calsim.presets.differences(preset)`` lists what calsim does not reproduce.
 
     Parameters (keyword-only)
     -------------------------
@@ -106,8 +106,8 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
         Difference("Africa/Casablanca, Africa/El_Aaiun, Asia/Gaza and Asia/Hebron from 2038: Java 17's "
                    "java.util.TimeZone keeps no transition after 2037, only a zone's recurring rule "
                    "(sun.util.calendar.ZoneInfoFile), so Quartz fires Casablanca and El Aaiun in +01 throughout "
-                   "and Gaza and Hebron by their plain EET/EEST rule, where calsim follows the tz data's Ramadan "
-                   "changes (to 2086-2087)", topic="tz data",
+                   "and Gaza and Hebron by the JDK's reading of their recurring EET/EEST rule, where calsim "
+                   "follows the tz data's Ramadan changes (to 2086-2087)", topic="tz data",
                    example="'0 0 0 * * ?' in Casablanca, Ramadan 2040: Quartz fires at 23:00+00, calsim at 00:00+00"),
         Difference("a W rule (15W, LW, L-nW) whose weekday's time lies in a gap sends getTimeAfter round for ever: "
                    "the scheduler thread hangs in triggered() at the fire before (whose job then never runs) and "
@@ -115,6 +115,12 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
                    "this rule only (its later rows: dst_lost:quartz)", topic="DST",
                    example="'0 30 0 24W * ?' in Africa/Cairo: the 2026-03-24 run is Quartz's last, its job never "
                    "starts; calsim runs it and nothing of this rule after"),
+        Difference("a misfire instruction that takes the next fire time after \"now\" (FIRE_ONCE_NOW, DO_NOTHING) with "
+                   "now in the first pass of a repeated hour: Quartz's getTimeAfter(now) reads now in the second "
+                   "pass and skips that pass's fire times up to it; calsim takes the next time of the trigger's own "
+                   "chain", topic="misfire",
+                   example="0 */15 * * * ?, New York 2026-11-01, disallow_concurrent 20 min jobs, SMART_POLICY: a run "
+                   "at 01:00 EDT (05:00Z) is followed by 01:15 EST (06:15Z) in Quartz, by 01:00 EST in calsim"),
         Difference("DO_NOTHING moves a misfired trigger to its first fire time strictly after now, so a fire time "
                    "met at the same wake-up as misfired ones (on time, or less late than the threshold) is skipped "
                    "too; calsim runs it", topic="misfire",

@@ -94,7 +94,7 @@ class QuartzSets(NamedTuple):
 
 
 def walk_sets(rule) -> QuartzSets | None:
-    """Quartz 2.3.2's reading of ``rule`` (a :class:`~calsim.rules.quartz.QuartzCron`), or None where it is not calsim's.
+    """How Quartz 2.3.2 reads ``rule`` (a :class:`~calsim.rules.quartz.QuartzCron`); None if calsim reads it otherwise.
 
     None for an EventBridge rule (not Quartz) and for the day-of-month forms
     calsim reads differently from 2.3.2 (the documented differences of
@@ -147,7 +147,7 @@ _WALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _wall_table(clock: ZoneClock) -> tuple[list[int], list[int]]:
-    """Each transition's wall time in the offset it starts (what ``getTransitionIndex(WALL_TIME)`` searches), offsets."""
+    """Each transition's wall time in the offset it starts (``getTransitionIndex(WALL_TIME)``'s keys), and offsets."""
     n = len(clock.table.utc)
     got = _WALLS.get(clock)
     if got is None or got[0] != n:

@@ -1,5 +1,10 @@
 """Quartz ``CronTrigger`` misfires as an oracle: a port of the job store's misfire decision.
 
+Used for the JDBC job store, which needs a database: ``tests/test_preset_quartz.py``
+compares the RAMJobStore scenarios with the real store instead (Debian's
+Quartz 2.3.2 jar on a faked clock, ``oracles.quartz_jar.QuartzJar.trigger``,
+whose scheduler-thread loop is this module's :func:`run_trigger`, in Java).
+
 Source read: Quartz 2.3.2 (Debian 12 source package ``libquartz2-java_2.3.2.orig.tar.xz``,
 identical to tag ``quartz-2.3.2`` of https://github.com/quartz-scheduler/quartz, where
 these files are under ``quartz-core/src/main/java/org/quartz/``; on ``main`` they moved to

@@ -7,9 +7,11 @@ test module. It answers ``new CronExpression(expr)`` (accepted, or Quartz's
 ``ParseException`` message), chains of ``getTimeAfter`` (what a
 ``CronTrigger`` walks: each fire time is the ``getTimeAfter`` of the one
 before) in a ``TimeZone``, ``isSatisfiedBy``, the JDK's own wall-to-instant
-rule (a lenient ``GregorianCalendar``), and ``RAMJobStore``'s misfire
-handling on a clock faked by libfaketime (:class:`QuartzJar` with
-``faked_clock=True``).
+rule (a lenient ``GregorianCalendar``), and a ``CronTriggerImpl`` in a real
+``RAMJobStore`` on a faked clock (:meth:`QuartzJar.trigger`, with
+``faked_clock=True``: a Java agent, ``QuartzFires$ClockAgent``, rewrites the
+clock reads in Quartz's classes as they load, so every misfire decision is
+the store's own, fire by fire).
 
 The JVM reads its own tz database (``lib/tzdb.dat``), not calsim's: tests
 compare against the calsim release of the same version, which
@@ -34,7 +36,6 @@ INSTALL = "apt-get install openjdk-17-jdk-headless libquartz2-java libslf4j-java
 VERSION_RANGE = ("2.3.2", "2.3.2")  # the jar the expectations were measured against (Debian 12: 2.3.2-4)
 TZDB = "2025a"  # Java 17.0.15's lib/tzdb.dat (Debian 12's openjdk-17 17.0.15+6-1~deb12u1): calsim's release "2025a"
 TIMEOUT_MS = 3000  # a getTimeAfter call still running after this long never ends (a warm call takes microseconds)
-FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 
 
 def package_version() -> str:
@@ -51,45 +52,49 @@ def classpath(build: Path) -> str:
     return os.pathsep.join([str(JAR), *(str(p) for p in SLF4J if p.exists()), str(build)])
 
 
+ASM = "--add-exports=java.base/jdk.internal.org.objectweb.asm=ALL-UNNAMED"  # the JDK's own ASM, for ClockAgent
+
+
 @functools.cache
 def build() -> Path:
-    """The compiled harness's directory (skips, or fails under CALSIM_REQUIRE_ORACLES=1, without Java or the jar)."""
-    require("java", "javac", install=INSTALL)
+    """The compiled harness's directory (skips, or fails under CALSIM_REQUIRE_ORACLES=1, without Java or the jar).
+
+    It holds the classes and ``clock-agent.jar`` (``QuartzFires$ClockAgent`` as a ``Premain-Class``: the
+    faked clock of :meth:`QuartzJar.trigger`).
+    """
+    require("java", "javac", "jar", install=INSTALL)
     if not JAR.exists():
         unavailable(f"Quartz's jar ({JAR})", INSTALL)
     d = cache_dir("quartz", SOURCE.read_bytes(), JAR.read_bytes(), javac_version())
-    done = d / "QuartzFires.class"
+    done = d / "clock-agent.jar"
     if not done.exists():
         tmp = d / "tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        subprocess.run(["javac", "-Xlint:-removal", "-Xlint:-deprecation", "-encoding", "UTF-8",
+        subprocess.run(["javac", ASM, "-Xlint:-removal", "-Xlint:-deprecation", "-encoding", "UTF-8",
                         "-cp", classpath(d), "-d", str(tmp), str(SOURCE)], check=True, capture_output=True)
-        for f in sorted(tmp.iterdir(), key=lambda p: p.name == "QuartzFires.class"):  # the marker last
+        (tmp / "manifest.txt").write_text("Premain-Class: QuartzFires$ClockAgent\n")
+        agent = sorted(p.name for p in tmp.glob("QuartzFires$ClockAgent*.class"))
+        subprocess.run(["jar", "--create", "--file", done.name, "--manifest", "manifest.txt", *agent], cwd=tmp,
+                       check=True, capture_output=True)
+        (tmp / "manifest.txt").unlink()
+        for f in sorted(tmp.iterdir(), key=lambda p: p.name == done.name):  # the marker last
             os.replace(f, d / f.name)
         tmp.rmdir()
     return d
 
 
 class QuartzJar:
-    """One JVM running the harness; ``faked_clock=True`` runs it under libfaketime (for :meth:`misfire`)."""
+    """One JVM running the harness; ``faked_clock=True`` gives Quartz's classes a faked clock (for :meth:`trigger`)."""
 
     def __init__(self, *, faked_clock: bool = False):
         d = build()
-        env = {"TZ": "UTC", "LC_ALL": "C"}
+        flags = ["-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
         if faked_clock:
-            require("faketime", install="apt-get install faketime")
-            if not FAKETIME.exists():
-                unavailable(f"libfaketime ({FAKETIME})", "apt-get install libfaketime")
-            stamp = d / f"clock-{os.getpid()}-{id(self)}.rc"
-            stamp.write_text("2026-01-01 00:00:00.000\n")
-            self.stamp = stamp
-            # A frozen absolute time, re-read at every clock call (the harness writes it before each step);
-            # the JVM's monotonic clock stays real (timers, the JIT).
-            env.update(LD_PRELOAD=str(FAKETIME), FAKETIME_TIMESTAMP_FILE=str(stamp), FAKETIME_NO_CACHE="1",
-                       FAKETIME_DONT_FAKE_MONOTONIC="1")
-        self.process = LineProcess(["java", "-Xss4m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                    "-cp", classpath(d), "QuartzFires"], env=env)
+            # Quartz's clock reads rewritten to read QuartzFires$FakeClock, which each timeline step sets.
+            flags += [ASM, f"-javaagent:{d / 'clock-agent.jar'}"]
+        self.process = LineProcess(["java", *flags, "-cp", classpath(d), "QuartzFires"],
+                                   env={"TZ": "UTC", "LC_ALL": "C"})
         self.calls = 0
         self.hangs = 0  # getTimeAfter calls stopped after timeout_ms
 
@@ -155,14 +160,18 @@ class QuartzJar:
         """``(y, month, d, h, mi, s, day-of-week 1 = Sunday)`` of instants in ``GregorianCalendar(zone)``."""
         return self.ask({"zone": zone, "fields": [int(t) for t in instants]})["fields"]
 
-    def misfire(self, expr: str, zone: str, instruction: str, threshold_ms: int, steps: list[dict],
-                disallow: bool = False) -> list[dict]:
-        """A RAMJobStore driven through ``steps`` on the faked clock (see ``QuartzFires.java``)."""
-        return self.ask({"op": "misfire", "expr": expr, "zone": zone, "instruction": instruction,
-                         "threshold_ms": threshold_ms, "disallow": disallow, "steps": steps})["steps"]
+    def trigger(self, expr: str, zone: str, instruction: str, threshold_ms: int, start_ms: int, end_ms: int,
+                outages: list[tuple[int, int, str]] = (), duration_ms: int = 0,
+                disallow: bool = False) -> tuple[list[tuple], list[tuple]]:
+        """One CronTrigger in a real RAMJobStore on the faked clock (``QuartzFires.java``'s ``"trigger"``).
+
+        Returns ``(fires, misfires)``: ``(scheduled_ms, at_ms, once_now, misfired_ms)`` per execution
+        and ``(next_fire_ms, now_ms, cause)`` per misfire the store signalled.
+        """
+        ans = self.ask({"op": "trigger", "expr": expr, "zone": zone, "instruction": instruction,
+                        "threshold_ms": threshold_ms, "disallow": disallow, "duration_ms": duration_ms,
+                        "start_ms": start_ms, "end_ms": end_ms, "outages": [list(o) for o in outages]})
+        return [tuple(f) for f in ans["fires"]], [tuple(m) for m in ans["misfires"]]
 
     def close(self) -> None:
         self.process.close()
-        stamp = getattr(self, "stamp", None)
-        if stamp is not None:
-            stamp.unlink(missing_ok=True)

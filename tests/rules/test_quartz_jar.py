@@ -235,7 +235,8 @@ def test_next_after_is_getTimeAfter_from_instants_around_each_transition(jar, co
         for t, want in zip(starts, jar.chains(expr, zone, starts, 3)):
             got = walk(rule, zone, t, len(want) + (len(want) < 3))
             got = [x for x in got if x is not None]
-            assert got == want, f"{expr!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} vs Quartz {_show(want, zone)}"
+            assert got == want, (f"{expr!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} "
+                                 f"vs Quartz {_show(want, zone)}")
             n += len(want)
     _add(counts, "getTimeAfter calls", n)
 
@@ -255,7 +256,8 @@ def test_next_after_is_getTimeAfter_past_the_jdks_own_table(jar, counts, year):
                 if got != want and any(past_the_jdks_table(zone, x) for x in got + want):
                     stated += 1
                     continue
-                assert got == want, f"{expr!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} vs {_show(want, zone)}"
+                assert got == want, (f"{expr!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} "
+                                     f"vs Quartz {_show(want, zone)}")
     _add(counts, "getTimeAfter calls past 2037", n)
     _add(counts, f"stated (tz data past 2037: Casablanca, El Aaiun, Gaza, Hebron) in {year}", stated)
 
@@ -280,13 +282,13 @@ def test_casablanca_past_2037_is_a_stated_difference(jar):
     daily midnight trigger fires at 23:00+00 in calsim's reading of tzdata's Ramadan 2040; before 2038 both
     agree. The difference is stated in the preset, and ``past_the_jdks_table`` matches exactly these pairs."""
     zone, expr = "Africa/Casablanca", "0 0 0 * * ?"
-    lo, hi = int(dt.datetime(2040, 8, 20, tzinfo=UTC).timestamp()), int(dt.datetime(2040, 10, 20, tzinfo=UTC).timestamp())
+    lo, hi = (int(dt.datetime(2040, m, 20, tzinfo=UTC).timestamp()) for m in (8, 10))
     want = [t for t in chain(jar, expr, zone, lo - 86400, hi) if t >= lo]
     got = calsim_fires(expr, zone, lo, hi)
     assert got != want and all(past_the_jdks_table(zone, t) for t in set(got) ^ set(want))
     assert {clock(zone).offset(t) for t in want} == {0, 3600}  # calsim's reading of the JVM's fires
     assert all(clock(zone).fields(t)[3] in (0, 23) for t in want)
-    lo37, hi37 = int(dt.datetime(2037, 9, 1, tzinfo=UTC).timestamp()), int(dt.datetime(2037, 12, 1, tzinfo=UTC).timestamp())
+    lo37, hi37 = (int(dt.datetime(2037, m, 1, tzinfo=UTC).timestamp()) for m in (9, 12))
     assert calsim_fires(expr, zone, lo37, hi37) == [t for t in chain(jar, expr, zone, lo37 - 86400, hi37) if t >= lo37]
     d = presets.differences(presets.quartz())
     assert d.filter(pl.col("difference").str.contains("Casablanca") & pl.col("difference").str.contains("Gaza")
@@ -297,7 +299,8 @@ def test_casablanca_past_2037_is_a_stated_difference(jar):
 # random instant next to one of its 2026 transitions.
 def _item(lo: int, hi: int):
     a, b, n = st.integers(lo, hi), st.integers(lo, hi), st.integers(1, hi - lo)
-    return st.one_of(st.just("*"), n.map(lambda k: f"*/{k}"), a.map(str), st.tuples(a, b).map(lambda p: f"{p[0]}-{p[1]}"),
+    return st.one_of(st.just("*"), n.map(lambda k: f"*/{k}"), a.map(str),
+                     st.tuples(a, b).map(lambda p: f"{p[0]}-{p[1]}"),
                      st.tuples(a, n).map(lambda p: f"{p[0]}/{p[1]}"),
                      st.lists(a, min_size=1, max_size=3).map(lambda v: ",".join(map(str, v))))
 

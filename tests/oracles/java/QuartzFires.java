@@ -24,32 +24,27 @@
 //        range), getTimeInMillis(): the JDK's rule for a wall time in a gap or a fold
 //   {"zone": ..., "fields": [<unix s>, ...]}
 //     -> {"fields": [[y, mo, d, h, mi, s, dow], ...]}   GregorianCalendar(zone).setTimeInMillis, get (dow 1 = Sunday)
-//   {"op": "misfire", "expr": ..., "zone": ..., "instruction": "DO_NOTHING", "threshold_ms": 60000,
-//    "disallow": false, "steps": [...]}
-//     -> {"steps": [...]}  one RAMJobStore with one job and one CronTriggerImpl, driven through the steps below
-//        on a faked clock (libfaketime, FAKETIME_TIMESTAMP_FILE: needs "faked_clock": true). Each step is
-//        {"do": "schedule", "at": ms}                     storeJobAndTrigger (startTime = at, computeFirstFireTime)
-//        {"do": "acquire", "at": ms}                      acquireNextTriggers(at, 1, 0L)
-//        {"do": "fire", "at": ms}                         triggersFired(the acquired trigger)
-//        {"do": "complete", "at": ms}                     triggeredJobComplete(NOOP)
-//        {"do": "reset"}                                  a new RAMJobStore (a restarted JVM)
-//        and each answer {"next": ms|null, "misfired": [nextFireTime, ...], "acquired": bool, "fired": ms|null}
-//        (next: the stored trigger's getNextFireTime() after the step; misfired: the nextFireTime of each
-//        notifyTriggerListenersMisfired during it; fired: the fire time triggersFired reported)
+//   {"op": "trigger", "expr": ..., "zone": ..., "instruction": "DO_NOTHING", "threshold_ms": 60000,
+//    "disallow": false, "duration_ms": 0, "start_ms": ..., "end_ms": ..., "outages": [[s_ms, e_ms, "suspend"], ...]}
+//     -> {"fires": [[scheduled_ms, at_ms, once_now, misfired_ms|null], ...], "misfires": [[nft_ms, now_ms, cause]]}
+//        one CronTriggerImpl in a real RAMJobStore (store.setMisfireThreshold, storeJobAndTrigger,
+//        acquireNextTriggers, triggersFired, triggeredJobComplete) on a faked clock (ClockAgent below, run
+//        with -javaagent: "faked_clock": true in the version answer). The scheduler thread around it
+//        is ours (Timeline below, the same simplification as tests/oracles/quartz.py's run_trigger: the thread
+//        looks at the trigger at its next fire time, when its blocking job ends, or when an outage ends); every
+//        decision -- misfired or not, the misfire instruction's new next fire time, the fire time after each
+//        fire, blocking -- is the store's and the trigger's own. An outage "suspend" is a paused JVM (nothing
+//        runs, the store stays); "down" a restart (a new RAMJobStore, the trigger scheduled again with
+//        startNow() at the restart). misfires: each notifyTriggerListenersMisfired (the nextFireTime it saw),
+//        with why the trigger was late ("due", "blocked": its @DisallowConcurrentExecution job ran, "outage").
 //
-// Instants are whole seconds (the calendar methods) or milliseconds (the misfire steps); a bad request or an
+// Instants are whole seconds (the calendar methods) or milliseconds (the trigger timeline); a bad request or an
 // exception answers {"error": "<class>: <message>"}.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.text.ParseException;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.time.zone.ZoneRulesProvider;
 import java.util.ArrayList;
 import java.util.Calendar;
@@ -113,8 +108,8 @@ public final class QuartzFires {
         if ("version".equals(op)) {
             return version();
         }
-        if ("misfire".equals(op)) {
-            return Misfires.run(req);
+        if ("trigger".equals(op)) {
+            return new Timeline(req).run(req);
         }
         if (req.containsKey("walls")) {
             return walls(zone(req.get("zone")), asList(req.get("walls")));
@@ -161,7 +156,7 @@ public final class QuartzFires {
         java.lang.reflect.Field max = CronExpression.class.getDeclaredField("MAX_YEAR");
         max.setAccessible(true);
         v.put("max_year", max.getInt(null));  // Calendar.getInstance().get(YEAR) + 100 at class load
-        v.put("faked_clock", System.getenv("FAKETIME_TIMESTAMP_FILE") != null);
+        v.put("faked_clock", FakeClock.installed);
         return v;
     }
 
@@ -321,9 +316,80 @@ public final class QuartzFires {
         return Collections.singletonMap("fields", all);
     }
 
+    // -- a faked clock for Quartz's classes ----------------------------------------------------------------
+
+    /** The instant Quartz's classes read as "now" once ClockAgent has rewritten them (milliseconds). */
+    public static final class FakeClock {
+        public static volatile long millis;
+        public static volatile boolean installed;
+
+        public static long currentTimeMillis() {
+            return millis;
+        }
+    }
+
+    /**
+     * A Java agent (``-javaagent``, Premain-Class) that rewrites, in every class under org/quartz/ as it loads,
+     * ``System.currentTimeMillis()`` into ``FakeClock.currentTimeMillis()`` and ``new Date()`` into
+     * ``new Date(FakeClock.currentTimeMillis())``: the clock reads of RAMJobStore (applyMisfire,
+     * acquireNextTriggers, triggersFired) and CronTriggerImpl (updateAfterMisfire). Nothing else changes.
+     * It uses the ASM copy inside the JDK (--add-exports java.base/jdk.internal.org.objectweb.asm=ALL-UNNAMED).
+     */
+    public static final class ClockAgent {
+        private static final String CLOCK = "QuartzFires$FakeClock";
+
+        public static void premain(String args, java.lang.instrument.Instrumentation inst) {
+            inst.addTransformer(new java.lang.instrument.ClassFileTransformer() {
+                public byte[] transform(ClassLoader loader, String name, Class<?> redefined,
+                                        java.security.ProtectionDomain domain, byte[] bytes) {
+                    if (name == null || !name.startsWith("org/quartz/")) {
+                        return null;
+                    }
+                    return rewrite(bytes);
+                }
+            });
+            FakeClock.installed = true;
+        }
+
+        static byte[] rewrite(byte[] bytes) {
+            final int api = jdk.internal.org.objectweb.asm.Opcodes.ASM8;
+            final int invokestatic = jdk.internal.org.objectweb.asm.Opcodes.INVOKESTATIC;
+            final int invokespecial = jdk.internal.org.objectweb.asm.Opcodes.INVOKESPECIAL;
+            final boolean[] changed = {false};
+            jdk.internal.org.objectweb.asm.ClassReader reader = new jdk.internal.org.objectweb.asm.ClassReader(bytes);
+            jdk.internal.org.objectweb.asm.ClassWriter writer = new jdk.internal.org.objectweb.asm.ClassWriter(
+                    reader, jdk.internal.org.objectweb.asm.ClassWriter.COMPUTE_MAXS);
+            reader.accept(new jdk.internal.org.objectweb.asm.ClassVisitor(api, writer) {
+                @Override
+                public jdk.internal.org.objectweb.asm.MethodVisitor visitMethod(
+                        int access, String name, String desc, String signature, String[] exceptions) {
+                    return new jdk.internal.org.objectweb.asm.MethodVisitor(
+                            api, super.visitMethod(access, name, desc, signature, exceptions)) {
+                        @Override
+                        public void visitMethodInsn(int op, String owner, String n, String d, boolean itf) {
+                            if (op == invokestatic && owner.equals("java/lang/System")
+                                && n.equals("currentTimeMillis")) {
+                                super.visitMethodInsn(invokestatic, CLOCK, "currentTimeMillis", "()J", false);
+                                changed[0] = true;
+                            } else if (op == invokespecial && owner.equals("java/util/Date") && n.equals("<init>")
+                                       && d.equals("()V")) {
+                                super.visitMethodInsn(invokestatic, CLOCK, "currentTimeMillis", "()J", false);
+                                super.visitMethodInsn(invokespecial, "java/util/Date", "<init>", "(J)V", false);
+                                changed[0] = true;
+                            } else {
+                                super.visitMethodInsn(op, owner, n, d, itf);
+                            }
+                        }
+                    };
+                }
+            }, 0);
+            return changed[0] ? writer.toByteArray() : null;
+        }
+    }
+
     // -- RAMJobStore's misfire handling on a faked clock ------------------------------------------------------
 
-    /** A job that does nothing (the steps say when it completes). */
+    /** A job that does nothing (the timeline says when it completes). */
     public static final class NoopJob implements Job {
         public void execute(JobExecutionContext context) {
         }
@@ -338,11 +404,10 @@ public final class QuartzFires {
 
     /** Records the misfires RAMJobStore.applyMisfire signals; ignores everything else. */
     static final class Signals implements SchedulerSignaler {
-        final List<Object> misfired = new ArrayList<>();
+        final List<Long> misfired = new ArrayList<>();
 
         public void notifyTriggerListenersMisfired(Trigger trigger) {
-            Date nft = trigger.getNextFireTime();  // a clone taken before updateAfterMisfire
-            misfired.add(nft == null ? null : nft.getTime());
+            misfired.add(trigger.getNextFireTime().getTime());  // a clone taken before updateAfterMisfire
         }
 
         public void notifySchedulerListenersFinalized(Trigger trigger) {
@@ -358,104 +423,157 @@ public final class QuartzFires {
         }
     }
 
-    static final class Misfires {
-        private static final DateTimeFormatter STAMP =
-                DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
+    static final class Timeline {
+        private static final org.quartz.TriggerKey KEY = new org.quartz.TriggerKey("trigger", "calsim");
 
-        /** Sets the faked clock (libfaketime re-reads the file at every clock call: FAKETIME_NO_CACHE=1). */
-        static void clock(long ms) throws Exception {
-            String file = System.getenv("FAKETIME_TIMESTAMP_FILE");
-            if (file == null) {
-                throw new IllegalStateException("no faked clock (run under libfaketime with FAKETIME_TIMESTAMP_FILE)");
-            }
-            Path p = Paths.get(file);
-            Files.write(p, (STAMP.format(Instant.ofEpochMilli(ms)) + "\n").getBytes(StandardCharsets.US_ASCII));
-            long now = System.currentTimeMillis();
-            if (now != ms) {
-                throw new IllegalStateException("faked clock reads " + now + " after setting " + ms);
-            }
+        final String expr;
+        final TimeZone tz;
+        final int instruction;
+        final long threshold;
+        final JobDetailImpl job = new JobDetailImpl();
+        RAMJobStore store;
+        Signals signals;
+
+        Timeline(Map<String, Object> req) {
+            expr = (String) req.get("expr");
+            tz = zone(req.getOrDefault("zone", "UTC"));
+            instruction = instruction((String) req.get("instruction"));
+            threshold = asLong(req.get("threshold_ms"));
+            job.setKey(new JobKey("job", "calsim"));
+            job.setJobClass(Boolean.TRUE.equals(req.get("disallow")) ? NoopSerialJob.class : NoopJob.class);
+            job.setDurability(true);
         }
 
-        static Object run(Map<String, Object> req) throws Exception {
-            String expr = (String) req.get("expr");
-            TimeZone tz = zone(req.getOrDefault("zone", "UTC"));
-            int instruction = instruction((String) req.get("instruction"));
-            long threshold = asLong(req.get("threshold_ms"));
-            boolean disallow = Boolean.TRUE.equals(req.get("disallow"));
-            RAMJobStore store = null;
-            Signals signals = null;
-            JobDetailImpl job = new JobDetailImpl();
-            job.setKey(new JobKey("job", "calsim"));
-            job.setJobClass(disallow ? NoopSerialJob.class : NoopJob.class);
-            job.setDurability(true);
-            OperableTrigger acquired = null;
-            OperableTrigger running = null;
-            List<Object> answers = new ArrayList<>();
-            for (Object s : asList(req.get("steps"))) {
-                Map<String, Object> step = asMap(s);
-                String what = (String) step.get("do");
-                Map<String, Object> ans = new LinkedHashMap<>();
-                if (step.get("at") != null) {
-                    clock(asLong(step.get("at")));
-                }
-                int seen = signals == null ? 0 : signals.misfired.size();
-                switch (what) {
-                    case "reset":
-                        store = null;
-                        acquired = running = null;
-                        break;
-                    case "schedule": {
-                        store = new RAMJobStore();
-                        signals = new Signals();
-                        seen = 0;
-                        store.setMisfireThreshold(threshold);
-                        store.initialize(new SimpleClassLoadHelper(), signals);
-                        CronTriggerImpl trigger = new CronTriggerImpl();
-                        trigger.setName("trigger");
-                        trigger.setGroup("calsim");
-                        trigger.setJobKey(job.getKey());
-                        trigger.setCronExpression(expr);
-                        trigger.setTimeZone(tz);
-                        trigger.setStartTime(new Date(asLong(step.get("at"))));  // TriggerBuilder.startNow()
-                        trigger.setMisfireInstruction(instruction);
-                        trigger.computeFirstFireTime(null);  // QuartzScheduler.scheduleJob does this
-                        store.storeJobAndTrigger(job, trigger);
-                        break;
-                    }
-                    case "acquire": {
-                        List<OperableTrigger> got = store.acquireNextTriggers(asLong(step.get("at")), 1, 0L);
-                        acquired = got.isEmpty() ? null : got.get(0);
-                        ans.put("acquired", acquired != null);
-                        break;
-                    }
-                    case "fire": {
-                        List<TriggerFiredResult> res = store.triggersFired(Collections.singletonList(acquired));
-                        Object fired = null;
-                        if (!res.isEmpty() && res.get(0).getTriggerFiredBundle() != null) {
-                            running = res.get(0).getTriggerFiredBundle().getTrigger();
-                            Date sched = res.get(0).getTriggerFiredBundle().getScheduledFireTime();
-                            fired = sched == null ? null : sched.getTime();
-                        }
-                        ans.put("fired", fired);
-                        acquired = null;
-                        break;
-                    }
-                    case "complete":
-                        store.triggeredJobComplete(running, job, Trigger.CompletedExecutionInstruction.NOOP);
-                        running = null;
-                        break;
-                    default:
-                        throw new IllegalArgumentException("unknown step " + what);
-                }
-                if (store != null) {
-                    OperableTrigger t = store.retrieveTrigger(new org.quartz.TriggerKey("trigger", "calsim"));
-                    Date nft = t == null ? null : t.getNextFireTime();
-                    ans.put("next", nft == null ? null : nft.getTime());
-                    ans.put("misfired", new ArrayList<>(signals.misfired.subList(seen, signals.misfired.size())));
-                }
-                answers.add(ans);
+        /** Sets the faked clock Quartz's classes read (see ClockAgent). */
+        static void clock(long ms) {
+            if (!FakeClock.installed) {
+                throw new IllegalStateException("no faked clock (run with -javaagent: see ClockAgent)");
             }
-            return Collections.singletonMap("steps", answers);
+            FakeClock.millis = ms;
+        }
+
+        /** The application schedules the trigger at ms with TriggerBuilder.startNow() (a new store: a new JVM). */
+        void schedule(long ms) throws Exception {
+            clock(ms);
+            store = new RAMJobStore();
+            signals = new Signals();
+            store.setMisfireThreshold(threshold);
+            store.initialize(new SimpleClassLoadHelper(), signals);
+            CronTriggerImpl trigger = new CronTriggerImpl();
+            trigger.setKey(KEY);
+            trigger.setJobKey(job.getKey());
+            trigger.setCronExpression(expr);
+            trigger.setTimeZone(tz);
+            trigger.setStartTime(new Date(ms));
+            trigger.setMisfireInstruction(instruction);
+            trigger.computeFirstFireTime(null);  // QuartzScheduler.scheduleJob
+            store.storeJobAndTrigger(job, trigger);
+        }
+
+        Long next() throws Exception {
+            OperableTrigger t = store.retrieveTrigger(KEY);
+            Date nft = t == null ? null : t.getNextFireTime();
+            return nft == null ? null : nft.getTime();
+        }
+
+        static long[] outageAt(List<Object> outages, long t) {
+            for (Object o : outages) {
+                List<Object> x = asList(o);
+                long s = asLong(x.get(0));
+                long e = asLong(x.get(1));
+                if (s <= t && t < e) {
+                    return new long[]{s, e, "down".equals(x.get(2)) ? 1 : 0};
+                }
+            }
+            return null;
+        }
+
+        Object run(Map<String, Object> req) throws Exception {
+            long start = asLong(req.get("start_ms"));
+            long end = asLong(req.get("end_ms"));
+            long duration = asLong(req.getOrDefault("duration_ms", 0L));
+            boolean disallow = Boolean.TRUE.equals(req.get("disallow"));
+            List<Object> outages = asList(req.getOrDefault("outages", new ArrayList<>()));
+            List<Object> fires = new ArrayList<>();
+            List<Object> misfires = new ArrayList<>();
+            schedule(start);
+            long now = start;
+            Long blockedUntil = null;  // @DisallowConcurrentExecution: the job's end
+            OperableTrigger running = null;
+            Long misfiredNft = null;  // the nextFireTime a FIRE_ONCE_NOW "now" replaces
+            boolean onceNow = false;
+            while (true) {
+                Long nft = next();
+                if (nft == null) {
+                    break;
+                }
+                // The next moment the scheduler thread looks at the trigger.
+                long t = Math.max(now, nft);
+                String cause = "due";
+                if (blockedUntil != null && blockedUntil > t) {
+                    t = blockedUntil;
+                    cause = "blocked";
+                }
+                long[] o = outageAt(outages, t);
+                if (o != null) {
+                    if (o[2] == 1) {  // a restart: the RAMJobStore is gone, the application schedules anew
+                        schedule(o[1]);
+                        now = o[1];
+                        blockedUntil = null;
+                        running = null;
+                        misfiredNft = null;
+                        onceNow = false;
+                        continue;
+                    }
+                    t = o[1];
+                    cause = "outage";
+                }
+                if (!onceNow && nft >= end) {
+                    break;
+                }
+                now = t;
+                clock(now);
+                if (blockedUntil != null && blockedUntil <= now) {  // the job ended: the trigger is WAITING again
+                    store.triggeredJobComplete(running, job, Trigger.CompletedExecutionInstruction.NOOP);
+                    blockedUntil = null;
+                    running = null;
+                }
+                int seen = signals.misfired.size();
+                List<OperableTrigger> got = store.acquireNextTriggers(now, 1, 0L);
+                for (Long m : signals.misfired.subList(seen, signals.misfired.size())) {
+                    List<Object> rec = new ArrayList<>();
+                    rec.add(m);
+                    rec.add(now);
+                    rec.add(cause);
+                    misfires.add(rec);
+                    Long after = next();
+                    onceNow = after != null && after == now;
+                    misfiredNft = onceNow ? m : null;
+                }
+                if (got.isEmpty()) {
+                    continue;  // not due yet (or moved past now by DO_NOTHING): the thread waits for it
+                }
+                List<TriggerFiredResult> res = store.triggersFired(got);
+                org.quartz.spi.TriggerFiredBundle bundle = res.get(0).getTriggerFiredBundle();
+                List<Object> fire = new ArrayList<>();
+                fire.add(bundle.getScheduledFireTime().getTime());
+                fire.add(now);
+                fire.add(onceNow);
+                fire.add(misfiredNft);
+                fires.add(fire);
+                onceNow = false;
+                misfiredNft = null;
+                if (disallow && duration > 0) {
+                    blockedUntil = now + duration;
+                    running = bundle.getTrigger();
+                } else {
+                    store.triggeredJobComplete(bundle.getTrigger(), job, Trigger.CompletedExecutionInstruction.NOOP);
+                }
+            }
+            Map<String, Object> ans = new LinkedHashMap<>();
+            ans.put("fires", fires);
+            ans.put("misfires", misfires);
+            return ans;
         }
 
         static int instruction(String name) {
