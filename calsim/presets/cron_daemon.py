@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal, get_args
 
 from ..simulation.policy import Policy
 from ..errors import check_choice
-from ._base import _settings, Preset, Wildcard
+from ._base import _settings, Difference, Preset, Wildcard
 
 __all__ = ["cronie"]
 
@@ -16,10 +17,19 @@ CRONIE = "https://github.com/cronie-crond/cronie/blob/master/man/cron.8"
 CRONIE_SRC = "https://github.com/cronie-crond/cronie/blob/master/src/cron.c"
 DEBIAN = "https://manpages.debian.org/bookworm/cron/cron.8.en.html"
 CRONSIM = "https://pypi.org/project/cronsim/"
+MEASURED = "Debian cron 3.0pl1-162 under libfaketime 0.9.10"
+
+# A jump of J wall minutes (cron.c: timeDiff = the wake-up's minute - the last minute done) is caught up for
+# every job if J <= 5, for fixed-time jobs if J <= 180. After a suspend of L seconds the daemon wakes when the
+# rest of its sleep to second 1 of the next minute runs out, so J = 1 + floor((L + 1 s) / 1 min) whatever
+# second the suspend began at: J <= 5 iff L < 299 s, J <= 180 iff L < 10799 s (off a DST change).
+_US = dt.timedelta(microseconds=1)
+FIXED_LIMIT = dt.timedelta(seconds=10799) - _US
+WILD_LIMIT = dt.timedelta(seconds=299) - _US
 
 
 def cronie(*, job_kind: JobKind = "auto") -> Preset:
-    """cron (cronie, Debian/Vixie), as cronsim reproduces it.
+    """cron (cronie, Debian/Vixie) as the daemon runs, measured on Debian's cron under libfaketime.
 
     ============================  ==================================================  ==============
     cron behaviour                calsim                                              source
@@ -29,17 +39,28 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     wildcard job (minute or       ``gap="skip"``, ``fold="both"`` (follows the new    DEBIAN, CRONSIM
     hour starts with ``*``)       time: runs in both passes of a repeated hour)
     restart                       ``catchup="skip"`` (no catch-up; anacron is the     CRONIE_SRC
-                                  add-on), ``misfire_grace=0``,
-                                  ``recovery_wake=False``: the minute crond starts
-                                  in is skipped (``cron.c`` ``set_time``, then
-                                  ``cron_sleep(timeRunning + 1)``)
-    suspend (clock jump of J      fixed-time: every missed minute runs if             CRONIE_SRC
-    wall minutes on resume)       J <= 180 (``suspend_limit="180min"``); wildcard:
-                                  if J <= 5 (``"5min"``), else only the current
-                                  minute (``suspend_catchup="all"``)
+                                  add-on), ``recovery_wake=False``: the minute
+                                  crond starts in is skipped (``cron.c``
+                                  ``set_time``, then ``cron_sleep(timeRunning + 1)``)
+    wakes each minute; a job      ``tick="1min"``, ``misfire_grace="1min"``,          CRONIE_SRC
+    runs in its minute            ``limit_edge="late"`` (a job of the minute crond
+                                  wakes in is on time; an earlier one is missed)
+    suspend: sleeps on            ``suspend_wake="sleep_end"``: crond wakes when      CRONIE_SRC
+    CLOCK_MONOTONIC               the rest of its interrupted ``sleep()`` runs out
+                                  (up to a minute after the resume)
+    suspend of L (a clock jump    fixed-time: every missed minute runs if             CRONIE_SRC
+    of J = 1 + L // 1min wall     L < 2 h 59 min 59 s (J <= 180); wildcard: if
+    minutes on waking)            L < 4 min 59 s (J <= 5), else only the current
+                                  minute (``suspend_catchup="all"``,
+                                  ``suspend_limit`` just under those lengths)
     overlap                       ``overlap="allow"``
-    wakes each minute             ``tick="1min"``
     ============================  ==================================================  ==============
+
+    Measured against Debian's ``cron`` 3.0pl1-162 itself (Vixie cron with the
+    time-change code cronie shares), run under libfaketime by
+    ``tools/capture_cron.py`` over DST days in New York, Berlin, Lord Howe and
+    Santiago, restarts and suspends (tests/test_cron_daemon.py); the
+    remaining differences are the preset's ``notes`` (``presets.differences``).
 
     Parameters (keyword-only)
     -------------------------
@@ -57,39 +78,17 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     >>> p = presets.cronie()
     >>> [p.dst_for(calsim.Schedule("j", "UTC", "2026-01-01T00:00", e)) for e in ("30 2 * * *", "*/30 * * * *")]
     [('next_valid', 'first'), ('skip', 'both')]
+    >>> p.policy.suspend_wake
+    'sleep_end'
     """
     check_choice("job_kind", job_kind, get_args(JobKind))
     fixed, wild = ("next_valid", "first"), ("skip", "both")
     gap, fold = wild if job_kind == "wildcard" else fixed
-    notes = [
-        "a suspend's clock jump J is counted in wall minutes between crond's last minute and its resume minute "
-        "(cron.c timeDiff): a suspend starting on a minute boundary gives J = its length + 1 minute, and one across "
-        "a DST change adds or removes the change; calsim compares the suspend's real length with the limit",
-        "a restart inside the second pass of a repeated hour runs a fixed-time job again at its wall time (crond "
-        "forgot the first pass); calsim expands fixed-time jobs with fold='first' and runs the first pass only",
-        "a suspend across a fall-back can make the jump J zero or negative: crond runs nothing missed (fixed-time "
-        "jobs wait until the wall clock passes the last minute done, so their second pass may run); calsim catches "
-        "the suspend up by its real length",
-        "a suspend ending inside the second pass of a repeated hour: crond catches fixed-time jobs up only to its "
-        "resume wall minute and runs the later first-pass times in the second pass (fold 1); calsim catches the "
-        "first pass up at the resume, or nothing after a long suspend, and never runs the second pass",
-        "a suspend ending exactly at a spring-forward change: gap times moved to the change (next_valid) are due "
-        "at the resume instant, so calsim runs them as on time; crond counts the change in its jump and, past "
-        "180 minutes, runs only the resume minute's jobs",
-        "catch-up runs after a suspend are paced 10 s apart per minute caught up (cron.c sleep(10)); calsim starts "
-        "them at the resume wake-up",
-        "clock changes of 3 h or more are treated by cron as corrections (nothing run for the skipped interval); "
-        "calsim and cronsim still run fixed-time jobs right after such a jump (Pacific/Apia 2011-12-30)",
-        "several gap times of one fixed-time job (0,30 2 * * *) all run at the change in crond, 10 s apart; calsim "
-        "keeps one instant and marks the others merged_into (cronsim yields one)",
-        "cronie's 'granularity > 1 h' wording would make '0 */2 * * *' fixed-time; the code flags and cronsim "
-        "treat it as wildcard, as calsim does",
-        "cronsim 2.9 misses a few wildcard times next to Lord Howe's 30-minute changes (its searches jump in "
-        "real time); calsim runs them, as cron's minute-by-minute matching does (pinned in the tests)",
-    ]
-    fixed_policy = dict(catchup="skip", overlap="allow", misfire_grace=0, recovery_wake=False,
-                        suspend_catchup="all", suspend_limit="180min")
-    wild_policy = (("suspend_limit", "5min"),)
+    notes = _NOTES
+    fixed_policy = dict(catchup="skip", overlap="allow", misfire_grace="1min", limit_edge="late",
+                        recovery_wake=False, suspend_catchup="all", suspend_limit=FIXED_LIMIT,
+                        suspend_wake="sleep_end")
+    wild_policy = (("suspend_limit", WILD_LIMIT),)
     policy = Policy(**{**fixed_policy, **(dict(wild_policy) if job_kind == "wildcard" else {})})  # type: ignore[arg-type]
     return Preset(
         name="cronie",
@@ -98,4 +97,75 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
         sources=(CRONIE, CRONIE_SRC, DEBIAN, CRONSIM),
         settings=_settings(job_kind=job_kind),
         wildcard=Wildcard("minute_or_hour_starred", "skip", "both", wild_policy) if job_kind == "auto" else None,
+        measured=MEASURED,
     )
+
+
+_NOTES = (
+    Difference(
+        "a suspend across a DST change: crond counts its clock jump J in wall minutes (cron.c timeDiff: "
+        "J = 1 + L // 1min for a suspend of L, plus the change forward, minus it back) and catches up every job if "
+        "1 < J <= 5, fixed-time jobs if 5 < J <= 180, nothing missed otherwise; calsim decides by the suspend's "
+        "real length L, which gives the same J away from a change",
+        topic="suspend",
+        example="America/New_York, suspend 06:59Z-07:02Z on 2026-03-08 (3 min across the spring change, J = 64): "
+                "crond runs '* * * * *' for 03:02 EDT only, calsim also catches 03:00 and 03:01 up at 07:02:00Z"),
+    Difference(
+        "a suspend ending inside (or just before) a repeated hour, after the first pass of a fixed-time job's wall "
+        "time: crond never saw that wall time, so it runs it when the wall clock shows it again, in the second "
+        "pass; calsim (fold='first') runs the first pass at its wake-up, or skips it after a long suspend",
+        topic="DST",
+        example="America/New_York, suspend 05:02Z-06:02Z on 2026-11-01 (01:02 EDT to 01:02 EST): '45 1 * * *' "
+                "runs at 06:45:01Z (01:45 EST) in crond, at 06:02:00Z in calsim"),
+    Difference(
+        "a suspend beginning inside the second pass of a repeated hour: crond's last minute done is still the "
+        "end of the first pass (it holds its clock there until the wall clock passes it again), so its jump J is "
+        "counted from there: zero or negative (nothing missed runs) or small; calsim catches the suspend up by "
+        "its real length",
+        topic="suspend",
+        example="America/New_York, suspend 06:10:30Z-06:13:30Z on 2026-11-01 (in 01:xx EST): '* * * * *' for "
+                "01:11-01:13 EST is lost in crond (the port of cron.c), caught up at 06:14:00Z by calsim",
+        measured="the cronie port (tests/oracles/cronie.py), which reproduces every run of the daemon's fixtures"),
+    Difference(
+        "a suspend ending exactly at a spring-forward change with a jump of more than 180 wall minutes: crond "
+        "runs only the jobs of its resume minute, so a fixed-time job's gap time is lost; calsim moves the gap "
+        "time to the change (next_valid), which is the resume instant: on time, so it runs",
+        topic="DST",
+        example="America/New_York, suspend 04:00Z-07:00Z on 2026-03-08: '30 2 * * *' is lost in crond, calsim "
+                "runs it at 07:00:00Z"),
+    Difference(
+        "a restart before or inside the second pass of a repeated hour: the new crond has no memory of the first "
+        "pass, so a fixed-time job runs again at its wall time in the second pass (twice that day if the first "
+        "ran before the restart); calsim expands fixed-time jobs with fold='first' and runs the first pass only",
+        topic="DST",
+        example="America/New_York, down 05:15Z-06:15Z on 2026-11-01: '45 1 * * *' runs at 06:45:01Z (01:45 EST) in "
+                "crond; calsim skips 01:45 EDT (due in the outage) and has no second pass"),
+    Difference(
+        "several gap times of one fixed-time job ('0,30 2 * * *') each run after a spring-forward change in crond "
+        "(one catch-up minute each); calsim keeps one instant and marks the others merged_into (cronsim yields one)",
+        topic="DST",
+        example="America/New_York, 2026-03-08: '0,30 2 * * *' runs twice at 07:00:02Z in crond, once at 07:00:00Z "
+                "in calsim"),
+    Difference(
+        "after a clock jump crond runs the missed minutes one after another, sleeping after each minute that "
+        "started a job until one of those jobs ends or 10 s pass (cron.c sleep(10), cut short by SIGCHLD); calsim "
+        "starts the whole backlog at the wake-up. With jobs of a few milliseconds the backlog is over at once; "
+        "jobs of 10 s or more start the k-th minute caught up 10 s x (k - 1) later",
+        topic="catch-up",
+        example="America/New_York, suspend 05:02Z-08:01Z on 2026-03-01 (179 min): crond starts the 10 minutes of "
+                "fixed-time jobs it catches up within 3 s of 08:01:01Z (the fixtures' jobs end in ~0.3 s), calsim "
+                "all at 08:01:00Z"),
+    Difference(
+        "Debian's cron has no CRON_TZ: every job runs in the daemon's TZ; calsim uses each schedule's zone (as "
+        "cronie's CRON_TZ does)",
+        topic="zones", example="a schedule in Europe/Berlin on a daemon with TZ=America/New_York"),
+    Difference(
+        "clock changes of 3 h or more (a zone skipping a day) are treated by crond as corrections (nothing run "
+        "for the skipped interval); calsim and cronsim still run fixed-time jobs right after such a change",
+        topic="DST", example="Pacific/Apia 2011-12-30 (skipped): '0 12 * * *' runs at the change in calsim",
+        measured="cronie src/cron.c (read, not recorded: no 2011 change in the fixtures)"),
+    "cronie's 'granularity > 1 h' wording would make '0 */2 * * *' fixed-time; the code flags (entry.c MIN_STAR, "
+    "HR_STAR) and cronsim treat it as wildcard, as calsim does",
+    "cronsim 2.9 misses a few wildcard times next to Lord Howe's 30-minute changes (its searches jump in real "
+    "time); calsim runs them, as cron's minute-by-minute matching does (the daemon's fixtures agree)",
+)

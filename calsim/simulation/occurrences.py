@@ -122,7 +122,8 @@ def manual_rows(scenario: Scenario, scheds: list[Schedule], run: RunState) -> li
         i = by_id[ev.schedule_id]
         s = scheds[i]
         p = run.pol[i]
-        t = int(wake(np.array([ev.at_us], dtype=np.int64), tick, run.outages, p.recovery_wake, run.suspends)[0])
+        t = int(wake(np.array([ev.at_us], dtype=np.int64), tick, run.outages, p.recovery_wake, run.suspends,
+                     p.suspend_wake == "sleep_end")[0])
         # Its identity is the trigger's local wall time (the ledger key needs a
         # nominal time), read with the release in force at the trigger: the
         # scenario's, or the last TzUpgrade's at or before it. Never a row's

@@ -28,6 +28,7 @@ OnBudget = Literal["wait", "skip"]
 LimitEdge = Literal["on_time", "late"]
 Backlog = Literal["at_once", "in_turn"]
 Covers = Literal["own_window", "since_last_success"]
+SuspendWake = Literal["resume", "sleep_end"]
 Jitter = Literal["none", "full", "equal"]
 ERROR_CLASSES = ("transient", "review", "permanent")
 
@@ -220,6 +221,15 @@ class Policy:
         jump of less than 3 h).
     suspend_limit : duration or None
         The longest suspend ``suspend_catchup`` applies to (None: any).
+    suspend_wake : {"resume", "sleep_end"}
+        When a scheduler that slept through an ``Outage(kind="suspend")``
+        looks again: at the resume instant (default: woken by the resume, or
+        a timer that counts suspended time), or when the rest of the sleep the
+        suspend interrupted has run out (``"sleep_end"``): a scheduler asleep
+        until its next tick in a ``sleep()``, which Linux measures on
+        CLOCK_MONOTONIC, stopped while the machine sleeps, so a suspend
+        ``[a, b)`` wakes it at ``b`` plus the time from ``a`` to the next tick
+        (cron: ``cron.c`` ``cron_sleep``; measured on Debian cron 3.0pl1).
     rate_limit : str or None
         The :class:`~calsim.RateLimit` (by name) each attempt takes a token from (None: none).
     idempotent : bool
@@ -262,6 +272,7 @@ class Policy:
     down_is_missed: bool = False
     suspend_catchup: Catchup | None = None
     suspend_limit: object = None
+    suspend_wake: SuspendWake = "resume"
     rate_limit: str | None = None
     idempotent: bool = False
     covers: Covers | None = None
@@ -282,6 +293,7 @@ class Policy:
         check_choice("backlog", self.backlog, get_args(Backlog), noun="policy")
         if self.suspend_catchup is not None:
             check_choice("suspend_catchup", self.suspend_catchup, get_args(Catchup), noun="policy")
+        check_choice("suspend_wake", self.suspend_wake, get_args(SuspendWake), noun="policy")
         if self.covers is not None:
             check_choice("covers", self.covers, get_args(Covers), noun="data window")
         for name in ("recovery_wake", "down_is_missed", "idempotent"):

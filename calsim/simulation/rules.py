@@ -31,7 +31,7 @@ import numpy as np
 
 from ..times import DAY_US, US
 
-__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "paused", "beyond", "backlog_groups",
+__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "slept_out", "paused", "beyond", "backlog_groups",
            "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
@@ -71,7 +71,7 @@ def up(t, outages: tuple[tuple[int, int], ...]):
 
 
 def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], recovery=True,
-         suspends: np.ndarray | None = None) -> np.ndarray:
+         suspends: np.ndarray | None = None, sleep_end=False) -> np.ndarray:
     """The wake-up that picks each occurrence: the first at or after ``eligible``.
 
     The scheduler wakes on multiples of ``tick`` from the Unix epoch while up,
@@ -84,7 +84,13 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], 
     instant (cron starts its clock at the current minute and first runs the
     next one: cronie ``cron.c``, ``set_time`` then ``cron_sleep(timeRunning + 1)``).
     That is a restart; after an outage that ``suspends`` marks (the process
-    slept with the machine) every scheduler wakes at the resume instant.
+    slept with the machine) every scheduler wakes at the resume instant,
+    unless ``sleep_end`` (per row, or one for all; ``Policy.suspend_wake ==
+    "sleep_end"``): then it first sleeps what was left of its sleep towards
+    the tick it was waiting for (a ``sleep()`` measured on CLOCK_MONOTONIC,
+    which stops while the machine is suspended): a suspend ``[a, b)`` wakes
+    it at ``b + (next tick at or after a) - a``, and ticks before that pass
+    unseen (:func:`slept_out`).
 
     >>> MIN = 60 * 10**6
     >>> wake(np.array([30 * 10**6]), MIN, ((0, 90 * 10**6),)).tolist()  # down when due: back at 90 s
@@ -93,7 +99,15 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], 
     [120000000]
     >>> wake(np.array([30 * 10**6]), MIN, ()).tolist()  # up: the next tick
     [60000000]
+    >>> sus = np.array([True])  # suspended from 30 s to 90 s: at the resume, or 30 s later (cron)
+    >>> [wake(np.array([60 * 10**6]), MIN, ((30 * 10**6, 90 * 10**6),), False, sus, end).tolist() for end in (False, True)]
+    [[90000000], [120000000]]
     """
+    if suspends is not None and np.any(sleep_end) and suspends.any():
+        picked = wake(eligible, tick, slept_out(outages, suspends, tick), recovery, suspends)
+        if np.ndim(sleep_end) == 0:
+            return picked
+        return np.where(sleep_end, picked, wake(eligible, tick, outages, recovery, suspends))
     pick = np.negative(eligible)
     np.floor_divide(pick, tick, out=pick)
     np.multiply(pick, -tick, out=pick)
@@ -131,6 +145,28 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], 
         ticks = np.minimum(ticks, s_back)
     pick[idx] = np.where(np.asarray(recovery)[idx] if np.ndim(recovery) else False, looks, ticks)
     return pick
+
+
+def slept_out(outages: tuple[tuple[int, int], ...], suspends: np.ndarray, tick: int) -> tuple[tuple[int, int], ...]:
+    """The outages as a scheduler asleep in a ``sleep()`` until its next tick lives them: each suspend
+    ``[a, b)`` lasts until ``b`` plus what was left of that sleep at ``a`` (``-a mod tick``: 0 when ``a`` is a
+    tick, whose wake-up the suspend took), but never into the next outage (then they chain).
+
+    Linux measures ``nanosleep`` on CLOCK_MONOTONIC, which does not count suspended time (nanosleep(2)); cron
+    sleeps to second 1 of the next minute (``cron.c`` ``cron_sleep``), so after a resume it wakes only when the
+    rest of that sleep has run out, up to a minute later (measured on Debian cron 3.0pl1 under libfaketime:
+    tests/test_cron_daemon.py).
+
+    >>> MIN = 60
+    >>> slept_out(((90, 300), (400, 500)), np.array([True, False]), MIN)
+    ((90, 330), (400, 500))
+    """
+    out = list(outages)
+    for j, (a, b) in enumerate(outages):
+        if suspends[j]:
+            end = b + (-a) % tick
+            out[j] = (a, min(end, outages[j + 1][0]) if j + 1 < len(outages) else end)
+    return tuple(out)
 
 
 def paused(spans: list[tuple[int, int]] | None, t):

@@ -97,6 +97,7 @@ class RunState:
         self.p_maxmissed = arr(lambda p: BIG if p.max_missed is None else p.max_missed)
         self.p_in_turn = arr(lambda p: p.backlog == "in_turn", bool)
         self.p_recovery = arr(lambda p: p.recovery_wake, bool)
+        self.p_sleep_end = arr(lambda p: p.suspend_wake == "sleep_end", bool)
         self.p_down_missed = arr(lambda p: p.down_is_missed, bool)
         self.p_suspend_catchup = arr(lambda p: CATCHUP[p.suspend_catchup or p.catchup], np.int8)
         self.p_suspend_limit = arr(lambda p: BIG if p.suspend_limit_us is None else p.suspend_limit_us)

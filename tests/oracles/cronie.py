@@ -1,4 +1,10 @@
-"""Oracle for ``calsim.presets.cronie()``: crond's minute loop, ported line by line from cronie.
+"""crond's minute loop, ported line by line from cronie: the stand-in for the daemon where it cannot run.
+
+The real oracle is Debian's cron daemon itself (``tests/oracles/cron_daemon.py``:
+runs recorded by ``tools/capture_cron.py``). This port reproduces every run
+of those recordings (``tests/test_preset_cronie.py``), and is kept for what
+they cannot hold: the grammar's job kinds over any spec, and dense sweeps of
+suspends (``CALSIM_LONG=1``) that would take the daemon hours.
 
 Upstream files (repository https://github.com/cronie-crond/cronie); every line
 number below refers to these exact versions:
@@ -37,6 +43,12 @@ The world (not cronie's code, the system it runs on):
   which stops while the machine is suspended: after a resume crond first sleeps
   what was left of its sleep. ``sleep_clock="boottime"`` instead wakes it at the
   resume instant if the sleep would have ended meanwhile;
+* a job runs for ``job_seconds`` (default 0): the ``sleep(10)`` after each
+  catch-up minute that started one (CRON_C:412-413, 441-442) is cut short
+  when the first of them ends, since its exit (SIGCHLD, which crond handles)
+  interrupts ``sleep`` (signal(7): ``nanosleep`` is never restarted after a
+  handler). So with quick jobs a backlog runs within moments, as Debian's
+  cron does under libfaketime (tests/test_cron_daemon.py), not 10 s apart;
 * a ``down`` outage ``[a, b)`` kills crond at ``a`` (nothing that would run at or
   after ``a`` runs) and starts a fresh crond at ``b`` (``main`` from the top,
   with no memory); a ``suspend`` outage ``[a, b)`` freezes the whole machine:
@@ -343,8 +355,9 @@ class Crond:
     """One life of the daemon: ``main`` from ``start`` until it is killed at ``stop``."""
 
     def __init__(self, entries: Sequence[Entry], world: World, start: float, stop: float, log: list[Run],
-                 jumps: list[Jump] | None = None) -> None:
+                 jumps: list[Jump] | None = None, job_seconds: float = 0.0) -> None:
         self.entries, self.world, self.now, self.stop, self.log = list(entries), world, float(start), stop, log
+        self.job_seconds = job_seconds
         self.jumps = jumps if jumps is not None else []
         self.queue: list[tuple[Entry, int, int, str]] = []
         self.isdst = 0  # CRON_C:608 static int isdst
@@ -463,8 +476,8 @@ class Crond:
                 self.jumps.append(Jump(dt.datetime.fromtimestamp(self.now, UTC), timeDiff, wakeupKind))
                 if wakeupKind == "small":  # CRON_C:403-420 run every virtual minute, all jobs
                     while True:
-                        if self.job_runqueue():  # CRON_C:412-413
-                            self.sleep(10)
+                        if self.job_runqueue():  # CRON_C:412-413 (cut short by the first job's SIGCHLD)
+                            self.sleep(min(10.0, self.job_seconds))
                         self.virtualTime += 1  # CRON_C:414
                         if self.virtualTime >= self.timeRunning:  # CRON_C:415-417
                             oldGMToff = self.GMToff
@@ -475,8 +488,8 @@ class Crond:
                     # CRON_C:437: wildcard jobs for the current minute only
                     self.find_jobs(self.timeRunning, True, False, self.GMToff, "medium_wild")
                     while True:  # CRON_C:440-449: fixed-time jobs for each minute missed
-                        if self.job_runqueue():  # CRON_C:441-442
-                            self.sleep(10)
+                        if self.job_runqueue():  # CRON_C:441-442 (cut short by the first job's SIGCHLD)
+                            self.sleep(min(10.0, self.job_seconds))
                         self.virtualTime += 1  # CRON_C:443
                         if self.virtualTime >= self.timeRunning:  # CRON_C:444-446
                             oldGMToff = self.GMToff
@@ -553,7 +566,7 @@ def _zone(name: str, release: object):
 def simulate(jobs: Mapping[str, str] | Iterable[tuple[str, str]], zone: str, start: object, end: object, *,
              outages: Sequence[object] = (), release: object = "2026f", boot: object = None,
              sleep_clock: str = "monotonic", cron_tz: Mapping[str, str] | None = None,
-             jumps: list[Jump] | None = None) -> list[Run]:
+             jumps: list[Jump] | None = None, job_seconds: float = 0.0) -> list[Run]:
     """Run crond over ``[boot, end)`` and return every command it started, in order.
 
     ``jobs`` maps a name to the five time fields (or an ``@`` macro);
@@ -561,7 +574,9 @@ def simulate(jobs: Mapping[str, str] | Iterable[tuple[str, str]], zone: str, sta
     objects or ``(start, end[, kind])`` tuples, kind ``"down"`` (default) or
     ``"suspend"``; ``boot`` (default: one hour before ``start``) is when crond
     is first started; ``cron_tz`` maps job names to a ``CRON_TZ`` zone;
-    ``jumps``, if given, receives every wake-up whose ``timeDiff`` was not 1.
+    ``jumps``, if given, receives every wake-up whose ``timeDiff`` was not 1;
+    ``job_seconds`` is how long each job runs (it only bounds the catch-up
+    ``sleep(10)``, see the module docstring).
 
     >>> runs = simulate({"j": "30 2 * * *"}, "America/New_York", "2026-03-08T00:00Z", "2026-03-09T00:00Z")
     >>> [(r.nominal_local.isoformat(), r.at_utc.isoformat(), r.branch) for r in runs]
@@ -591,7 +606,7 @@ def simulate(jobs: Mapping[str, str] | Iterable[tuple[str, str]], zone: str, sta
     for begin, stop in lives:
         if world.suspended_at(begin):
             raise ValueError("crond cannot start during a suspend")
-        Crond(entries, world, begin, stop, log, jumps).main()
+        Crond(entries, world, begin, stop, log, jumps, job_seconds).main()
     return log
 
 
