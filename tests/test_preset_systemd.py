@@ -1,10 +1,13 @@
 """``presets.systemd()`` against systemd itself (``systemd-analyze calendar``) and a port of ``timer.c``.
 
-calsim cannot read ``OnCalendar=`` yet, so each case gives the same schedule
-twice: as systemd's calendar expression (run through the real
-``systemd-analyze``) and as a cron rule for calsim with ``presets.systemd()``.
-What is compared is, per (scenario, occurrence), the instants at which the
-service starts (:func:`pair_up` says how starts are attributed to occurrences).
+Each case is one ``OnCalendar=`` expression, run through the real
+``systemd-analyze`` (zone data pinned to calsim's release 2026f) and the
+port of ``timer.c``, and as a calsim schedule with ``presets.systemd()``
+(its DST is systemd's own walk, ``gap``/``fold="scheduler"``; the grid of
+expressions, zones and changes for that walk is
+``tests/test_systemd_calendar.py``). What is compared is, per (scenario,
+occurrence), the instants at which the service starts (:func:`pair_up` says
+how starts are attributed to occurrences).
 
 The oracle is :mod:`oracles.systemd` (see its docstring for every boundary,
 with lines of systemd v252.38).
@@ -54,13 +57,10 @@ DAY = 24 * HOUR
 RELEASE = "2026f"
 FULL = True    # the whole grid fits the ~40 s budget of the default run (CALSIM_LONG=1 changes nothing)
 
-WHY_NOT = oracle.missing()
-
-
 @pytest.fixture(autouse=True)
 def _needs_systemd_analyze():
-    if WHY_NOT is not None:
-        pytest.skip(f"not applicable here: systemd-analyze not on this machine: {WHY_NOT}")
+    """Skip (fail under CALSIM_REQUIRE_ORACLES=1) where systemd-analyze does not run."""
+    oracle.require()
 
 
 _us, _iso, _hm = us_at, iso, hm
@@ -80,7 +80,7 @@ TRANSITIONS = {
     ("Australia/Lord_Howe", "spring"): _us(2026, 10, 3, 15, 30),  # 02:00 +1030 -> 02:30 +11
 }
 
-# (OnCalendar= expression, the same schedule as a cron rule for calsim)
+# (OnCalendar= expression, its cron spelling: the test ids)
 EXPRESSIONS = [
     ("*-*-* *:00/15:00", "*/15 * * * *"),
     ("*-*-* 02:30:00", "30 2 * * *"),
@@ -93,9 +93,9 @@ EXPRESSIONS = [
 EVERY15 = ("*-*-* *:00/15:00", "*/15 * * * *")
 
 
-def _schedule(cron: str, zone: str, preset: calsim.presets.Preset, policy: calsim.Policy | None = None,
+def _schedule(expr: str, zone: str, preset: calsim.presets.Preset, policy: calsim.Policy | None = None,
               sid: str = "timer") -> calsim.Schedule:
-    s = calsim.Schedule(sid, zone, "2025-12-01T00:00", cron, policy=policy)
+    s = calsim.Schedule(sid, zone, "2025-12-01T00:00", "OnCalendar=" + expr, policy=policy)
     return preset.apply(s)
 
 
@@ -368,7 +368,7 @@ def run_case(case: Case) -> Run:
     start, end, outs = case.window()
     preset = case.preset()
     policy = calsim.Policy(duration=f"{case.duration_min}min") if case.duration_min else None
-    sched = _schedule(case.cron, case.zone, preset, policy=policy)
+    sched = _schedule(case.expr, case.zone, preset, policy=policy)
     delay_us = preset.policy.jitter_us
     accuracy_us = ACCURACY[case.accuracy]
     cfg = oracle.TimerConfig(case.expr, case.zone, persistent=case.persistent, accuracy_us=accuracy_us,
@@ -473,8 +473,15 @@ def _explain(pairs: list[Pair], limit: int = 8) -> str:
 
 # -- 1. where an OnCalendar= expression elapses across DST (continuous running) -----------------------
 
+# The calendar cases also run where systemd's walk loses more than the missing times (they are cheap).
+CALENDAR_TRANSITIONS = {**TRANSITIONS,
+                        ("Europe/Dublin", "spring"): _us(2026, 3, 29, 1),      # 01:00 GMT -> 02:00 IST
+                        ("Europe/Dublin", "fall"): _us(2026, 10, 25, 1),       # 02:00 IST -> 01:00 GMT
+                        ("Pacific/Chatham", "spring"): _us(2026, 9, 26, 14)}   # 02:45 -> 03:45
+
+
 def _dst_cases():
-    for (zone, season), t in TRANSITIONS.items():
+    for (zone, season), t in CALENDAR_TRANSITIONS.items():
         for expr, cron in EXPRESSIONS:
             yield zone, season, t, expr, cron
 
@@ -483,7 +490,7 @@ def _dst_cases():
 def _calendar_case(zone, season, t, expr, cron):
     start, end = t - DAY - 7 * MIN, t + 2 * DAY
     want = oracle.elapses_between(expr, zone, start, end)
-    sched = _schedule(cron, zone, presets.systemd())
+    sched = _schedule(expr, zone, presets.systemd())
     f = calsim.expand([sched], _iso(start), _iso(end), release=RELEASE)
     got = sorted(int(v) for v in f.filter(f["due_utc"].is_not_null())["due_utc"].dt.epoch("us").to_list())
     return want, got, f.height
@@ -548,7 +555,7 @@ def test_boot_inside_the_repeated_hour_fires_the_second_pass_times():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(t - 2 * HOUR, t)])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - 2 * HOUR, t, "down")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - 2 * HOUR, t, "down")])
     second = [t + 5 * MIN, t + 20 * MIN, t + 35 * MIN]         # 01:15, 01:30, 01:45 EST
     assert [u for u in want if t <= u < t + 50 * MIN] == second
     assert [u for u in got if t <= u < t + 50 * MIN] == []
@@ -591,7 +598,7 @@ def test_persistent_catch_up_at_boot_is_still_randomly_delayed():
     zone, t = "Europe/Berlin", _us(2026, 6, 1, 10, 7)
     start, end = t - 3 * HOUR - 11 * MIN, t + HOUR
     preset = presets.systemd(persistent=True, randomized_delay_sec="10min")
-    sched = _schedule(EVERY15[1], zone, preset)
+    sched = _schedule(EVERY15[0], zone, preset)
     delay_us = preset.policy.jitter_us
     cfg = oracle.TimerConfig(EVERY15[0], zone, persistent=True, randomized_delay_us=delay_us,
                              delay_for=_delay_for(sched, delay_us))
@@ -647,7 +654,7 @@ def test_persistent_elapse_exactly_at_a_minute_aligned_boot_fires_at_boot_in_sys
     cfg = oracle.TimerConfig(EVERY15[0], zone, persistent=True)
     fires = oracle.run_timer(cfg, start, end, [oracle.Outage(t - 30 * US, t)])
     preset = presets.systemd(persistent=True)
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - 30 * US, t, "down")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - 30 * US, t, "down")])
     want = [f.fired_us for f in fires]
     assert [(f.elapse_us, f.fired_us, f.why) for f in fires if f.elapse_us == t] == [(t, t, "elapse")]
     assert t not in got and t + MIN in got
@@ -665,7 +672,7 @@ def test_machine_off_an_elapse_30s_before_boot_is_not_run_without_persistent():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(t - 10 * MIN, t + 30 * US)])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end,
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end,
                            [_outage(t - 10 * MIN, t + 30 * US, "down")])
     assert t not in want
     assert got == want
@@ -680,7 +687,7 @@ def test_suspend_without_persistent_still_fires_once_on_resume():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(t - HOUR, t, "suspend")])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - HOUR, t, "suspend")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - HOUR, t, "suspend")])
     assert t in want
     assert got == want
 
@@ -694,7 +701,7 @@ def test_persistent_catch_up_at_boot_is_placed_in_the_accuracy_window():
     cfg = oracle.TimerConfig(EVERY15[0], zone, persistent=True)
     want = [f.fired_us for f in oracle.run_timer(cfg, start, end, [oracle.Outage(t - HOUR, t)])]
     preset = presets.systemd(persistent=True)
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - HOUR, t, "down")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - HOUR, t, "down")])
     assert t + 30 * US in want
     assert got == want
 
@@ -707,7 +714,7 @@ def test_unit_still_active_is_not_started_again_and_runs_once_when_it_ends(durat
     cfg = oracle.TimerConfig(EVERY15[0], zone, duration_us=duration_min * MIN)
     want = [f.fired_us for f in oracle.run_timer(cfg, start, end)]
     preset = presets.systemd()
-    sched = _schedule(EVERY15[1], zone, preset, policy=calsim.Policy(duration=f"{duration_min}min"))
+    sched = _schedule(EVERY15[0], zone, preset, policy=calsim.Policy(duration=f"{duration_min}min"))
     got, _ = _calsim_fires(sched, preset, start, end)
     assert got == want
 
@@ -722,7 +729,7 @@ def test_an_elapse_exactly_at_boot_is_not_run_without_persistent():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(t - 10 * MIN, t)])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - 10 * MIN, t, "down")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - 10 * MIN, t, "down")])
     assert [u for u in want if t - 10 * MIN <= u < t + 10 * MIN] == []
     assert got == want, _only(want, got)
 
@@ -737,7 +744,7 @@ def test_an_elapse_30s_after_boot_runs_on_time():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(*outage)])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(*outage, "down")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(*outage, "down")])
     assert t in want
     assert got == want, _only(want, got)
 
@@ -752,7 +759,7 @@ def test_a_suspend_ending_exactly_on_an_elapse_fires_once_on_resume():
     want = [f.fired_us for f in oracle.run_timer(oracle.TimerConfig(EVERY15[0], zone), start, end,
                                                  [oracle.Outage(t - HOUR, t, "suspend")])]
     preset = presets.systemd()
-    got, _ = _calsim_fires(_schedule(EVERY15[1], zone, preset), preset, start, end, [_outage(t - HOUR, t, "suspend")])
+    got, _ = _calsim_fires(_schedule(EVERY15[0], zone, preset), preset, start, end, [_outage(t - HOUR, t, "suspend")])
     assert [u for u in want if t - HOUR <= u <= t + MIN] == [t]
     assert got == want, _only(want, got)
 

@@ -24,13 +24,26 @@ refuses is refused here and :meth:`OnCalendar.normalized` prints what
   are read in that zone, which overrides the schedule's (``zone``).
 
 Times are ``int64`` microseconds of *wall-clock* time, as for the other rule
-kinds; resolving them (gaps, folds) is :mod:`calsim.resolution`'s job.
-systemd's own DST behaviour for a running timer (measured with
-``systemd-analyze calendar`` 252, pinned by ``tests/rules/test_oncalendar.py``)
-is ``gap="skip"``, ``fold="first"``: ``find_next()`` walks wall-clock fields
-and ``tm_within_bounds()`` rejects a time ``mktime()`` normalises (a time in a
-gap), and the search from an elapse in the first pass of a repeated hour goes
-on from that wall time, so the second pass is never reached.
+kinds; resolving them (gaps, folds) is :mod:`calsim.resolution`'s job, or,
+with ``gap="scheduler"``, ``fold="scheduler"`` (what ``presets.systemd()``
+sets), systemd's own walk: :meth:`OnCalendar.next_after` is a port of
+``calendar_spec_next_usec()`` over glibc's ``mktime`` (:mod:`calsim.rules.calendarspec`),
+and :mod:`calsim.emulation` runs it near each transition. What that walk
+does across DST (measured against ``systemd-analyze calendar`` 252.38 by
+``tests/test_systemd_calendar.py``):
+
+* a wall time that does not exist is skipped, and a repeated one fires in
+  the pass the walk is in: the first for a timer running throughout;
+* where glibc moves a gap's time *backward* (the zone's winter is
+  "negative DST", ``isdst = 1``: Europe/Dublin, Morocco), the walk refuses
+  it and goes on with the next day (or hour, for a minute in the gap):
+  ``*-*-* 1..3:30`` loses 02:30 and 03:30 IST on Dublin's spring day;
+* an hour whose start is in a gap is searched from the next whole hour, so
+  a time after the gap in that hour is lost: Chatham's 02:45 -> 03:45
+  change loses ``*-*-* 3:50``;
+* ``~`` (days from the month's end) looks at the month's last days with
+  ``mktime``, which can leave glibc on the offset after a fall-back: the
+  walk then reads the repeated hour in its second pass.
 
 Where calsim differs from systemd (each stated in the message or a test):
 
@@ -59,10 +72,12 @@ import numpy as np
 
 from ..errors import CalsimError, RuleError
 from ._rrule_expand import US, Days, day_table_wall_times, memo
+from .calendarspec import next_usec
 
 __all__ = ["OnCalendar", "PREFIX"]
 
 PREFIX = "OnCalendar="
+EMULATES = "systemd"  # the note suffix of rows whose DST the walk decides (dst_lost:systemd)
 MIN_YEAR, MAX_YEAR = 1970, 2199  # calendarspec.c
 MAX_PER_DAY = 1_000_000
 _COMPONENTS_MAX = 240  # CALENDARSPEC_COMPONENTS_MAX
@@ -301,6 +316,28 @@ class OnCalendar:
         if 0 < self.weekday_bits < _ALL_WEEKDAYS:
             ok &= ((self.weekday_bits >> f.wd.astype(np.int64)) & 1).astype(bool)
         return ok
+
+    @property
+    def emulates(self) -> str | None:
+        """``"systemd"``: :meth:`next_after` walks as systemd does (:mod:`calsim.emulation`); None for a rule
+        with sub-second elapses (the walk counts whole seconds), which the preset resolves with its fallback."""
+        whole = self.seconds is None or all(a % US == 0 and (b < 0 or b % US == 0) and r % US == 0
+                                            for a, b, r in self.seconds)
+        return EMULATES if whole else None
+
+    def next_after(self, clock, t: int) -> int | None:
+        """systemd's next elapse strictly after ``t`` (UTC seconds) in ``clock``'s zone, or None.
+
+        ``calendar_spec_next_usec()`` as ported in :mod:`calsim.rules.calendarspec`.
+
+        >>> from calsim.tz.clock import ZoneClock
+        >>> from calsim.tz.release import release
+        >>> clock = ZoneClock(release("2026f").table("America/New_York"))
+        >>> clock.fields(OnCalendar.parse("*-*-* 02:30").next_after(clock, 1772900000))[:5]  # not 03-08
+        (2026, 3, 9, 2, 30)
+        """
+        got = next_usec(self, clock, int(t) * US)
+        return None if got is None else -(-got // US)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every wall-clock time in ``[lo, hi)`` (µs since 1970-01-01T00:00, no zone) the expression matches.

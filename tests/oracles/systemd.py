@@ -2,12 +2,17 @@
 
 Two parts:
 
-* :func:`calendar` runs the real calendar code: ``TZ=<zone> systemd-analyze
-  calendar --iterations=N --base-time=@<epoch> '<expr>'`` (the same
+* :func:`calendar` runs the real calendar code: ``TZ=:<file> systemd-analyze
+  calendar --iterations=N --base-time=@<epoch> '<expr>' ...`` (the same
   ``calendar_spec_next_usec()`` that ``timer.c`` calls). Each call gives the
-  elapses strictly after the base, in the zone of ``TZ``; the machine's own
-  zoneinfo is used (this does not matter for the 2026 rules of the zones
-  tested, identical in every release since 2022).
+  elapses strictly after the base, in the zone of ``TZ``; the zone data is
+  pinned: ``TZ`` names the file of the zone in
+  :func:`oracles.native.zoneinfo_dir` of calsim's release :data:`RELEASE`
+  and ``TZDIR`` points there too (glibc reads an expression's own trailing
+  zone, ``... Europe/Berlin``, from ``$TZDIR``; systemd only checks that the
+  machine's ``/usr/share/zoneinfo`` has the name), so systemd and calsim read
+  the same transitions. :func:`calendar_many` asks one process for many
+  expressions (``systemd-analyze calendar`` takes several).
 * :func:`run_timer` is a line-by-line port of what the timer unit does with
   those elapses (``src/core/timer.c``), with the event loop's coalescing
   (``sleep_between()`` of ``src/libsystemd/sd-event/sd-event.c``).
@@ -71,11 +76,15 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 from zoneinfo import ZoneInfo
+
+from . import native
 
 US = 1_000_000
 MIN = 60 * US
 SOURCE = "systemd v252.38 (Debian 12 source package systemd_252.38.orig.tar.gz)"
+RELEASE = "2026f"  # calsim's tz release systemd-analyze is given (TZ=:<file>, TZDIR)
 ANALYZE = shutil.which("systemd-analyze") or ("/usr/bin/systemd-analyze" if os.path.exists("/usr/bin/systemd-analyze")
                                               else None)
 _UTC_LINE = re.compile(r"\(in UTC\): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) UTC")
@@ -94,6 +103,13 @@ def missing() -> str | None:
     return None
 
 
+def require() -> None:
+    """Skip (or fail under CALSIM_REQUIRE_ORACLES=1) where systemd-analyze does not run."""
+    why = missing()
+    if why is not None:
+        native.unavailable(f"a working systemd-analyze ({why})", "apt-get install systemd")
+
+
 def version() -> str:
     out = subprocess.run([ANALYZE, "--version"], capture_output=True, text=True, timeout=30)
     return out.stdout.splitlines()[0] if out.stdout else "?"
@@ -103,20 +119,110 @@ def _us_text(us: int) -> str:
     return f"@{us // US}.{us % US:06d}"
 
 
-@functools.lru_cache(maxsize=None)
-def calendar(expr: str, zone: str, base_us: int, n: int) -> tuple[int, ...]:
-    """The first ``n`` elapses (UTC µs) of ``expr`` strictly after ``base_us``, computed by systemd itself."""
-    env = dict(os.environ, TZ=zone, SYSTEMD_COLORS="0", SYSTEMD_PAGER="")
-    out = subprocess.run([ANALYZE, "calendar", f"--iterations={n}", f"--base-time={_us_text(base_us)}", expr],
-                         capture_output=True, text=True, env=env, timeout=60)
-    if out.returncode != 0:
-        raise RuntimeError(f"systemd-analyze calendar {expr!r} failed: {out.stderr.strip()}")
+def env(zone: str, release: str = RELEASE) -> dict[str, str]:
+    """The environment that makes glibc read ``zone`` from calsim's release ``release``."""
+    d = native.zoneinfo_dir(release)
+    if not (d / zone).is_file():
+        raise FileNotFoundError(f"zone {zone!r} is not in release {release} ({d})")
+    return dict(os.environ, TZ=f":{d / zone}", TZDIR=str(d), SYSTEMD_COLORS="0", SYSTEMD_PAGER="", LC_ALL="C")
+
+
+_ELAPSE_LINE = re.compile(r"^\s*(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (\S+)$")
+_UTC_ONLY = re.compile(r"^\s*\(in UTC\): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) UTC$")
+
+
+def _instant(text: str, tzinfo) -> int:
+    t = dt.datetime.fromisoformat(text).replace(tzinfo=tzinfo)
+    return int(t.timestamp()) * US + t.microsecond
+
+
+def _parse_times(block: str, zone: str, release: str) -> tuple[int, ...]:
+    """The elapses of one expression's block: its "(in UTC)" lines, or, where systemd-analyze prints none
+    (glibc says the zone is UTC: ``timezone == 0 && daylight == 0``, e.g. Morocco from 2026-09-20 in 2026f),
+    the local line read in the zone, its pass chosen by the abbreviation printed."""
+    lines = block.splitlines()
     times = []
-    for m in _UTC_LINE.finditer(out.stdout):
-        text = m.group(1)
-        t = dt.datetime.fromisoformat(text).replace(tzinfo=dt.timezone.utc)
-        times.append(int(t.timestamp()) * US + t.microsecond)
+    for i, line in enumerate(lines):
+        m = _ELAPSE_LINE.match(line)
+        if m is None:
+            continue
+        u = _UTC_ONLY.match(lines[i + 1]) if i + 1 < len(lines) else None
+        if u is not None:
+            times.append(_instant(u.group(1), dt.timezone.utc))
+            continue
+        naive = dt.datetime.fromisoformat(m.group(1))
+        tz = _zone(zone, release)
+        fits = {int(t.timestamp()) * US + t.microsecond for t in (naive.replace(tzinfo=tz, fold=f) for f in (0, 1))
+                if t.tzname() == m.group(2)}
+        if len(fits) != 1:
+            raise RuntimeError(f"cannot place {line.strip()!r} in {zone} ({release}): {sorted(fits)}")
+        times.append(fits.pop())
     return tuple(times)
+
+
+RUNS = [0]  # systemd-analyze processes started (the report prints it)
+
+
+def calendar_many(exprs, zone: str, base_us: int, n: int, release: str = RELEASE,
+                  chunk: int = 400) -> dict[str, tuple[int, ...]]:
+    """The first ``n`` elapses (UTC µs) strictly after ``base_us`` of each expression, from one
+    ``systemd-analyze calendar`` process per ``chunk`` expressions (its output has one block per expression).
+
+    Within one process glibc's remembered ``mktime`` offset passes from one
+    expression to the next; each walk's first ``mktime`` is given the base's
+    own ``tm_isdst``, which fixes it (but for a base inside a repeated hour
+    whose two passes have the same ``tm_isdst``).
+    """
+    exprs = list(dict.fromkeys(exprs))
+    out: dict[str, tuple[int, ...]] = {}
+    for i in range(0, len(exprs), chunk):
+        part = exprs[i:i + chunk]
+        stdout, failed = _run(part, zone, base_us, n, release)
+        # One block per expression that did not fail, each with a "Normalized form:" line ("Original form:"
+        # only when different); an expression whose walk failed prints nothing (test_calendar_one returns
+        # before table_print), only "Failed to determine next elapse for '<expr>'" on stderr.
+        blocks = stdout.split("Normalized form: ")[1:]
+        shown = [e for e in part if e not in failed]
+        if len(blocks) != len(shown):
+            raise RuntimeError(f"systemd-analyze printed {len(blocks)} blocks for {len(shown)} expressions")
+        for expr, block in zip(shown, blocks):
+            out[expr] = _parse_times(block, zone, release)
+        for expr in failed:
+            out[expr] = _until_failure(expr, zone, base_us, n, release)
+    return out
+
+
+_FAILED = re.compile(r"^Failed to determine next elapse for '(.*)': (.*)$", re.M)
+
+
+def _run(part: list[str], zone: str, base_us: int, n: int, release: str) -> tuple[str, dict[str, str]]:
+    RUNS[0] += 1
+    got = subprocess.run([ANALYZE, "calendar", f"--iterations={n}", f"--base-time={_us_text(base_us)}", *part],
+                         capture_output=True, text=True, env=env(zone, release), timeout=600)
+    failed = {m.group(1): m.group(2) for m in _FAILED.finditer(got.stderr)}
+    if got.returncode != 0 and not failed:
+        raise RuntimeError(f"systemd-analyze calendar {part[:3]!r}... failed: {got.stderr.strip()[:500]}")
+    return got.stdout, failed
+
+
+def _until_failure(expr: str, zone: str, base_us: int, n: int, release: str) -> tuple[int, ...]:
+    """The elapses before ``calendar_spec_next_usec()`` fails ("Infinite loop in calendar calculation",
+    -EDEADLK: a timer then has no next elapse and stops, timer.c:409-411): the most iterations that print."""
+    lo, hi = 0, n  # lo iterations print, hi fail
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        _, failed = _run([expr], zone, base_us, mid, release)
+        lo, hi = (lo, mid) if failed else (mid, hi)
+    if lo == 0:
+        return ()
+    stdout, _ = _run([expr], zone, base_us, lo, release)
+    return _parse_times(stdout.split("Normalized form: ")[1], zone, release)
+
+
+@functools.lru_cache(maxsize=None)
+def calendar(expr: str, zone: str, base_us: int, n: int, release: str = RELEASE) -> tuple[int, ...]:
+    """The first ``n`` elapses (UTC µs) of ``expr`` strictly after ``base_us``, computed by systemd itself."""
+    return calendar_many([expr], zone, base_us, n, release)[expr]
 
 
 def elapses_between(expr: str, zone: str, start_us: int, end_us: int, chunk: int = 200) -> list[int]:
@@ -320,9 +426,47 @@ def run_timer(cfg: TimerConfig, start_us: int, end_us: int, outages: list[Outage
     return fires
 
 
-def wall(us: int, zone: str) -> tuple[dt.datetime, int]:
-    """Naive wall time and fold of an instant in ``zone`` (for the per-occurrence random draw)."""
-    t = dt.datetime.fromtimestamp(us / US, dt.timezone.utc).astimezone(ZoneInfo(zone))
+@functools.lru_cache(maxsize=None)
+def _zone(zone: str, release: str = RELEASE) -> ZoneInfo:
+    with open(native.zoneinfo_dir(release) / zone, "rb") as f:
+        return ZoneInfo.from_file(f, key=zone)
+
+
+def wall(us: int, zone: str, release: str = RELEASE) -> tuple[dt.datetime, int]:
+    """Naive wall time and fold of an instant in ``zone`` (for the per-occurrence random draw), read in the
+    pinned release's zone data."""
+    t = dt.datetime.fromtimestamp(us / US, dt.timezone.utc).astimezone(_zone(zone, release))
     naive = t.replace(tzinfo=None)
     fold = 1 if t.fold else 0
     return naive, fold
+
+
+# -- glibc's own mktime(), the clock systemd's walk reads -------------------------------------------------
+
+MKTIME_SOURCE = Path(__file__).with_name("glibc") / "mktime.c"
+
+
+def glibc_version() -> str:
+    out = subprocess.run(["ldd", "--version"], capture_output=True, text=True)
+    return out.stdout.splitlines()[0] if out.returncode == 0 and out.stdout else "?"
+
+
+@functools.cache
+def mktime_binary() -> Path:
+    """``glibc/mktime.c`` (ours: a line protocol around libc's localtime_r/mktime) built with the machine's
+    C compiler against its glibc, into the oracle cache."""
+    native.require("cc", install="apt-get install gcc")
+    cc = subprocess.run(["cc", "--version"], capture_output=True, text=True).stdout
+    d = native.cache_dir("glibc-mktime", MKTIME_SOURCE.read_bytes(), cc, glibc_version())
+    exe = d / "mktime"
+    if not exe.exists():
+        subprocess.run(["cc", "-O1", "-o", str(exe) + ".tmp", str(MKTIME_SOURCE)], check=True, capture_output=True)
+        os.replace(str(exe) + ".tmp", exe)
+    return exe
+
+
+def glibc_calls(lines: list[str], zone: str, release: str = RELEASE) -> list[list[int]]:
+    """Run ``M ...``/``L ...`` lines through one glibc process reading ``zone`` from calsim's ``release``."""
+    got = subprocess.run([str(mktime_binary())], input="".join(x + "\n" for x in lines), capture_output=True,
+                         text=True, env=env(zone, release), timeout=300, check=True)
+    return [[int(v) for v in row.split()] for row in got.stdout.splitlines()]

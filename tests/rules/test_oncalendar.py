@@ -1,8 +1,14 @@
 """systemd ``OnCalendar=`` expressions: grammar, normalized form, expansion, DST as systemd-analyze 252 does it.
 
-DST days used (2026): America/New_York 03-08 (02:00->03:00) and 11-01 (02:00->01:00);
-Europe/Berlin 03-29 (02:00->03:00) and 10-25 (03:00->02:00); Australia/Lord_Howe
-10-04 (02:00->02:30) and 04-05 (02:00->01:30, a 30-minute fold).
+Expansion is compared with ``systemd-analyze calendar`` (:mod:`oracles.systemd`,
+zone data pinned to calsim's release 2026f) with ``presets.systemd()``
+applied: ``gap``/``fold="scheduler"``, systemd's own walk
+(:mod:`calsim.rules.calendarspec`). DST days used (2026): America/New_York
+03-08 (02:00->03:00) and 11-01 (02:00->01:00); Europe/Berlin 03-29
+(02:00->03:00) and 10-25 (03:00->02:00); Australia/Lord_Howe 10-04
+(02:00->02:30) and 04-05 (02:00->01:30, a 30-minute fold); Europe/Dublin
+03-29 (01:00 GMT->02:00 IST, GMT being the "negative DST" side) and 10-25.
+The grid over every zone of issue 25 is ``tests/test_systemd_calendar.py``.
 """
 
 from __future__ import annotations
@@ -18,19 +24,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
+from calsim import presets
 from calsim.errors import CalsimError, RuleError
 from calsim.rules.oncalendar import OnCalendar
 from oracles import systemd as oracle
 
 US = 1_000_000
-WHY_NOT = oracle.missing()
-needs_systemd = pytest.mark.skipif(
-    WHY_NOT is not None, reason=f"not applicable here: systemd-analyze not on this machine: {WHY_NOT}")
+RELEASE = oracle.RELEASE
+
+
+@pytest.fixture
+def systemd_analyze():
+    """Skip (fail under CALSIM_REQUIRE_ORACLES=1) where systemd-analyze does not run."""
+    oracle.require()
+
+
+needs_systemd = pytest.mark.usefixtures("systemd_analyze")
 
 DST_DAYS = {
     "America/New_York": ["2026-03-08", "2026-11-01"],
     "Europe/Berlin": ["2026-03-29", "2026-10-25"],
     "Australia/Lord_Howe": ["2026-10-04", "2026-04-05"],
+    "Europe/Dublin": ["2026-03-29", "2026-10-25"],
 }
 # Whole seconds only: systemd-analyze prints elapses to the second.
 EXPRESSIONS = [
@@ -40,6 +55,7 @@ EXPRESSIONS = [
     "*:0/10:30",
     "hourly",
     "*-*-* 01..03:00,20,40",
+    "*-*-* 1..3:30",          # Dublin's spring day: systemd loses 02:30 and 03:30 IST too
     "Sun *-*-* 02:00..59/7",
     "*-*-* 02:30 UTC",        # the zone suffix: no DST at all
     "*-*-* 02:30 Europe/Berlin",
@@ -65,18 +81,22 @@ CASES += [
 
 
 def _day_window(zone: str, day: str) -> tuple[int, int]:
-    """UTC µs bounds that surely contain the local day (a day either side, trimmed below by local midnight)."""
+    """UTC µs bounds of the local day."""
     d = dt.date.fromisoformat(day)
-    tz = calsim.release("2026f").zone(zone)
+    tz = calsim.release(RELEASE).zone(zone)
     a = dt.datetime.combine(d, dt.time(), tz).astimezone(dt.timezone.utc)
     b = dt.datetime.combine(d + dt.timedelta(days=1), dt.time(), tz).astimezone(dt.timezone.utc)
     return int(a.timestamp()) * US, int(b.timestamp()) * US
 
 
+def _schedule(expr: str, zone: str) -> calsim.Schedule:
+    """The expression as a timer: presets.systemd() fires it as systemd's walk does (gap/fold 'scheduler')."""
+    return presets.systemd().apply(calsim.Schedule("t", zone, "2020-01-01T00:00", "OnCalendar=" + expr))
+
+
 def _ours(expr: str, zone: str, lo: int, hi: int) -> list[int]:
-    s = calsim.Schedule("t", zone, "2020-01-01T00:00", "OnCalendar=" + expr)
-    f = calsim.expand([s], dt.datetime.fromtimestamp(lo / US, dt.timezone.utc),
-                      dt.datetime.fromtimestamp(hi / US, dt.timezone.utc), release="2026f")
+    f = calsim.expand([_schedule(expr, zone)], dt.datetime.fromtimestamp(lo / US, dt.timezone.utc),
+                      dt.datetime.fromtimestamp(hi / US, dt.timezone.utc), release=RELEASE)
     return [int(x.timestamp()) * US for x in f["due_utc"].drop_nulls()]
 
 
@@ -90,16 +110,15 @@ def test_elapses_equal_systemd_analyze_instant_for_instant(expr, zone, day, repo
         report.append(f"OnCalendar: {len(CASES)} (expression, day) cases equal {oracle.version()}")
 
 
-def test_there_are_at_least_40_oracle_cases_with_dst_days_in_three_zones():
+def test_there_are_at_least_40_oracle_cases_with_dst_days_in_four_zones():
     dst = {(z, d) for _, z, d in CASES if d in DST_DAYS.get(z, [])}
     assert len(CASES) >= 40 and {z for z, _ in dst} == set(DST_DAYS)
 
 
 def _expand_day(expr: str, zone: str, day: str) -> list[tuple[str, object, list[str]]]:
     lo, hi = _day_window(zone, day)
-    s = calsim.Schedule("t", zone, "2020-01-01T00:00", "OnCalendar=" + expr)
-    f = calsim.expand([s], dt.datetime.fromtimestamp(lo / US, dt.timezone.utc),
-                      dt.datetime.fromtimestamp(hi / US, dt.timezone.utc), release="2026f")
+    f = calsim.expand([_schedule(expr, zone)], dt.datetime.fromtimestamp(lo / US, dt.timezone.utc),
+                      dt.datetime.fromtimestamp(hi / US, dt.timezone.utc), release=RELEASE)
     return [(str(r["nominal_local"].time()), r["due_utc"], r["notes"]) for r in f.iter_rows(named=True)]
 
 
@@ -109,12 +128,39 @@ def test_0230_is_skipped_on_new_york_spring_forward_as_systemd_does():
 
 def test_0130_fires_in_the_first_pass_only_on_new_york_fall_back():
     rows = _expand_day("*-*-* 01:30", "America/New_York", "2026-11-01")
-    assert [(t, due.hour) for t, due, _ in rows] == [("01:30:00", 5)]  # 05:30Z is 01:30 EDT
+    # 05:30Z is 01:30 EDT; the second pass (01:30 EST) is a matching instant the walk does not reach
+    assert [(t, due and due.hour) for t, due, _ in rows] == [("01:30:00", 5), ("01:30:00", None)]
+    assert rows[1][2] == ["dst_lost:systemd"]
 
 
 def test_lord_howe_half_hour_gap_skips_0200_to_0220_only():
     rows = _expand_day("*-*-* 02:00..59/10:00", "Australia/Lord_Howe", "2026-10-04")
     assert [t for t, due, _ in rows if due is not None] == ["02:30:00", "02:40:00", "02:50:00"]
+
+
+def test_dublin_spring_day_loses_the_times_after_a_gap_that_glibc_moves_back():
+    """Europe/Dublin's winter GMT is the isdst=1 side: glibc's mktime moves 01:30 (in the gap) back to 00:30 GMT,
+    systemd's walk refuses it and goes on with the next day (calsim.rules.calendarspec)."""
+    rows = _expand_day("*-*-* 1..3:30", "Europe/Dublin", "2026-03-29")
+    assert [(t, notes) for t, _, notes in rows] == [("01:30:00", ["dst_gap_skipped"]), ("02:30:00", ["dst_lost:systemd"]),
+                                                     ("03:30:00", ["dst_lost:systemd"])]
+
+
+def test_the_same_rule_without_the_preset_skips_only_the_missing_time():
+    """gap='skip', fold='first' (a Schedule's defaults) is what the rule means; presets.systemd() is what runs."""
+    lo, hi = _day_window("Europe/Dublin", "2026-03-29")
+    s = calsim.Schedule("t", "Europe/Dublin", "2020-01-01T00:00", "OnCalendar=*-*-* 1..3:30")
+    f = calsim.expand([s], dt.datetime.fromtimestamp(lo / US, dt.timezone.utc),
+                      dt.datetime.fromtimestamp(hi / US, dt.timezone.utc), release=RELEASE)
+    assert [str(r["nominal_local"].time()) for r in f.iter_rows(named=True) if r["due_utc"] is not None] == [
+        "02:30:00", "03:30:00"]
+
+
+def test_sub_second_rules_are_not_walked_and_get_the_presets_fallback():
+    assert OnCalendar.parse("*-*-* 02:30").emulates == "systemd"
+    assert OnCalendar.parse("*:*:0/0.5").emulates is None and OnCalendar.parse("*:*:1.5").emulates is None
+    s = presets.systemd().apply(calsim.Schedule("t", "Europe/Dublin", "2026-01-01T00:00", "OnCalendar=*:*:0/0.5"))
+    assert (s.gap, s.fold) == ("skip", "first")
 
 
 def test_trailing_zone_overrides_the_schedule_zone():
@@ -243,7 +289,7 @@ def _random_expression(rng: random.Random) -> str:
 @needs_systemd
 def test_random_expressions_get_systemds_verdict_and_normalized_form(report):
     rng = random.Random(14)
-    env = {"TZ": "UTC", "SYSTEMD_COLORS": "0", "PATH": "/usr/bin:/bin"}
+    env = oracle.env("UTC")
     valid = 0
     for _ in range(300):
         expr = _random_expression(rng)
