@@ -146,16 +146,17 @@ def walk_sets(rule) -> QuartzSets | None:
 _WALLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _wall_table(clock: ZoneClock) -> tuple[list[int], list[int]]:
-    """Each transition's wall time in the offset it starts (``getTransitionIndex(WALL_TIME)``'s keys), and offsets."""
+def _wall_table(clock: ZoneClock) -> tuple[list[int], list[int], int]:
+    """Each transition's wall time in the offset it starts (``getTransitionIndex(WALL_TIME)``'s keys), the offsets,
+    and the wall time from which the table must first be extended (``ZoneClock.covering``)."""
     n = len(clock.table.utc)
     got = _WALLS.get(clock)
     if got is None or got[0] != n:
         utc = [int(t) for t in clock.table.utc]
         off = [int(o) for o in clock.table.offsets]
-        got = (n, [u + off[i + 1] for i, u in enumerate(utc)], off)
+        got = (n, [u + off[i + 1] for i, u in enumerate(utc)], off, wall_seconds(clock.table.until_year, 1, 1))
         _WALLS[clock] = got
-    return got[1], got[2]
+    return got[1], got[2], got[3]
 
 
 def java_wall_to_utc(clock: ZoneClock, wall: int) -> int:
@@ -169,8 +170,10 @@ def java_wall_to_utc(clock: ZoneClock, wall: int) -> int:
     (``ZoneInfoFile`` builds it to 2037, then a ``SimpleTimeZone`` rule)
     ``getOffsets`` reads the same way; the tests check both on the JVM.
     """
-    clock.covering(civil(wall)[0] + 1)
-    walls, off = _wall_table(clock)
+    walls, off, limit = _wall_table(clock)
+    if wall >= limit:
+        clock.covering(civil(wall)[0] + 1)
+        walls, off, limit = _wall_table(clock)
     return wall - off[bisect.bisect_right(walls, wall)]
 
 
