@@ -42,12 +42,13 @@ from .times import US
 from .tz.clock import ZoneClock
 from .tz.tzif import ZoneTable
 
-__all__ = ["emulated_rows", "fire_chain", "walks", "LOST", "EXTRA", "SCHEDULER"]
+__all__ = ["emulated_rows", "fire_chain", "walks", "walk_start", "LOST", "EXTRA", "STUCK", "SCHEDULER"]
 
 SCHEDULER = "scheduler"  # the gap and fold policy "as the rule's scheduler walks it"
 
 # Resolved.kind codes beyond resolution's 0 ok, 1 gap, 2 fold.
-LOST, EXTRA = 3, 4
+LOST, EXTRA, STUCK = 3, 4, 5
+_LOOK_BACK_US = (5 * 366 + 1) * 86400 * US
 _MAX_CALLS = 10_000_000  # port calls per chain: a guard against a port that never moves on
 
 
@@ -71,20 +72,29 @@ class _Reach:
 
     def meets(self, a, b) -> np.ndarray | bool:
         """Whether the instants ``(a, b]`` (arrays or ints) meet a transition's reach."""
+        if not len(self.starts):  # a zone without transitions (UTC)
+            return False if np.ndim(b) == 0 else np.zeros(np.shape(b), bool)
         j = np.searchsorted(self.starts, b, side="right") - 1
         if np.ndim(j) == 0:
             return bool(j >= 0 and self.ends[j] > a)
         return (j >= 0) & (self.ends[np.maximum(j, 0)] > a)
 
 
-def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int, until: int) -> np.ndarray:
-    """The fire times (UTC seconds) in ``(start, until)`` the scheduler reaches from ``start``.
+def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int,
+               until: int) -> tuple[np.ndarray, int | None]:
+    """The fire times (UTC seconds) in ``(start, until)`` the scheduler reaches from ``start``, and where it stalls.
 
     ``ideal`` holds the sorted, distinct instants whose wall time matches
     the rule over that span; ``next_after(t)`` is the scheduler's next
     fire after ``t`` (None: none). From a fire ``p`` whose next ideal
     instant ``c`` is reached with no transition near ``(p, c]``, the fire
     is ``c``: runs of such steps are taken at once.
+
+    A walk can return a time that is not after the one it started from
+    (robfig's ``Next`` at Chatham's 2026-04-05 fall-back, for ``50 3 * * *``:
+    ``Next(X) == X``). A scheduler asking from there never moves on: the
+    second value is that ``X``, which is no fire, and nothing fires from it
+    on; None when the walk never stalls.
     """
     n = len(ideal)
     prev = np.concatenate([[start], ideal[:-1]])
@@ -110,12 +120,15 @@ def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int, until: 
         if calls > _MAX_CALLS:  # pragma: no cover - a port that never moves on
             raise RuntimeError(f"emulation: {next_after!r} did not rejoin the calendar")
         q = next_after(p)  # the step meets a transition: the scheduler's own walk
+        if q is not None and q <= p:  # no progress: stalled at p, which is then no fire
+            fires = np.concatenate(out) if out else np.zeros(0, np.int64)
+            return fires[fires < p], p
         if q is None or q >= until:
             break
         out.append(np.array([q], np.int64))
         p = q
         k = int(np.searchsorted(ideal, p, side="right"))
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
+    return (np.concatenate(out) if out else np.zeros(0, np.int64)), None
 
 
 def walks(rule: object) -> str | None:
@@ -123,26 +136,94 @@ def walks(rule: object) -> str | None:
     return getattr(rule, "emulates", None) if callable(getattr(rule, "next_after", None)) else None
 
 
-def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int) -> Resolved:
+def _instants(rule, table: ZoneTable, lo: int, hi: int) -> np.ndarray:
+    """The distinct instants (UTC seconds) whose wall time in ``[lo, hi)`` (µs) matches the rule."""
+    r = resolve_wall(rule.wall_times(lo, hi), table, gap="skip", fold="both")
+    due = r.due if r.has_due is None else r.due[r.has_due]
+    return np.unique(due // US)
+
+
+def walk_start(rule, table: ZoneTable, reach: _Reach, lo: int, floor: int | None) -> int:
+    """Where the scheduler's walk into wall time ``lo`` (µs) starts: UTC seconds.
+
+    A scheduler that has run all along is, before ``lo``, at some fire time.
+    This takes the latest matching instant before ``lo`` that the walk
+    reaches by two steps no transition comes near, so it is a fire time of
+    the scheduler's however it walked before (a single step that a
+    transition perturbs can carry the walk past the next calendar time, e.g.
+    a month for a monthly rule in Beirut, so one clean step is not enough).
+    The look-back grows until it finds one, to ``floor`` (the schedule's
+    start, a lower bound of its fires: the walk starts a second before it)
+    or five years and a day (robfig's ``Next`` gives up after five years).
+    """
+    span = 8 * 86400 * US
+    while True:
+        a = lo - span if floor is None else max(lo - span, floor)
+        inst = _instants(rule, table, a, lo)
+        if len(inst) >= 3:
+            clean = ~reach.meets(inst[:-1], inst[1:])
+            two = np.flatnonzero(clean[1:] & clean[:-1])
+            if len(two):
+                return int(inst[two[-1] + 2])
+        if floor is not None and a == floor:
+            return int(resolve_wall(np.array([floor]), table, gap="shift", fold="first").due[0] // US) - 1
+        if span > _LOOK_BACK_US:
+            return int(inst[0]) - 1 if len(inst) else lo // US - 2 * 86400
+        span *= 4
+
+
+def stalled_before(rule, table: ZoneTable, reach: _Reach, floor: int | None, lo: int) -> int | None:
+    """Where the walk of a scheduler running since ``floor`` (wall µs) stalled before wall time ``lo``, or None.
+
+    A stalled walk never moves again (:func:`fire_chain`), so a window
+    after it must know. Only the transitions between the two can stall it:
+    each is walked from a fire time before it (:func:`walk_start`) until the
+    calendar is rejoined, a few calls of the port each. Without a start
+    (``floor`` None) nothing before the look-back is known: None.
+    """
+    if floor is None:
+        return None
+    clock = ZoneClock(table)
+    a, b = (int(x) // US - 50_400 for x in (floor, lo))  # wall -> UTC, less the largest offset: no transition missed
+    for tau in clock.transitions(a, b):
+        start = walk_start(rule, table, reach, (tau + 50_400 - 86400) * US, floor)
+        until = tau + 8 * 86400
+        ideal = _instants(rule, table, (start - 86400) * US, (until + 50_400) * US)
+        _, stalled = fire_chain(ideal, reach, lambda t: rule.next_after(clock, t), start, until)
+        if stalled is not None and stalled * US < lo:
+            return stalled
+    return None
+
+
+def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int, floor: int | None) -> Resolved:
     """The rows of ``rule``'s wall times ``walls`` (µs) as its scheduler fires them (see the module docstring).
 
-    The walk starts a second before the first ideal instant (the caller's
-    walls start a margin before the window, or at the schedule's start, a
-    lower bound that a fire may equal), so ``next_after`` from there gives
-    it unless a transition is that close. ``until`` (UTC µs) ends the walk:
-    the caller's walls must hold every wall time of the rule up to it.
+    ``walls`` are the rule's wall times from the first one the caller wants
+    on; the walk starts before them (:func:`walk_start`, ``floor`` being the
+    schedule's start wall time or None) and ends at ``until`` (UTC µs): the
+    walls must hold every wall time of the rule up to it.
     """
     ideal = resolve_wall(walls, table, gap="skip", fold="both")
     has = np.ones(len(ideal.wall), bool) if ideal.has_due is None else ideal.has_due
     due_s = ideal.due // US
-    fires_ideal = np.unique(due_s[has])
-    start = int(fires_ideal[0]) - 1 if len(fires_ideal) else 0
+    reach = _Reach(table)
+    first = int(walls[0]) if len(walls) else None
+    start = walk_start(rule, table, reach, first, floor) if first is not None else 0
+    # The ideal instants from the walk's start on: the look-back's (to rejoin the calendar) and the walls'.
+    fires_ideal = np.unique(np.concatenate([_instants(rule, table, (start - 86400) * US, first), due_s[has]])
+                            if first is not None else due_s[has])
     clock = ZoneClock(table)
-    fires = fire_chain(fires_ideal, _Reach(table), lambda t: rule.next_after(clock, t), start, -(-until // US))
+    stalled = stalled_before(rule, table, reach, floor, first) if first is not None else None
+    if stalled is None:
+        fires, stalled = fire_chain(fires_ideal, reach, lambda t: rule.next_after(clock, t), start, -(-until // US))
+    else:
+        fires = np.zeros(0, np.int64)
     kind = ideal.kind.astype(np.int8).copy()
     fired = np.isin(due_s, fires) & has
     lost = has & ~fired
     kind[lost] = LOST
+    if stalled is not None:
+        kind[has & (due_s >= stalled)] = STUCK
     has_due = has & ~lost
     extra = fires[~np.isin(fires, fires_ideal)]
     wall, due, offset, fold = ideal.wall, ideal.due, ideal.offset, ideal.fold
@@ -164,4 +245,4 @@ def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int) -> Reso
     who = rule.emulates
     return Resolved(row=None, wall=wall, fold=fold if fold.any() else None, kind=kind, due=due,
                     has_due=None if has_due.all() else has_due, offset=offset,
-                    note_vocab=(*ideal.note_vocab[:2], f"dst_lost:{who}", f"dst_extra:{who}"))
+                    note_vocab=(*ideal.note_vocab[:2], f"dst_lost:{who}", f"dst_extra:{who}", f"dst_stuck:{who}"))

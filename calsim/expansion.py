@@ -505,8 +505,9 @@ def _emulated(rows: _Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: i
     walls, _ = _candidates(s, table, lo, hi, memo)
     # Walls run to hi + _MARGIN: every instant before that less the largest offset (+14 h) has its wall time there.
     until = hi + _MARGIN - 15 * 3600 * US
-    key = ("emulated", s.parsed_rule, s.zone, lo, hi, _start_wall(s, table), s.rdate_wall, s.exdate_wall)
-    r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, until))
+    floor = _start_wall(s, table)  # no fire before the start: the walk starts there at the earliest
+    key = ("emulated", s.parsed_rule, s.zone, lo, hi, floor, s.rdate_wall, s.exdate_wall)
+    r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, until, floor))
     _add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
 
 

@@ -3,9 +3,9 @@
 Oracle: :mod:`oracles.kubernetes`, the v2 controller (``syncCronJob``, ``mostRecentScheduleTime``,
 the workqueue requeue at next time + 100 ms) for ``too_many_missed="code"``, and the v1 controller
 (``syncOne``, ``getRecentUnmetScheduleTimes``, a sync every 10 s) for ``too_many_missed="docs"``, which
-is what the docs describe. The schedule instants fed to the oracle are calsim's expansion of the
-preset-applied schedule (robfig/cron v3: DST gap skipped, both passes of a repeated hour), so what is
-compared is the controller's decisions, not the cron parser.
+is what the docs describe. The controller's schedule is the real robfig/cron v3 ``Next()`` (``oracles.robfig``,
+built from Debian's package), so the port runs over the library it calls, DST quirks included, and calsim's side is
+the preset-applied schedule (``robfig:`` rule, ``gap``/``fold="scheduler"``).
 
 What is compared, per (scenario, occurrence): whether a Job is created for the occurrence within the
 horizon, when
@@ -203,12 +203,16 @@ def _schedule_named(zone: str, cron: str, name: str) -> calsim.Schedule:
 
 
 @functools.lru_cache(maxsize=None)
-def _instants(zone: str, cron: str, lo: int, hi: int) -> k8s.CronSchedule:
-    """The robfig schedule: calsim's expansion with the preset's gap/fold, beyond both ends of the run."""
-    s = presets.kubernetes().apply(calsim.Schedule("x", zone, "2025-12-01T00:00", cron))
-    f = calsim.expand([s], iso_s(lo - 2 * DAY), iso_s(hi + 40 * DAY), release=RELEASE)
-    due = f.filter(pl.col("due_utc").is_not_null())["due_utc"].dt.epoch("us").to_list()
-    return k8s.CronSchedule(due, valid_from_us=lo - 2 * DAY)
+def _instants(zone: str, cron: str, lo: int, hi: int) -> k8s.RobfigSchedule:
+    """The CronJob's schedule: the real robfig/cron v3 ``Next`` (the controller's loop is the port)."""
+    return k8s.RobfigSchedule(_robfig(), cron, zone, chain_from_us=lo - 2 * DAY, chain_until_us=hi + 40 * DAY)
+
+
+@functools.cache
+def _robfig():
+    from oracles.robfig import Robfig
+
+    return Robfig(RELEASE)
 
 
 def _oracle(case: Case, cron: str, variant: Variant) -> k8s.Run:

@@ -6,21 +6,24 @@ from typing import Literal, get_args
 
 from ..simulation.policy import Policy
 from ..errors import CalsimError, check_choice
-from ._base import _bad, _bool, _int, _settings, Preset
+from ._base import _bad, _bool, _int, _settings, Difference, Preset
 
 __all__ = ["kubernetes"]
 
 ConcurrencyPolicy = Literal["Allow", "Forbid", "Replace"]
 TooManyMissed = Literal["code", "docs"]
+CronMode = Literal["robfig", "calendar"]
 
 K8S_DOC = "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/"
 K8S_CODE = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go"
 K8S_CTRL = "https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/cronjob_controllerv2.go"
-ROBFIG = "https://github.com/robfig/cron/blob/master/spec_test.go"
+ROBFIG_PARSER = "https://github.com/robfig/cron/blob/v3.0.1/parser.go"
+ROBFIG_SPEC = "https://github.com/robfig/cron/blob/v3.0.1/spec.go"
 
 
 def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_deadline_seconds: int | None = None,
-               time_zone: str | None = None, suspend: bool = False, too_many_missed: TooManyMissed = "code") -> Preset:
+               time_zone: str | None = None, suspend: bool = False, too_many_missed: TooManyMissed = "code",
+               cron: CronMode = "robfig") -> Preset:
     """Kubernetes CronJob (``batch/v1``; robfig/cron v3 semantics).
 
     ==============================  ===========================================  ==============
@@ -40,7 +43,16 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
     ">100 missed"                   ``"code"``: no ``max_missed`` (only a        K8S_CODE,
                                     warning event); ``"docs"``: 100, and the     K8S_DOC
                                     CronJob is stuck (``skipped``/``stuck``)
-    DST                             ``gap="skip"``, ``fold="both"``              ROBFIG, #121594
+    ``spec.schedule``               read as robfig/cron v3's ``ParseStandard``   ROBFIG_PARSER
+                                    (``robfig:`` rules: day-of-week 0..6, so
+                                    ``5/2`` is Fridays only; ``*/n`` clears the
+                                    star bit, so ``*/2`` days OR weekdays)
+    DST (``cron="robfig"``)         as robfig's ``Next()`` walks the calendar    ROBFIG_SPEC,
+                                    (``gap``/``fold="scheduler"``): a gap time   #121594
+                                    skipped, both passes of a repeated hour,
+                                    and its quirks (see ``notes``)
+    DST (``cron="calendar"``)       every matching wall time: ``gap="skip"``,
+                                    ``fold="both"`` (what should happen)
     sync loop                       ``tick="10s"``                               K8S_DOC
     ==============================  ===========================================  ==============
 
@@ -52,16 +64,26 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
     suspend : bool, default False
     too_many_missed : {"code", "docs"}, default "code"
         Whether more than 100 missed times stick the CronJob (``"docs"``) or not (``"code"``).
+    cron : {"robfig", "calendar"}, default "robfig"
+        ``"robfig"``: fire times as a CronJob gets them from robfig's ``Next()``, DST quirks included;
+        ``"calendar"``: the same rule (robfig's grammar) at every wall time it names, a gap time skipped
+        and both passes of a fold, to set what *should* happen beside what *will*.
 
     Sources: https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ (K8S_DOC),
     https://github.com/kubernetes/kubernetes/blob/master/pkg/controller/cronjob/utils.go (K8S_CODE),
-    https://github.com/robfig/cron/blob/master/spec_test.go (ROBFIG),
+    https://github.com/robfig/cron/blob/v3.0.1/parser.go (ROBFIG_PARSER), .../spec.go (ROBFIG_SPEC),
     https://github.com/kubernetes/kubernetes/issues/121594.
 
     >>> from calsim import presets
     >>> p = presets.kubernetes(concurrency_policy="Forbid", starting_deadline_seconds=200)
     >>> p.gap, p.fold, p.tick, p.policy.catchup, p.policy.overlap, p.policy.max_lateness_us // 10**6
-    ('skip', 'both', '10s', 'latest', 'buffer_latest', 200)
+    ('scheduler', 'scheduler', '10s', 'latest', 'buffer_latest', 200)
+    >>> import calsim
+    >>> job = p.apply(calsim.Schedule("report", "Europe/Berlin", "2026-01-01T00:00", "0 12 * * 5/2"))
+    >>> job.rule, job.gap  # Kubernetes reads the spec as robfig/cron v3: Fridays only
+    ('robfig:0 12 * * 5/2', 'scheduler')
+    >>> presets.kubernetes(cron="calendar").apply(job).gap
+    'skip'
     >>> presets.kubernetes(too_many_missed="docs").policy.max_missed
     100
     """
@@ -70,6 +92,7 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
     deadline = _int("starting_deadline_seconds", starting_deadline_seconds, 0, none=True)
     _bool("suspend", suspend)
     check_choice("too_many_missed", too_many_missed, get_args(TooManyMissed))
+    check_choice("cron", cron, get_args(CronMode))
     if time_zone is not None:
         from ..tz.release import release
 
@@ -77,12 +100,15 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
             release().table(time_zone)  # type: ignore[arg-type]
         except (CalsimError, TypeError):
             raise _bad("time_zone", time_zone, "an IANA zone name such as 'Europe/Berlin', or None") from None
-    notes = [
-        "DST: robfig/cron v3 skips a wall time that does not exist and fires in both passes of a repeated one",
-        "cron: robfig ORs day-of-month and day-of-week unless a field has the star bit, which '*/n' clears; "
-        "calsim expands with the Vixie rule (a field starting with '*' is unrestricted), so '0 0 1 * */2' differs",
-        "Job creation is 'about once' per time (0 or 2 Jobs possible): not modelled",
+    notes: list = [
+        Difference("Job creation is 'about once' per time (0 or 2 Jobs possible): not modelled", topic="runs",
+                   measured="Kubernetes docs (CronJob limitations)"),
     ]
+    if cron == "calendar":
+        notes.append(Difference(
+            "cron='calendar': every wall time the rule names, a gap time skipped and both passes of a fold; a "
+            "CronJob fires as robfig's Next() walks (cron='robfig'), which loses or adds times next to some DST "
+            "changes", topic="DST", example="0 0 * * * in Australia/Lord_Howe: robfig loses 2026-10-05 00:00"))
     if too_many_missed == "code":
         notes.append("too_many_missed='code': no max_missed; with > 100 missed times the v2 controller only records "
                      "a TooManyMissedTimes warning event and still starts the most recent one (the docs describe "
@@ -115,9 +141,13 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
         name="kubernetes",
         policy=Policy(catchup="latest", max_lateness=deadline, overlap=overlap[concurrency_policy],  # type: ignore[arg-type]
                       max_missed=100 if too_many_missed == "docs" else None, limit_edge="late"),
-        gap="skip", fold="both", tick="10s", notes=tuple(notes),
-        sources=(K8S_DOC, K8S_CODE, K8S_CTRL, ROBFIG, "https://github.com/kubernetes/kubernetes/issues/121594"),
+        gap="scheduler" if cron == "robfig" else "skip", fold="scheduler" if cron == "robfig" else "both",
+        tick="10s", notes=tuple(notes), dialect="robfig",
+        measured="robfig/cron v3.0.1 (Debian golang-github-robfig-cron-dev 3.0.1-1, Go 1.19) for schedules; "
+                 "a line-by-line port of the v2 controller (kubernetes v1.28+) and v1 (v1.16-1.20) for runs",
+        sources=(K8S_DOC, K8S_CODE, K8S_CTRL, ROBFIG_PARSER, ROBFIG_SPEC,
+                 "https://github.com/kubernetes/kubernetes/issues/121594"),
         settings=_settings(concurrency_policy=concurrency_policy, starting_deadline_seconds=starting_deadline_seconds,
-                           time_zone=time_zone, suspend=suspend, too_many_missed=too_many_missed),
+                           time_zone=time_zone, suspend=suspend, too_many_missed=too_many_missed, cron=cron),
         zone=time_zone, suspended=suspend,
     )

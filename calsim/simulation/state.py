@@ -122,7 +122,10 @@ class RunState:
             notes = frame["notes"].gather(pl.Series(no_run))
             merged = notes.list.eval(pl.element().str.starts_with("merged_into:")).list.any().to_numpy()
             excluded = notes.list.eval(pl.element().str.starts_with("excluded:")).list.any().to_numpy()
-            reason = np.where(merged, R["merged"], np.where(excluded, R["calendar"], R["dst_gap"]))
+            # A scheduler whose own walk stalled (calsim.emulation: dst_stuck:<scheduler>) never runs it again.
+            stuck = notes.list.eval(pl.element().str.starts_with("dst_stuck:")).list.any().to_numpy()
+            reason = np.where(merged, R["merged"], np.where(excluded, R["calendar"],
+                                                            np.where(stuck, R["stuck"], R["dst_gap"])))
             self.state[no_run] = S["skipped"]
             self.reason[no_run] = reason
 

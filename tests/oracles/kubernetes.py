@@ -14,11 +14,11 @@ What is ported (Go source read through the code index; every function below cite
          @ 1bdbc35994c02b534e3e5c08ffa957ec31a58b1d (``Run``'s 10 s ``wait.Until``, ``syncOne``; v1.16-v1.20).
 ``ROBFIG`` robfig/cron ``spec.go`` @ 07cfef33b1936922cbe72131d09ddfe4a1b7f2a1 (``SpecSchedule.Next``).
 
-The cron schedule itself (robfig/cron v3 ``SpecSchedule.Next``: DST gap skipped, both passes of a repeated
-hour) is *not* re-implemented: :class:`CronSchedule` takes the UTC instants calsim expands with the
-preset's ``gap="skip"``, ``fold="both"`` and answers ``Next`` on them with robfig's rounding
-(ROBFIG 59-61: "the next time this schedule is activated, greater than the given time"; 84-85: start at
-the upcoming whole second).
+The cron schedule itself is not re-implemented: :class:`RobfigSchedule` asks the real robfig/cron v3
+``SpecSchedule.Next`` (``tests/oracles/robfig.py``, built from Debian's package), so the controller's loop
+runs over the library it calls. :class:`CronSchedule` answers ``Next`` on a given list of UTC instants with
+robfig's rounding (ROBFIG 59-61: "the next time this schedule is activated, greater than the given time";
+84-85: start at the upcoming whole second), for the pinned cases that need no zone.
 
 Times are integer microseconds since the Unix epoch (UTC), as in calsim; Go's ``time.Duration`` values
 used here (100 ms, seconds) are whole microseconds.
@@ -89,6 +89,41 @@ class CronSchedule:
 
     def between(self, lo: int, hi: int) -> list[int]:
         """Instants in ``(lo, hi]`` (for diagnostics only; the controller never calls this)."""
+        return self.instants[bisect.bisect_right(self.instants, lo):bisect.bisect_right(self.instants, hi)]
+
+
+class RobfigSchedule:
+    """``cron.Schedule`` of one CronJob: the real robfig/cron v3 ``Next`` (a :class:`robfig.Robfig` process).
+
+    ``next(t)`` rounds ``t`` to whole seconds as robfig does (ROBFIG 84-85) and asks the library; the
+    chain from ``chain_from`` (a second before the horizon) is fetched in one request up front, so a
+    query at one of its times (the controller's ``Next(lastScheduleTime)``) costs no round trip.
+    """
+
+    def __init__(self, oracle, spec: str, zone: str, *, chain_from_us: int, chain_until_us: int):
+        self.oracle, self.spec, self.zone = oracle, spec, zone
+        self.answers: dict[int, int | None] = {}
+        t = chain_from_us // SECOND
+        while t < chain_until_us // SECOND:
+            chain = oracle.chains(spec, zone, [t], 400)[0]
+            for a, b in zip([t] + chain, chain):
+                self.answers[a] = b or None
+            if not chain or chain[-1] == 0 or chain[-1] <= t:  # zero time, or Next stopped moving (a stall)
+                break
+            t = chain[-1]
+        self.instants = sorted({v * SECOND for v in self.answers.values() if v})
+
+    def next(self, t: int) -> int:
+        s = t // SECOND  # ROBFIG 85: the upcoming second after t's whole second
+        if s not in self.answers:
+            self.answers[s] = self.oracle.chains(self.spec, self.zone, [s], 1)[0][0] or None
+        got = self.answers[s]
+        if got is None:
+            raise ValueError(f"robfig Next({t}) is the zero time for {self.spec!r}")
+        return got * SECOND
+
+    def between(self, lo: int, hi: int) -> list[int]:
+        """Times of the fetched chain in ``(lo, hi]`` (for diagnostics only; the controller never calls this)."""
         return self.instants[bisect.bisect_right(self.instants, lo):bisect.bisect_right(self.instants, hi)]
 
 
@@ -514,7 +549,13 @@ def run_v1(schedule: CronSchedule, *, creation: int, until: int, outages=(), dur
             _prune(cj, jobs, p)
             nxt = p + V1_SYNC_PERIOD
             if not exact and not changed:
-                cands = [schedule.next(p)]
+                # The next unmet time after p: the chain from lastScheduleTime (what syncOne walks), not
+                # Next(p): robfig's Next from an instant other than a fire can skip a time its chain fires
+                # (after Lord Howe's change, Next(01:45) gives 02:30 for '30,45 1 * * *', Next(01:59:59) not).
+                t = schedule.next(cj.creation if cj.last_schedule_time is None else cj.last_schedule_time)
+                while t <= p:
+                    t = schedule.next(t)
+                cands = [t]
                 cands += [e for e in (jobs[n].created + jobs[n].duration for n in cj.active) if e > p]
                 if cj.starting_deadline_seconds is not None:
                     d = SECOND * cj.starting_deadline_seconds

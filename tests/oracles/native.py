@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -74,18 +75,34 @@ def zoneinfo_dir(version: str) -> Path:
     return d
 
 
+class Hung(RuntimeError):
+    """The real code gave no answer: its walk loops (see :meth:`LineProcess.ask`)."""
+
+
 class LineProcess:
     """A child answering one JSON line per JSON request line (see the oracles' own protocols)."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None):
-        self.argv = argv
+        self.argv, self.env = argv, env
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
                                      env={**os.environ, **(env or {})})
 
-    def ask(self, request: dict) -> dict:
+    def ask(self, request: dict, hang_after: float = 300.0) -> dict:
+        """The answer to ``request``; :class:`Hung` if none comes within ``hang_after`` seconds.
+
+        Only a hang guard (a real scheduler's walk can loop for ever: robfig's ``Next`` near some DST
+        changes), never a speed check: the child is killed and restarted on the next request.
+        """
+        if self.proc.poll() is not None:
+            self.__init__(self.argv, self.env)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], hang_after)
+        if not ready:
+            self.proc.kill()
+            self.proc.wait()
+            raise Hung(f"{self.argv[0]} gave no answer to {json.dumps(request)[:200]} in {hang_after:g} s")
         line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError(f"{self.argv[0]} ended without answering {request!r}")

@@ -17,7 +17,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from native import LineProcess, cache_dir, require, unavailable, zoneinfo_dir
+from oracles.native import LineProcess, cache_dir, require, unavailable, zoneinfo_dir
 
 SOURCE = Path(__file__).with_name("robfig") / "main.go"
 ROBFIG_SRC = Path("/usr/share/gocode/src/github.com/robfig/cron")
