@@ -88,13 +88,12 @@ import numpy as np
 from ..errors import RuleError
 from ..tz.clock import ZoneClock
 from ._rrule_expand import US, Days, day_table_wall_times, memo
-from .quartz_walk import QuartzSets, get_time_after, walk_sets
+from .quartz_walk import MAX_YEAR, MIN_YEAR, QuartzSets, get_time_after, walk_sets
 
 __all__ = ["QuartzCron", "PREFIX"]
 
 PREFIX = "quartz:"
 EMULATES = "quartz"  # the note suffix of rows whose DST Quartz's walk decides (dst_lost:quartz, dst_extra:quartz)
-MIN_YEAR, MAX_YEAR = 1970, 2199
 MONTHS = tuple("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())
 WEEKDAYS = tuple("SUN MON TUE WED THU FRI SAT".split())
 Dialect = Literal["quartz", "eventbridge"]

@@ -64,7 +64,11 @@ from typing import NamedTuple
 
 from ..tz.clock import ZoneClock, civil, wall_seconds
 
-__all__ = ["get_time_after", "walk_sets", "java_wall_to_utc", "QuartzSets"]
+__all__ = ["get_time_after", "walk_sets", "java_wall_to_utc", "QuartzSets", "MIN_YEAR", "MAX_YEAR"]
+
+# The years a Quartz expression may name (the Javadoc's 1970-2199; calsim.rules.quartz refuses others), and
+# the last year an omitted year field runs to in calsim (Quartz 2.3.2: MAX_YEAR, the JVM's year + 100).
+MIN_YEAR, MAX_YEAR = 1970, 2199
 
 _SUNDAY, _SATURDAY = 1, 7  # java.util.Calendar.SUNDAY, SATURDAY
 _JAVA_END_YEAR = 2999  # L1187: "prevent endless loop"
@@ -105,8 +109,6 @@ def walk_sets(rule) -> QuartzSets | None:
     previous month). An omitted year runs to calsim's 2199 (2.3.2's
     ``MAX_YEAR`` is the JVM's current year + 100, a documented difference).
     """
-    from .quartz import MAX_YEAR, MIN_YEAR
-
     if rule.dialect != "quartz":
         return None
     years = tuple(range(MIN_YEAR, MAX_YEAR + 1)) if rule.years is None else tuple(rule.years)
