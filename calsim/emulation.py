@@ -26,11 +26,11 @@ for every occurrence:
   ``dst_extra:<scheduler>``.
 
 >>> import calsim
->>> s = calsim.Schedule("j", "Asia/Beirut", "2026-03-20T00:00", "robfig:0 0 * * *",
+>>> s = calsim.Schedule("j", "Asia/Beirut", "2026-03-01T00:00", "robfig:0 12 * * 0",
 ...                     gap="scheduler", fold="scheduler")
->>> f = calsim.expand(s, "2026-03-27T12:00Z", "2026-03-31T12:00Z", release="2026f")
+>>> f = calsim.expand(s, "2026-03-21T00:00Z", "2026-04-06T00:00Z", release="2026f")
 >>> [(str(r["nominal_local"].date()), r["due_utc"] is not None, r["notes"]) for r in f.iter_rows(named=True)]
-[('2026-03-28', True, []), ('2026-03-29', False, ['dst_gap_skipped']), ('2026-03-30', False, ['dst_lost:robfig']), ('2026-03-31', True, [])]
+[('2026-03-22', True, []), ('2026-03-29', False, ['dst_lost:robfig']), ('2026-04-05', True, [])]
 """
 
 from __future__ import annotations

@@ -92,14 +92,14 @@ def test_kubernetes_bad_cronjob_is_refused_with_its_document_and_the_others_impo
 
 def test_kubernetes_second_definition_of_a_cronjob_is_refused():
     m = from_kubernetes(cronjob() + "---\n" + cronjob(schedule="0 4 * * *"))
-    assert [s.rule for s in m] == ["0 3 * * *"]
+    assert [s.rule for s in m] == ["robfig:0 3 * * *"]
     assert "CronJob 'default/job' is defined twice" in m.refused[0].reason
 
 
 def test_kubernetes_exported_cronjob_with_tz_prefix_is_read_as_the_controller_runs_it_with_a_note():
     m = from_kubernetes(cronjob(schedule="TZ=Asia/Tokyo 0 3 * * *", meta=EXPORTED))
     s = m[0]
-    assert (s.zone, s.rule, m.refused) == ("Asia/Tokyo", "0 3 * * *", ())
+    assert (s.zone, s.rule, m.refused) == ("Asia/Tokyo", "robfig:0 3 * * *", ())
     assert m.sources[s.id].notes[0].startswith("TZ/CRON_TZ in schedule: read in Asia/Tokyo as the controller runs it")
 
 

@@ -44,7 +44,7 @@ def utc(text):
 class TestKubernetes:
     def test_defaults_run_the_most_recent_missed_time_with_no_deadline(self):
         p = presets.kubernetes()
-        assert (p.name, p.gap, p.fold, p.tick) == ("kubernetes", "skip", "both", "10s")
+        assert (p.name, p.gap, p.fold, p.tick, p.dialect) == ("kubernetes", "scheduler", "scheduler", "10s", "robfig")
         assert (p.policy.catchup, p.policy.overlap, p.policy.max_lateness, p.policy.max_missed) == (
             "latest", "allow", None, None)
         assert p.policy.jitter_us == 0 and p.zone is None and p.suspended is False
@@ -86,7 +86,7 @@ class TestKubernetes:
     def test_settings_record_the_cronjob_fields_as_given(self):
         assert dict(presets.kubernetes(starting_deadline_seconds=30).settings) == {
             "concurrency_policy": "Allow", "starting_deadline_seconds": 30, "time_zone": None,
-            "suspend": False, "too_many_missed": "code"}
+            "suspend": False, "too_many_missed": "code", "cron": "robfig"}
 
 
 class TestTemporal:
@@ -180,7 +180,8 @@ class TestQuartz:
 
     def test_defaults_threshold_60s_and_concurrent_runs(self):
         p = presets.quartz()
-        assert (p.policy.misfire_grace_us, p.policy.overlap, p.gap, p.fold) == (60 * US, "allow", "skip", "both")
+        assert (p.policy.misfire_grace_us, p.policy.overlap, p.gap, p.fold) == (60 * US, "allow", "scheduler", "scheduler")
+        assert p.fallback == ("skip", "second")  # what Quartz's own walk gives where calsim does not walk it
 
     def test_disallow_concurrent_buffers_one(self):
         assert presets.quartz(disallow_concurrent=True, misfire_threshold_ms=5000).policy.overlap == "buffer_one"
@@ -192,8 +193,8 @@ class TestSystemd:
         p = presets.systemd()
         assert (p.policy.catchup, p.policy.overlap, p.policy.jitter_us, p.tick) == ("skip", "buffer_one", 0, "1min")
         assert (p.policy.down_is_missed, p.policy.recovery_wake, p.policy.suspend_catchup) == (True, False, "latest")
-        assert (p.gap, p.fold) == ("skip", "first")
-        assert any(n.startswith("DST (measured with systemd-analyze 252)") for n in p.notes)
+        assert (p.gap, p.fold, p.fallback) == ("scheduler", "scheduler", ("skip", "first"))
+        assert "systemd 252" in p.measured
 
     def test_persistent_fires_once_for_missed_elapses(self):
         assert presets.systemd(persistent=True).policy.catchup == "latest"
@@ -278,7 +279,8 @@ class TestPreset:
         b = calsim.Schedule("b", "UTC", "2026-01-01T00:00", "*/5 * * * *")
         p = presets.kubernetes(concurrency_policy="Forbid")
         one = p.apply(a)
-        assert isinstance(one, calsim.Schedule) and one.policy == p.policy and (one.gap, one.fold) == ("skip", "both")
+        assert isinstance(one, calsim.Schedule) and one.policy == p.policy
+        assert (one.rule, one.gap, one.fold) == ("robfig:0 3 * * *", "scheduler", "scheduler")
         many = p.apply((a, b))
         assert [s.id for s in many] == ["a", "b"] and all(s.policy.overlap == "buffer_latest" for s in many)
 

@@ -53,7 +53,9 @@ def fall_back(policy=None, preset=None, tick="1min"):
                         policy=policy or calsim.Policy())
     if preset is not None:
         s = preset.apply(s)
-        s = calsim.Schedule(s.id, s.zone, s.start, s.rule, gap=s.gap, fold="both", policy=s.policy)
+        # Both passes (a preset whose scheduler walks the calendar, gap="scheduler", decides its folds itself).
+        s = calsim.Schedule(s.id, s.zone, s.start, s.rule, gap=s.gap, fold=s.fold if s.gap == "scheduler" else "both",
+                            policy=s.policy)
         tick = preset.tick
     return calsim.Scenario("fb", [s], "2026-11-01T04:00Z", "2026-11-01T08:00Z", release="2026f", tick=tick,
                            outages=[calsim.Outage("2026-11-01T05:00Z", "2026-11-01T06:40Z")])

@@ -23,10 +23,12 @@ Other kinds (Deployment, ConfigMap...) are listed in ``Imported.skipped``
 and not imported; a file with no CronJob at all is an error.
 
 **Schedule syntax, as the API server validates it** (``cron.ParseStandard``
-of robfig/cron v3): five fields or a macro (``@yearly``, ``@annually``,
-``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``); ``?``
-means ``*``; ``L``, ``W`` and ``#`` are rejected, and so is day-of-week ``7``
-(robfig's range is 0..6). ``@every <duration>`` (Go syntax, ``1h30m``) is
+of robfig/cron v3, :mod:`calsim.rules.robfig`): five fields or a macro
+(``@yearly``, ``@annually``, ``@monthly``, ``@weekly``, ``@daily``,
+``@midnight``, ``@hourly``); ``?`` means ``*``; ``L``, ``W`` and ``#`` are
+rejected, and so is day-of-week ``7`` (robfig's range is 0..6). The rule is a
+``robfig:`` rule, fired as robfig's ``Next()`` walks the calendar (the
+preset's ``cron="robfig"``). ``@every <duration>`` (Go syntax, ``1h30m``) is
 accepted as robfig does and becomes ``calsim.Every`` anchored at ``start``
 (Kubernetes counts from the CronJob's creation or last run, which a manifest
 does not say).
@@ -65,7 +67,7 @@ refused, listed in ``Imported.refused``; the other objects are imported.
 ... ''')
 >>> s = m[0]
 >>> s.id, s.zone, s.gap, s.fold, s.policy.overlap, m.sources[s.id].line
-('billing/report', 'Europe/Berlin', 'skip', 'both', 'buffer_latest', 6)
+('billing/report', 'Europe/Berlin', 'scheduler', 'scheduler', 'buffer_latest', 6)
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ from typing import Any
 
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
 from ..presets import Preset, kubernetes
-from ..rules.cron import Cron
 from ..rules.every import Every
+from ..rules.robfig import RobfigCron
 from ..schedule import Schedule
 from ._yaml import child, documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
@@ -85,7 +87,6 @@ from .crontab import DEFAULT_START, _check_zone
 
 __all__ = ["from_kubernetes"]
 
-_WEEKDAY_NAMES = re.compile(r"SUN|MON|TUE|WED|THU|FRI|SAT")
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _KNOWN_VERSIONS = ("batch/v1",)
@@ -327,32 +328,20 @@ def _exported(meta: dict) -> bool:
 
 
 def _rule(body: str, where: str) -> str | Every:
-    """The rule of a robfig/cron v3 standard spec (what ``cron.ParseStandard`` accepts)."""
+    """The rule of a robfig/cron v3 standard spec, read by the one robfig parser (:mod:`calsim.rules.robfig`).
+
+    ``@every <duration>`` is an elapsed interval (:class:`calsim.Every`); anything
+    else is a ``robfig:`` rule, refused as ``cron.ParseStandard`` refuses it.
+    """
     if body.startswith("@every"):
         return Every(dt.timedelta(seconds=_go_duration(body[len("@every"):].strip(), where)))
-    if body.startswith("@"):
-        if body not in ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"):
-            raise RuleError(f"{where}: unrecognized descriptor (allowed @yearly, @annually, @monthly, @weekly, "
-                            "@daily, @midnight, @hourly, @every <duration>)")
-        return body
-    fields = body.split()
-    if len(fields) != 5:
-        raise RuleError(f"{where}: expected exactly 5 fields (minute hour day-of-month month day-of-week), "
-                        f"found {len(fields)}")
-    fields = ["*" if f == "?" else re.sub(r"(^|,)\?(?=/|,|$)", r"\1*", f) for f in fields]
-    dom, dow = fields[2].upper(), _WEEKDAY_NAMES.sub("", fields[4].upper())
-    if re.search(r"[LW#]", dom) or re.search(r"[L#]", dow):
-        raise RuleError(f"{where}: L, W and # are not part of the Kubernetes (robfig/cron) syntax")
-    if any(int(n) > 6 for n in re.findall(r"(?<![/\d])(\d+)", dow)):
-        raise RuleError(f"{where}: day-of-week 7 is out of range in Kubernetes (robfig/cron allows 0..6, "
-                        "Sunday is 0)")
     try:
-        Cron.parse(" ".join(fields))
-        return " ".join(fields)
+        return RobfigCron.parse(body).rule_text()
     except CalsimError as exc:
         msg = str(exc)
-        msg = msg[len("cron: "):] if msg.startswith("cron: ") else msg
-        raise RuleError(f"{where}: {msg}") from None
+        msg = msg[len("robfig: "):] if msg.startswith("robfig: ") else msg
+        msg = msg.rsplit(" in '", 1)[0]  # the spec is quoted by ``where`` already
+        raise RuleError(f"{where}: {msg} (the API server refuses it: robfig/cron v3 syntax)") from None
 
 
 def _go_duration(text: str, where: str) -> float:

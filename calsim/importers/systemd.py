@@ -36,7 +36,7 @@ source's notes say.
 >>> t = from_systemd("[Timer]\\nOnCalendar=Mon..Fri 02:30 Europe/Berlin\\nPersistent=true\\n", source="backup.timer")
 >>> s = t[0]
 >>> s.id, s.zone, s.kind, s.gap, s.fold, s.policy.catchup, t.sources[s.id].command
-('backup', 'Europe/Berlin', 'oncalendar', 'skip', 'first', 'latest', 'backup.service')
+('backup', 'Europe/Berlin', 'oncalendar', 'scheduler', 'scheduler', 'latest', 'backup.service')
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ both and defaults to what the code does.
 ============  =====================  ===============  ==============================  ===================  ==================
 preset        DST gap                DST fold         after downtime (``catchup``)    overlap              jitter
 ============  =====================  ===============  ==============================  ===================  ==================
-kubernetes    skip                   both             latest, deadline excludes its   allow/buffer_latest  none
-                                                      own edge; docs: >100 stuck      /cancel_other
+kubernetes    as robfig v3's ``Next`` walks (``robfig:``   latest, deadline excludes its   allow/buffer_latest  none
+              rules, ``"scheduler"``)                 own edge; docs: >100 stuck      /cancel_other
 temporal      skip                   both             earliest (SKIP), 365 d window   six policies         ``[0, jitter)``
 apscheduler   shift; skip if every   both             memory store: none after a      skip (1 instance)    ``jitter`` s
               hour (3.11 code)                        restart; suspend or persistent:
@@ -30,19 +30,24 @@ cronie        fixed-time: next_valid fixed: first     skip (the restart minute  
 eventbridge   skip                   first            all, expired after event age    allow (undoc.)       flexible window
 ============  =====================  ===============  ==============================  ===================  ==================
 
-Each preset is compared with its scheduler's own code in the tests (``tests/oracles/``); the
-differences that remain are in its ``notes``.
+Each preset is compared with its scheduler's own code in the tests, the real
+code wherever it runs here (``tests/oracles/``); the differences that remain
+are in its ``notes`` and, with the version they were measured against and an
+example, in :func:`differences`.
 
-Cron parsers differ too (robfig's ``*/n`` day rule, Temporal's AND of days,
-APScheduler 3.x's 0 = Monday): calsim expands every cron with the Vixie
-rules of :mod:`calsim.rules.cron`, and each preset's ``notes`` say where that
+Cron parsers differ too (robfig's ``*/n`` day rule and 0..6 weekdays,
+Temporal's AND of days, APScheduler 3.x's 0 = Monday). A preset whose
+scheduler reads cron its own way says so in its ``dialect``: the
+``kubernetes`` preset rewrites cron rules as ``robfig:`` rules (refusing, as
+the API server does, what robfig cannot read); the others expand with the
+Vixie rules of :mod:`calsim.rules.cron`, and their ``notes`` say where that
 differs.
 
 >>> import calsim
 >>> from calsim import presets
 >>> job = calsim.Schedule("backup", "America/New_York", "2026-03-01T00:00", "30 2 * * *")
 >>> [p.apply(job).gap for p in (presets.kubernetes(), presets.cronie())]
-['skip', 'next_valid']
+['scheduler', 'next_valid']
 >>> f = calsim.expand([presets.cronie().apply(job)], "2026-03-08T00:00Z", "2026-03-09T00:00Z", release="2026f")
 >>> f.select("nominal_local", "due_utc", "notes").row(0)  # run right after the change, as cron does
 (datetime.datetime(2026, 3, 8, 2, 30), datetime.datetime(2026, 3, 8, 7, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), ['dst_gap_next_valid'])

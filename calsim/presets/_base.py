@@ -6,11 +6,12 @@ Every message names the parameter, the value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, PolicyError, check_choice
+from ..errors import CalsimError, PolicyError, RuleError, check_choice
 from ..expansion import as_schedules
 from ..resolution import FoldPolicy, GapPolicy
 from ..emulation import SCHEDULER, walks
@@ -25,7 +26,8 @@ __all__ = ["Preset", "Wildcard", "Difference", "SCHEDULER_FIELDS"]
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
 SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "jitter", "max_missed",
-                    "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup", "suspend_limit")
+                    "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup", "suspend_limit",
+                    "suspend_wake")
 
 WildcardTest = Literal["minute_or_hour_starred", "every_hour"]
 
@@ -159,7 +161,7 @@ class Preset:
             return schedule.parsed_rule
         return _DIALECTS[self.dialect](schedule, self.name)
 
-    def apply(self, schedules: object) -> Schedule | list[Schedule]:
+    def apply(self, schedules: object, *, refused: str = "raise") -> Schedule | list[Schedule]:
         """Schedule(s) with this preset's gap, fold, policy (and zone), via ``dataclasses.replace``.
 
         A schedule's own workload fields (``duration``, ``cost``, ``account``,
@@ -167,13 +169,31 @@ class Preset:
         (``catchup``, ``limit``, ``max_lateness``, ``misfire_grace``,
         ``overlap``, ``jitter``, ``max_missed``, ``limit_edge``, ``backlog``,
         ``recovery_wake``, ``down_is_missed``, ``suspend_catchup``,
-        ``suspend_limit``) come from
+        ``suspend_limit``, ``suspend_wake``) come from
         the preset.
         A single Schedule gives a Schedule, anything else a list.
+
+        ``refused`` says what happens to a schedule the scheduler itself
+        refuses (a CronJob's robfig/cron cannot read ``0 3 L * *``):
+        ``"raise"`` (default) is the error naming it; ``"drop"`` leaves it
+        out of the list and warns once (``UserWarning``) with how many were
+        dropped and the first one's reason, as an importer refuses an item.
         """
+        check_choice("refused", refused, ("raise", "drop"))
         if isinstance(schedules, Schedule):
             return self._apply_one(schedules)
-        return [self._apply_one(s) for s in as_schedules(schedules)]
+        if refused == "raise":
+            return [self._apply_one(s) for s in as_schedules(schedules)]
+        out, dropped = [], []
+        for s in as_schedules(schedules):
+            try:
+                out.append(self._apply_one(s))
+            except RuleError as exc:
+                dropped.append(str(exc))
+        if dropped:
+            warnings.warn(f"{self.name}: {len(dropped)} schedule(s) refused and dropped, first: {dropped[0]}",
+                          UserWarning, stacklevel=2)
+        return out
 
     def _apply_one(self, s: Schedule) -> Schedule:
         policy = self.policy

@@ -104,6 +104,27 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
         Difference("Job creation is 'about once' per time (0 or 2 Jobs possible): not modelled", topic="runs",
                    measured="Kubernetes docs (CronJob limitations)"),
     ]
+    if cron == "robfig":
+        # Not differences: what a CronJob really does, reproduced (tests/rules/test_robfig.py pins each).
+        notes += [
+            Difference("reproduced: after Lord Howe's 30-minute change robfig's Next() adds whole hours and stays "
+                       "on :30 for a day, so a daily time can be lost (dst_lost:robfig)", topic="DST (what a CronJob "
+                       "does)", example="0 0 * * * in Australia/Lord_Howe: no run 2026-10-05 00:00"),
+            Difference("reproduced: a day whose midnight is a DST gap (Beirut, Cairo, Santiago) is skipped by "
+                       "Next()'s day loop, which steps back an hour to the day before", topic="DST (what a CronJob "
+                       "does)", example="0 12 * * 0 in Asia/Beirut: no run 2026-03-29 12:00"),
+            Difference("reproduced: Next()'s minute loop can stop on a matching minute in an hour the rule does not "
+                       "name when a change moves the clock by a fraction of an hour (dst_extra:robfig)",
+                       topic="DST (what a CronJob does)",
+                       example="30,45 1 * * * in Australia/Lord_Howe: a run at 2026-10-04 02:30"),
+            Difference("reproduced: Next() can stop moving (Next(t) == t); the v2 controller then errors on every "
+                       "sync ('time difference between two schedules is less than 1 second') and v1 counts > 100 "
+                       "unmet times: no Job ever again (dst_stuck:robfig, reason 'stuck')",
+                       topic="DST (what a CronJob does)",
+                       example="50 3 * * * in Pacific/Chatham: stuck from 2026-04-05"),
+            Difference("cron extensions robfig/cron v3 cannot read (L, W, #, weekday 7, a 6th field) are refused as "
+                       "the API server refuses the CronJob", topic="grammar", example="0 3 L * *: refused"),
+        ]
     if cron == "calendar":
         notes.append(Difference(
             "cron='calendar': every wall time the rule names, a gap time skipped and both passes of a fold; a "

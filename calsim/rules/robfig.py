@@ -56,7 +56,8 @@ between two such times, so expansion stays columnar.
 ...                     gap="scheduler", fold="scheduler")
 >>> f = calsim.expand(s, "2026-10-02T00:00Z", "2026-10-06T00:00Z", release="2026f")
 >>> [(str(r["nominal_local"]), r["notes"]) for r in f.iter_rows(named=True)]  # doctest: +NORMALIZE_WHITESPACE
-[('2026-10-03 00:00:00', []), ('2026-10-04 00:00:00', []), ('2026-10-05 00:00:00', ['dst_lost:robfig'])]
+[('2026-10-03 00:00:00', []), ('2026-10-04 00:00:00', []), ('2026-10-05 00:00:00', ['dst_lost:robfig']),
+ ('2026-10-06 00:00:00', [])]
 """
 
 from __future__ import annotations
@@ -89,16 +90,16 @@ class _Bad(Exception):
     pass
 
 
-def _atoi(text: str, expr: str) -> int:
+def _atoi(text: str) -> int:
     """``mustParseInt``: ``strconv.Atoi`` (an optional sign, ASCII digits), never negative."""
     body = text[1:] if text[:1] in "+-" else text
     if not body or not (body.isascii() and body.isdigit()):
-        raise _Bad(f"failed to parse int from {text!r} in {expr!r}")
+        raise _Bad(f"failed to parse int from {text!r}" + (" (robfig/cron v3 has no L, W or #)" if set(text) & set("LW#") else ""))
     if len(body.lstrip("0")) > 18:  # Atoi's int64 range
-        raise _Bad(f"number {text[:20]!r} is out of range in {expr!r}")
+        raise _Bad(f"number {text[:20]!r} is out of range")
     n = int(text)
     if n < 0:
-        raise _Bad(f"negative number ({n}) not allowed: {expr!r}")
+        raise _Bad(f"negative number ({n}) not allowed")
     return n
 
 
@@ -112,41 +113,41 @@ def _range(expr: str, bounds: tuple) -> int:
     if low_and_high[0] in ("*", "?"):
         start, end, extra = lo, hi, _STAR
     else:
-        start = _int_or_name(low_and_high[0], names, expr)
+        start = _int_or_name(low_and_high[0], names)
         if len(low_and_high) == 1:
             end = start
         elif len(low_and_high) == 2:
-            end = _int_or_name(low_and_high[1], names, expr)
+            end = _int_or_name(low_and_high[1], names)
         else:
-            raise _Bad(f"too many hyphens: {expr!r}")
+            raise _Bad("too many hyphens")
     if len(range_and_step) == 1:
         step = 1
     elif len(range_and_step) == 2:
-        step = _atoi(range_and_step[1], expr)
+        step = _atoi(range_and_step[1])
         if single:  # "N/step" means "N-max/step"
             end = hi
         if step > 1:
             extra = 0
     else:
-        raise _Bad(f"too many slashes: {expr!r}")
+        raise _Bad("too many slashes")
     if start < lo:
-        raise _Bad(f"beginning of range ({start}) below minimum ({lo}): {expr!r}")
+        raise _Bad(f"beginning of range ({start}) below minimum ({lo})")
     if end > hi:
-        raise _Bad(f"end of range ({end}) above maximum ({hi}): {expr!r}")
+        raise _Bad(f"end of range ({end}) above maximum ({hi})")
     if start > end:
-        raise _Bad(f"beginning of range ({start}) beyond end of range ({end}): {expr!r}")
+        raise _Bad(f"beginning of range ({start}) beyond end of range ({end})")
     if step == 0:
-        raise _Bad(f"step of range should be a positive number: {expr!r}")
+        raise _Bad("step of range should be a positive number")
     bits = 0
     for i in range(start, end + 1, step):
         bits |= 1 << i
     return bits | extra
 
 
-def _int_or_name(text: str, names: dict | None, expr: str) -> int:
+def _int_or_name(text: str, names: dict | None) -> int:
     if names is not None and text.lower() in names:
         return names[text.lower()]
-    return _atoi(text, expr)
+    return _atoi(text)
 
 
 def _field(text: str, bounds: tuple) -> int:
@@ -156,7 +157,7 @@ def _field(text: str, bounds: tuple) -> int:
         try:
             bits |= _range(expr, bounds)
         except _Bad as exc:
-            raise _Bad(f"{bounds[0]} {exc}") from None
+            raise _Bad(f"{bounds[0]} item {expr[:40]!r}: {exc}") from None
     return bits
 
 
