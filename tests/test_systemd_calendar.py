@@ -21,9 +21,17 @@ glibc's ``mktime``, :mod:`calsim.rules.calendarspec`).
   built here (``oracles/glibc/mktime.c``), on call sequences that carry its
   remembered offset.
 
+* **UTC**: random expressions' wall times against systemd-analyze in a
+  zone without changes (the walk steps over times at some rollovers:
+  ``OnCalendar.wall_times`` leaves them out too).
+
 A disagreement is allowed only where :data:`STATED` says so, with the text
 of a ``Difference`` of the preset: rules the walk is not ported for (the
-sub-second ones) get the preset's fallback.
+sub-second ones) get the preset's fallback; a walk that reads the clock
+past its next elapse across a change (``OnCalendar.walk_lookahead``) is
+not run by ``calsim.emulation`` there; which pass of a repeated hour whose
+passes share ``tm_isdst`` the walk reads depends on the process's previous
+``mktime``.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ import pytest
 import calsim
 from calsim import presets
 from calsim.rules.calendarspec import local_time, next_usec
-from calsim.rules.oncalendar import OnCalendar
+from calsim.rules._rrule_expand import day_table_wall_times
+from calsim.rules.oncalendar import OnCalendar, _rollovers
 from calsim.tz.clock import ZoneClock
 from calsim.tz.glibc import LocalTime
 from calsim.tz.release import release as tz_release
@@ -73,6 +82,9 @@ EXPRESSIONS = [
     "*-*-* 1..3:30", "*-*-* 01:30", "*-*-* 02:30", "*-*-* 3:50", "*-*-* 02:00,59:00", "*-*-* 00:00,30",
     "*-*-* 23:30", "*-*-* 0/2:45", "*-*-* 00..23/5:10", "*-*-* 01..04:0/10", "*-*-* 02:00..59/7",
     "*-*-* 23,0,1:59", "*-*-* 00,01,02,03:00,30", "*-*-* 01:15,45",
+    # repetitions run past their unit: a carry over two units steps over a time (00:07), a look ahead across a
+    # change can make the walk fail
+    "*:52,7/25", "*-*-* 0/14:00", "*-1/5-01 00:00", "*-*-* 0/5:30",
     # minutes and seconds
     "*:0/15", "*-*-* *:50", "*-*-* *:05", "*-*-* *:46", "*-*-* 01..03:*:30", "*-*-* 02:30:15",
     "*-*-* *:00/30:10..50/20",
@@ -130,7 +142,7 @@ def random_expressions(n: int, seed: int = 25) -> list[str]:
 # zone suffixes (systemd forks a child per elapse for them) and random expressions.
 LONG_EXPRESSIONS = ["minutely", "*:*:0/20", "*:0/30 Africa/Casablanca", "*:0/20 Europe/Dublin",
                     "Mon..Sun *-*-* *:0/5 Australia/Lord_Howe"]
-GRID = EXPRESSIONS + (LONG_EXPRESSIONS + random_expressions(200) if LONG else [])
+GRID = list(dict.fromkeys(EXPRESSIONS + (LONG_EXPRESSIONS + random_expressions(200) if LONG else [])))
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -177,14 +189,23 @@ class Stated:
     applies: Callable[[Pair], bool]
 
 
+def _lead(expr: str) -> int:
+    """How long before a window systemd's walk starts (µs): a walk started right after a rollover where the
+    expression's repetition carries over (``*:07/25`` at midnight, see OnCalendar.wall_times) elapses at a time
+    that a timer running all along steps over, so the walk starts one rollover span earlier."""
+    return _rollovers(OnCalendar.parse(expr))[1]
+
+
 @functools.lru_cache(maxsize=None)
 def _walked_us(expr: str, zone: str, lo: int, hi: int) -> Counter:
-    """The seconds of the elapses in ``[lo, hi)`` of systemd's walk as ported, in µs (not as calsim fires it)."""
+    """The seconds of the elapses in ``[lo, hi)`` of systemd's walk as ported, in µs (not as calsim fires it),
+    from the base systemd-analyze is given."""
     rule = OnCalendar.parse(expr)
     clock = ZoneClock(tz_release(RELEASE).table(rule.zone or zone))
-    out, b = Counter(), lo - 1
+    out, b = Counter(), lo - 1 - _lead(expr)
     while (b := next_usec(rule, clock, b)) is not None and b < hi:
-        out[b // US * US] += 1
+        if b >= lo:
+            out[b // US * US] += 1
     return out
 
 
@@ -192,6 +213,17 @@ def _not_walked(p: Pair) -> bool:
     """A rule the walk is not ported for (sub-second elapses) gets the fallback gap='skip', fold='first': the pair
     is one where the port of the walk, run in µs, gives systemd's count and calsim's fallback does not."""
     if OnCalendar.parse(p.expr).emulates is not None:
+        return False
+    lo, hi = (p.change - 2 * DAY) * US, (p.change + 2 * DAY) * US
+    return _walked_us(p.expr, p.zone, lo, hi)[p.at] == p.systemd
+
+
+def _look_ahead(p: Pair) -> bool:
+    """The walk read the clock past its next elapse (OnCalendar.walk_lookahead: a repetition run past its unit)
+    and across the change, where calsim.emulation, looking only between elapses, took the calendar's next time:
+    the pair is one where the port, walked from systemd-analyze's base, gives systemd's count and calsim does not."""
+    rule = OnCalendar.parse(p.expr)
+    if rule.emulates is None or rule.walk_lookahead <= 0:
         return False
     lo, hi = (p.change - 2 * DAY) * US, (p.change + 2 * DAY) * US
     return _walked_us(p.expr, p.zone, lo, hi)[p.at] == p.systemd
@@ -219,6 +251,7 @@ def _shared_mktime_memory(p: Pair) -> bool:
 
 STATED = [
     Stated("not_walked", "rules systemd's walk is not ported for (sub-second OnCalendar= elapses", _not_walked),
+    Stated("look_ahead", "systemd's walk reads the clock past its next elapse", _look_ahead),
     Stated("shared_mktime_memory", "it decides the pass of a repeated hour whose two passes have the same tm_isdst",
            _shared_mktime_memory),
 ]
@@ -245,17 +278,21 @@ def _calsim(exprs: list[str], zone: str, lo: int, hi: int) -> tuple[dict[str, Co
     return fires, rows, lost
 
 
-def _systemd(exprs: list[str], rows: dict[str, int], zone: str, lo: int, hi: int) -> dict[str, Counter]:
-    """systemd's elapses in ``[lo, hi)``: enough iterations to pass ``hi`` (batched by a power of two)."""
-    groups: dict[int, list[str]] = {}
+def _systemd(exprs: list[str], zone: str, lo: int, hi: int) -> dict[str, Counter]:
+    """systemd's elapses in ``[lo, hi)``, walked from :func:`_lead` before ``lo``: enough iterations to pass
+    ``hi`` (every matching wall time a day around, which also covers a repeated hour's second pass), batched by
+    base and by a power of two."""
+    groups: dict[tuple[int, int], list[str]] = {}
     for e in exprs:
+        base = lo - 1 - _lead(e)
+        need = len(day_table_wall_times(OnCalendar.parse(e), base - DAY * US, hi + DAY * US)) + 2
         n = 4
-        while n < rows.get(e, 0) + 2:
+        while n < need:
             n *= 2
-        groups.setdefault(n, []).append(e)
+        groups.setdefault((base, n), []).append(e)
     out = {}
-    for n, part in groups.items():
-        got = oracle.calendar_many(part, zone, lo - 1, n)
+    for (base, n), part in groups.items():
+        got = oracle.calendar_many(part, zone, base, n)
         for e in part:
             if len(got[e]) == n and got[e][-1] < hi:  # pragma: no cover - the bound above is wrong
                 raise AssertionError(f"{e!r} in {zone}: {n} iterations end before the window does")
@@ -270,12 +307,11 @@ def _has_wall_times(expr: str, lo: int, hi: int) -> bool:
 
 def _change_pairs(zone: str, change: int, exprs: list[str]) -> tuple[list[Pair], int]:
     lo, hi = (change - 2 * DAY) * US, (change + 2 * DAY) * US
-    if not LONG:
-        # A window where an expression names no time has no pair to compare, and calsim.emulation then walks
-        # the rule from 1970 (thousands of port calls: see the report); CALSIM_LONG=1 runs those too.
-        exprs = [e for e in exprs if _has_wall_times(e, lo, hi)]
-    ours, rows, lost = _calsim(exprs, zone, lo, hi)
-    theirs = _systemd(exprs, rows, zone, lo, hi)
+    # A window where an expression names no time has no pair to compare (systemd only ever fires a matching
+    # time), and calsim.emulation would walk the rule there from 1970 (thousands of port calls).
+    exprs = [e for e in exprs if _has_wall_times(e, lo, hi)]
+    ours, _, lost = _calsim(exprs, zone, lo, hi)
+    theirs = _systemd(exprs, zone, lo, hi)
     pairs = []
     for e in exprs:
         for at in sorted(set(ours[e]) | set(theirs[e])):
@@ -378,6 +414,54 @@ def test_berlin_tilde_rule_reads_the_repeated_hour_in_its_second_pass():
     is read after the change (00:30Z is 02:30 CEST, 01:30Z is 02:30 CET)."""
     assert _elapses("*-*~07/1 01,02:30", "Europe/Berlin", "2026-10-24T12:00:00+00:00", 3) == [
         "10-25 01:30:00+0200", "10-25 02:30:00+0100", "10-26 01:30:00+0100"]
+
+
+def test_carry_over_two_units_steps_over_a_time_as_systemd_analyze_does():
+    """*:07/25,52 from 23:57: minute 82 is the next day's 00:22, tm_within_bounds() resets only the hour, and
+    00:07 never elapses (systemd 252); OnCalendar.wall_times leaves it out (a walk from 00:00 itself has it)."""
+    assert _elapses("*:52,7/25", "UTC", "2026-06-01T23:50:00+00:00", 3) == [
+        "06-01 23:52:00+0000", "06-01 23:57:00+0000", "06-02 00:32:00+0000"]
+    rule = OnCalendar.parse("*:52,7/25")
+    lo = int(dt.datetime(2026, 6, 1, 23, 50).replace(tzinfo=dt.timezone.utc).timestamp()) * US
+    got = [_hm(int(t), "UTC") for t in rule.wall_times(lo, lo + 45 * 60 * US)]
+    assert got == ["06-01 23:52:00+0000", "06-01 23:57:00+0000", "06-02 00:32:00+0000"]
+
+
+def test_wall_times_equal_systemd_analyze_in_utc_for_random_expressions(report):
+    """In a zone without DST changes calsim's wall times are systemd's elapses (rollover skips included), from
+    a month after the base on (a walk started at the base elapses at what a running one steps over)."""
+    exprs = random_expressions(400 if LONG else 120, seed=7)
+    base = 1750000000 * US  # 2025-06-15
+    warm = base + 40 * DAY * US
+    got = oracle.calendar_many(exprs, "UTC", base, 1000)
+    bad, n = [], 0
+    for e in exprs:
+        theirs = tuple(t for t in got[e] if t >= warm)
+        if not theirs:
+            continue
+        ours = tuple(OnCalendar.parse(e).wall_times(warm, theirs[-1] + 1).tolist())
+        n += len(theirs)
+        if ours != theirs:
+            bad.append(e)
+    report.append(f"systemd OnCalendar= in UTC: {len(exprs)} random expressions, {n:,} elapses compared, "
+                  f"{len(bad)} differ")
+    assert not bad, bad[:5]
+
+
+def test_look_ahead_across_a_change_makes_systemds_walk_fail_and_calsim_fires_on():
+    """*-*-* 0/14:00 in New York from 2026-03-07 14:00 EST: hour 28 is 03-08 04:00 EDT, its tm_isdst=1 then
+    makes 00:00 normalise back to 23:00, and the walk fails ("Infinite loop"); the port agrees. calsim.emulation
+    does not look past the next elapse, so calsim fires 03-08 00:00 EST and on: the stated look-ahead difference."""
+    zone = "America/New_York"
+    assert _elapses("*-*-* 0/14:00", zone, "2026-03-07T12:00:00-05:00", 5) == ["03-07 14:00:00-0500"]
+    clock = ZoneClock(tz_release(RELEASE).table(zone))
+    rule = OnCalendar.parse("*-*-* 0/14:00")
+    assert rule.walk_lookahead == 14 * 3600 and rule.next_after(clock, 1772910000) is None  # from 14:00 EST
+    s = presets.systemd().apply(calsim.Schedule("l", zone, "2026-03-01T00:00", "OnCalendar=*-*-* 0/14:00"))
+    f = calsim.expand(s, "2026-03-07T20:00Z", "2026-03-08T20:00Z", release=RELEASE)
+    assert [str(r["nominal_local"]) for r in f.iter_rows(named=True) if r["due_utc"] is not None] == [
+        "2026-03-08 00:00:00", "2026-03-08 14:00:00"]
+    assert any("systemd's walk reads the clock past its next elapse" in n for n in presets.systemd().notes)
 
 
 # -- the walk from bases next to each change ------------------------------------------------------------------

@@ -4,8 +4,10 @@ A line-by-line port of ``find_next()`` and the helpers it calls
 (``find_matching_component``, ``find_end_of_month``, ``tm_within_bounds``,
 ``matches_weekday``) and of ``calendar_spec_next_usec_impl`` from
 ``src/shared/calendarspec.c`` of systemd 252 (v252.31 of systemd-stable;
-this file did not change between v252 and the Debian 12 package 252.38;
-line numbers below are of it), over glibc's ``localtime_r``/``mktime``
+line numbers below are of it) plus the fix Debian's 252.38 carries and
+v252.31 lacks (systemd PR #36897, "fix normalization when DST is
+negative": read from the machine's ``libsystemd-shared-252.so``, see
+``_find_next``), over glibc's ``localtime_r``/``mktime``
 (:class:`calsim.tz.glibc.LocalTime`).
 
 The walk moves through wall-clock fields, year down to second, each time
@@ -19,6 +21,10 @@ side whose ``tm_isdst`` is set; with "negative DST" (Europe/Dublin, whose
 winter GMT has ``isdst = 1``; Morocco) that side is *before* the gap, so in
 Dublin ``*-*-* 1..3:30`` loses 02:30 and 03:30 IST on the spring day: the
 hour 01 is refused backward and the walk goes on with the next day.
+(Where the walk's own normalisation moves it back, ``hourly`` from 00:00
+GMT, the fix of PR #36897 takes the match only if it is not before the
+start, else tries an hour later with ``tm_isdst`` as ``mktime`` gave it,
+which moves the gap's time forward: 02:00 IST.)
 
 The answer is the ``mktime()`` of the fields found, which reads a repeated
 wall time in the pass whose offset glibc's previous ``mktime`` used: a

@@ -43,7 +43,17 @@ does across DST (measured against ``systemd-analyze calendar`` 252.38 by
   change loses ``*-*-* 3:50``;
 * ``~`` (days from the month's end) looks at the month's last days with
   ``mktime``, which can leave glibc on the offset after a fall-back: the
-  walk then reads the repeated hour in its second pass.
+  walk then reads the repeated hour in its second pass;
+* a repetition run past its unit makes the walk read the clock ahead of its
+  next elapse (:attr:`OnCalendar.walk_lookahead`) and carry that time's
+  ``tm_isdst`` on: across a change the walk can fail (``*-*-* 0/14:00`` in
+  New York on 2026-03-08), and the timer stops.
+
+Away from DST changes too the walk is not the calendar: a repetition that
+carries over two units (``*:07/25,52``: minute 82 after 23:57 is the next
+day's 00:22) resets only the unit below the highest one that changed, so
+00:07 never elapses; :meth:`OnCalendar.wall_times` leaves such times out,
+as ``systemd-analyze calendar`` does.
 
 Where calsim differs from systemd (each stated in the message or a test):
 
@@ -325,6 +335,32 @@ class OnCalendar:
                                             for a, b, r in self.seconds)
         return EMULATES if whole else None
 
+    @property
+    def walk_lookahead(self) -> int:
+        """How far (seconds) past the next elapse systemd's walk may read the clock: an upper bound.
+
+        ``find_matching_component`` may pick a value past its unit (``0/14``
+        hours gives 28, ``1/5`` months 16, day 31 in a 30-day month) and
+        ``tm_within_bounds`` has ``mktime`` normalise it: a probe up to one
+        repetition past the unit's end, whose ``tm_isdst`` the walk then
+        carries on with; ``~`` reads the month's last days. A DST change
+        between the next elapse and such a probe can change the walk's answer
+        (``*-1/5-01 00:00`` in Europe/Berlin: from 2026-11-01 the probe of
+        2027-04-01, in CEST, makes 2027-01-01 00:00 normalise back and the
+        walk fail), so a caller that skips the walk where no change is near
+        must look this far past the next elapse too.
+        """
+        ahead = 0
+        for chain, unit in ((self.seconds, 1), (self.minutes, 60), (self.hours, 3600), (self.days, 86400),
+                            (self.months, 31 * 86400)):
+            for start, stop, repeat in chain or ():
+                if repeat > 0 and stop < 0:
+                    ahead = max(ahead, -(-repeat // US) if unit == 1 else repeat * unit)
+        if self.end_of_month or any(start > 28 or stop > 28 for start, stop, _ in (self.days or ())
+                                    if not self.end_of_month):
+            ahead = max(ahead, 31 * 86400)
+        return ahead
+
     def next_after(self, clock, t: int) -> int | None:
         """systemd's next elapse strictly after ``t`` (UTC seconds) in ``clock``'s zone, or None.
 
@@ -340,14 +376,98 @@ class OnCalendar:
         return None if got is None else -(-got // US)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
-        """Every wall-clock time in ``[lo, hi)`` (µs since 1970-01-01T00:00, no zone) the expression matches.
+        """Every wall-clock time in ``[lo, hi)`` (µs since 1970-01-01T00:00, no zone) systemd elapses at.
+
+        That is every time the expression matches, less those systemd 252's
+        walk steps over at a rollover (``*:07/25,52`` never elapses at 00:07:
+        see :data:`_ROLLOVER_UNITS`): what ``systemd-analyze calendar`` gives
+        in a zone without DST changes.
 
         Returns
         -------
         numpy.ndarray of int64
             Sorted wall-clock microseconds.
         """
-        return day_table_wall_times(self, lo, hi)
+        span = _rollovers(self)[1]
+        if not span:
+            return day_table_wall_times(self, lo, hi)
+        times = day_table_wall_times(self, lo - span, hi)
+        times = times[_rollover_skips(self, times)]
+        return times[np.searchsorted(times, lo):]
+
+
+# A chain whose repetition runs past its unit's end (minutes 7/25 give 82) has find_matching_component()
+# pick that value; tm_within_bounds() then has mktime() carry it into the next unit, and when the carry
+# reaches two units up (23:82 is the next *day* 00:22) it resets only the unit right below the highest one
+# that changed (the hour), so the walk goes on from 00:22 and 00:07 is never elapsed (calendarspec.c:1183-1225;
+# systemd PR #40266 of 2026 starts fixing it, after 252). Per unit: (attribute, its size, the rollover two units
+# up where a carry can skip, how far before that rollover the elapse the walk starts from can lie).
+_ROLLOVER_UNITS = (("seconds", 60 * US, "h", 60 * US), ("minutes", 60, "D", 3600 * US),
+                   ("hours", 24, "M", 86400 * US), ("days", 31, "Y", 31 * 86400 * US))
+
+
+def _rollovers(rule: OnCalendar) -> tuple[frozenset, int]:
+    """The rollovers at which the walk can step over a time ("h", "D", "M", "Y") and the span before them (µs).
+
+    Only an unbounded repetition (``a/r``) runs past its unit, and only one
+    landing past the unit's first value after the carry skips a time.
+    """
+    kinds, span = set(), 0
+    for name, size, kind, before in _ROLLOVER_UNITS:
+        for start, stop, repeat in getattr(rule, name) or ():
+            if repeat <= 0 or stop >= 0:
+                continue
+            low = 1 if name == "days" else 0
+            first_past = start + repeat * -(-(size - start) // repeat) if start < size else start
+            if (name == "days" and rule.end_of_month) or first_past - size + low > low:
+                kinds.add(kind)
+                span = max(span, before)
+    return frozenset(kinds), span
+
+
+def _rollover_starts(kinds: frozenset, lo: int, hi: int) -> np.ndarray:
+    """The starts (wall µs) in ``(lo, hi]`` of the hours, days, months or years named by ``kinds``."""
+    parts = []
+    for kind in kinds:
+        if kind in ("h", "D"):
+            step = (3600 if kind == "h" else 86400) * US
+            parts.append(np.arange(-(-(lo + 1) // step) * step, hi + 1, step, dtype=np.int64))
+        else:
+            a = np.datetime64(int(lo), "us").astype(f"datetime64[{kind}]") + 1
+            z = np.datetime64(int(hi), "us").astype(f"datetime64[{kind}]") + 1
+            parts.append(np.arange(a, z).astype("datetime64[us]").astype(np.int64))
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+
+def _rollover_skips(rule: OnCalendar, times: np.ndarray) -> np.ndarray:
+    """Which of the matching ``times`` (sorted wall µs) systemd's walk elapses at (a mask).
+
+    The walk steps over times only right after a rollover (:data:`_ROLLOVER_UNITS`),
+    from the last elapse before it: the port (:mod:`calsim.rules.calendarspec`,
+    on a clock without DST) is asked from there, and the times it steps over
+    are dropped. One port call per rollover that has an elapse just before it.
+    """
+    from ..tz.clock import ZoneClock
+    from ..tz.release import release
+
+    kinds, span = _rollovers(rule)
+    keep = np.ones(len(times), bool)
+    if len(times) < 2:
+        return keep
+    clock = ZoneClock(release().table("UTC"))
+    last_q = None
+    for b in _rollover_starts(kinds, int(times[0]), int(times[-1])).tolist():
+        k = int(np.searchsorted(times, b)) - 1
+        while k >= 0 and not keep[k]:
+            k -= 1
+        if k < 0 or b - int(times[k]) > span or (last_q is not None and b < last_q):
+            continue
+        q = next_usec(rule, clock, int(times[k]))
+        if q is None:
+            continue
+        last_q = q
+        keep[k + 1:int(np.searchsorted(times, q))] = False
+    return keep
 
 
 def _parse(expr: str) -> OnCalendar:

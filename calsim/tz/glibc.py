@@ -104,7 +104,9 @@ class LocalTime:
         off = table.offset_at_utc(starts).astype(np.int64)
         last = int(raw.trans_utc[-1]) if len(raw.trans_utc) else None
         k = np.searchsorted(np.asarray(raw.trans_utc, np.int64), starts, side="right") - 1
-        types = np.where(k >= 0, np.asarray(raw.trans_type)[np.maximum(k, 0)], raw.initial_type)
+        trans_type = np.asarray(raw.trans_type, np.int64)
+        types = (np.where(k >= 0, trans_type[np.maximum(k, 0)], raw.initial_type) if len(trans_type)
+                 else np.full(len(starts), raw.initial_type))
         dst = np.asarray(raw.isdst, bool)[types]
         footer = table.footer
         if footer is not None:  # past the file's last transition glibc reads the footer's TZ string

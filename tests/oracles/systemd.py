@@ -12,7 +12,12 @@ Two parts:
   zone, ``... Europe/Berlin``, from ``$TZDIR``; systemd only checks that the
   machine's ``/usr/share/zoneinfo`` has the name), so systemd and calsim read
   the same transitions. :func:`calendar_many` asks one process for many
-  expressions (``systemd-analyze calendar`` takes several).
+  expressions (``systemd-analyze calendar`` takes several). The walk itself
+  is ported in ``calsim/rules/calendarspec.py``: Debian's 252.38 carries the
+  negative-DST fix of systemd PR #36897 (v252.31 of systemd-stable lacks
+  it), read from the machine's ``libsystemd-shared-252.so``.
+* :func:`glibc_calls` runs glibc's own ``mktime``/``localtime_r``
+  (``glibc/mktime.c``, built here), which the walk reads the clock with.
 * :func:`run_timer` is a line-by-line port of what the timer unit does with
   those elapses (``src/core/timer.c``), with the event loop's coalescing
   (``sleep_between()`` of ``src/libsystemd/sd-event/sd-event.c``).
