@@ -47,7 +47,7 @@ __all__ = ["emulated_rows", "fire_chain", "walks", "walk_start", "LOST", "EXTRA"
 SCHEDULER = "scheduler"  # the gap and fold policy "as the rule's scheduler walks it"
 
 # Resolved.kind codes beyond resolution's 0 ok, 1 gap, 2 fold.
-LOST, EXTRA, STUCK = 3, 4, 5
+LOST, EXTRA, STUCK, FIRST_PASS, SECOND_PASS = 3, 4, 5, 6, 7
 _LOOK_BACK_US = (5 * 366 + 1) * 86400 * US
 _MAX_CALLS = 10_000_000  # port calls per chain: a guard against a port that never moves on
 
@@ -81,24 +81,29 @@ class _Reach:
 
 
 def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int,
-               until: int) -> tuple[np.ndarray, int | None]:
+               until: int, lookahead: int = 0) -> tuple[np.ndarray, int | None]:
     """The fire times (UTC seconds) in ``(start, until)`` the scheduler reaches from ``start``, and where it stalls.
 
     ``ideal`` holds the sorted, distinct instants whose wall time matches
     the rule over that span; ``next_after(t)`` is the scheduler's next
     fire after ``t`` (None: none). From a fire ``p`` whose next ideal
     instant ``c`` is reached with no transition near ``(p, c]``, the fire
-    is ``c``: runs of such steps are taken at once.
+    is ``c``: runs of such steps are taken at once. A walk that reads the
+    clock up to ``lookahead`` seconds past the time it returns (systemd's
+    ``OnCalendar.walk_lookahead``) is clear only when ``(p, c + lookahead]``
+    is.
 
     A walk can return a time that is not after the one it started from
     (robfig's ``Next`` at Chatham's 2026-04-05 fall-back, for ``50 3 * * *``:
     ``Next(X) == X``). A scheduler asking from there never moves on: the
     second value is that ``X``, which is no fire, and nothing fires from it
-    on; None when the walk never stalls.
+    on. A walk that gives up (None: systemd's "Infinite loop in calendar
+    calculation", after which a timer has no next elapse) stalls just after
+    its last fire. The second value is None when the walk never stalls.
     """
     n = len(ideal)
     prev = np.concatenate([[start], ideal[:-1]])
-    bad = np.flatnonzero(reach.meets(prev, ideal)) if n else np.zeros(0, np.int64)
+    bad = np.flatnonzero(reach.meets(prev, ideal + lookahead)) if n else np.zeros(0, np.int64)
     out: list[np.ndarray] = []
     k = int(np.searchsorted(ideal, start, side="right"))  # the first ideal instant after start
     p = start
@@ -109,7 +114,7 @@ def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int,
         if stop > k:  # ideal[k:stop] follow one another on the calendar
             out.append(ideal[k:stop])
             p, k = int(ideal[stop - 1]), stop
-        if not reach.meets(p, int(ideal[k]) if k < n else until):
+        if not reach.meets(p, (int(ideal[k]) if k < n else until) + lookahead):
             if k >= n:
                 break
             # (p, ideal[k]] is clear although (ideal[k-1], ideal[k]] is not (p is a fire of the walk's own).
@@ -123,7 +128,9 @@ def fire_chain(ideal: np.ndarray, reach: _Reach, next_after, start: int,
         if q is not None and q <= p:  # no progress: stalled at p, which is then no fire
             fires = np.concatenate(out) if out else np.zeros(0, np.int64)
             return fires[fires < p], p
-        if q is None or q >= until:
+        if q is None:  # the walk gave up (systemd's "Infinite loop", Quartz's endless search): nothing more fires
+            return (np.concatenate(out) if out else np.zeros(0, np.int64)), p + 1
+        if q >= until:
             break
         out.append(np.array([q], np.int64))
         p = q
@@ -141,6 +148,10 @@ def _instants(rule, table: ZoneTable, lo: int, hi: int) -> np.ndarray:
     r = resolve_wall(rule.wall_times(lo, hi), table, gap="skip", fold="both")
     due = r.due if r.has_due is None else r.due[r.has_due]
     return np.unique(due // US)
+
+
+def _lookahead(rule) -> int:
+    return int(getattr(rule, "walk_lookahead", 0) or 0)
 
 
 def walk_start(rule, table: ZoneTable, reach: _Reach, lo: int, floor: int | None) -> int:
@@ -161,7 +172,7 @@ def walk_start(rule, table: ZoneTable, reach: _Reach, lo: int, floor: int | None
         a = lo - span if floor is None else max(lo - span, floor)
         inst = _instants(rule, table, a, lo)
         if len(inst) >= 3:
-            clean = ~reach.meets(inst[:-1], inst[1:])
+            clean = ~reach.meets(inst[:-1], inst[1:] + _lookahead(rule))
             two = np.flatnonzero(clean[1:] & clean[:-1])
             if len(two):
                 return int(inst[two[-1] + 2])
@@ -189,17 +200,17 @@ def stalled_before(rule, table: ZoneTable, reach: _Reach, floor: int | None, lo:
         start = walk_start(rule, table, reach, (tau + 50_400 - 86400) * US, floor)
         until = tau + 8 * 86400
         ideal = _instants(rule, table, (start - 86400) * US, (until + 50_400) * US)
-        _, stalled = fire_chain(ideal, reach, lambda t: rule.next_after(clock, t), start, until)
+        _, stalled = fire_chain(ideal, reach, lambda t: rule.next_after(clock, t), start, until, _lookahead(rule))
         if stalled is not None and stalled * US < lo:
             return stalled
     return None
 
 
-def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int, floor: int | None) -> Resolved:
+def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, lo: int, until: int, floor: int | None) -> Resolved:
     """The rows of ``rule``'s wall times ``walls`` (µs) as its scheduler fires them (see the module docstring).
 
-    ``walls`` are the rule's wall times from the first one the caller wants
-    on; the walk starts before them (:func:`walk_start`, ``floor`` being the
+    ``walls`` are every wall time of the rule from wall time ``lo`` on; the
+    walk starts before ``lo`` (:func:`walk_start`, ``floor`` being the
     schedule's start wall time or None) and ends at ``until`` (UTC µs): the
     walls must hold every wall time of the rule up to it.
     """
@@ -207,15 +218,14 @@ def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int, floor: 
     has = np.ones(len(ideal.wall), bool) if ideal.has_due is None else ideal.has_due
     due_s = ideal.due // US
     reach = _Reach(table)
-    first = int(walls[0]) if len(walls) else None
-    start = walk_start(rule, table, reach, first, floor) if first is not None else 0
+    start = walk_start(rule, table, reach, lo, floor)
     # The ideal instants from the walk's start on: the look-back's (to rejoin the calendar) and the walls'.
-    fires_ideal = np.unique(np.concatenate([_instants(rule, table, (start - 86400) * US, first), due_s[has]])
-                            if first is not None else due_s[has])
+    fires_ideal = np.unique(np.concatenate([_instants(rule, table, (start - 86400) * US, lo), due_s[has]]))
     clock = ZoneClock(table)
-    stalled = stalled_before(rule, table, reach, floor, first) if first is not None else None
+    stalled = stalled_before(rule, table, reach, floor, lo)
     if stalled is None:
-        fires, stalled = fire_chain(fires_ideal, reach, lambda t: rule.next_after(clock, t), start, -(-until // US))
+        fires, stalled = fire_chain(fires_ideal, reach, lambda t: rule.next_after(clock, t), start,
+                                    -(-until // US), _lookahead(rule))
     else:
         fires = np.zeros(0, np.int64)
     kind = ideal.kind.astype(np.int8).copy()
@@ -225,6 +235,12 @@ def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int, floor: 
     if stalled is not None:
         kind[has & (due_s >= stalled)] = STUCK
     has_due = has & ~lost
+    if (kind == 2).any():  # a repeated time of which the walk fires one pass: say which (its other row is lost)
+        twin = np.flatnonzero(kind[:-1] == 2)
+        twin = twin[(ideal.wall[twin] == ideal.wall[twin + 1]) & (kind[twin + 1] != 2)]  # the other pass lost
+        kind[twin[fired[twin]]] = FIRST_PASS
+        kind_prev = np.flatnonzero((kind[1:] == 2) & (kind[:-1] != 2) & (ideal.wall[1:] == ideal.wall[:-1]))
+        kind[kind_prev[fired[kind_prev + 1]] + 1] = SECOND_PASS
     extra = fires[~np.isin(fires, fires_ideal)]
     wall, due, offset, fold = ideal.wall, ideal.due, ideal.offset, ideal.fold
     if fold is None:
@@ -245,4 +261,5 @@ def emulated_rows(rule, table: ZoneTable, walls: np.ndarray, until: int, floor: 
     who = rule.emulates
     return Resolved(row=None, wall=wall, fold=fold if fold.any() else None, kind=kind, due=due,
                     has_due=None if has_due.all() else has_due, offset=offset,
-                    note_vocab=(*ideal.note_vocab[:2], f"dst_lost:{who}", f"dst_extra:{who}", f"dst_stuck:{who}"))
+                    note_vocab=(*ideal.note_vocab[:2], f"dst_lost:{who}", f"dst_extra:{who}", f"dst_stuck:{who}",
+                                "dst_fold_first", "dst_fold_second"))

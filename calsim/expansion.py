@@ -45,7 +45,7 @@ from .resolution import Resolved, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
 from .schedule import Schedule, check_revisions
-from .times import US, instant_us
+from .times import LAST_US, US, instant_us
 from .tz.tzif import ZoneTable
 
 __all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules", "as_strings"]
@@ -56,7 +56,8 @@ _INVALID_NOTES = ("", "invalid_day_backward", "invalid_day_forward")
 # A COUNT rule that finds no instance in 400 years (a full Gregorian cycle)
 # never will: the search stops there instead of hanging.
 _SEARCH_LIMIT = 400 * 365 * DAY
-_MAX_WALL = 253402300799 * US  # 9999-12-31T23:59:59
+_MAX_WALL = LAST_US  # 9999-12-31T23:59:59
+_LAST_END = LAST_US - 14 * 3600 * US + US  # an end after 9999-12-31T09:59:59Z puts a UTC+14 wall time in year 10000
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _THREAD_MIN_ROWS = 200_000  # below this, _finish's overlapped steps run one after the other
 
@@ -449,6 +450,10 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
     hi = instant_us(end, "end")
     if hi <= lo:
         raise InputError(f"end: {end!r} is not after start {start!r} (the window [start, end) would be empty)")
+    if hi > _LAST_END:
+        # An instant later than this is a local time in year 10000 somewhere (UTC+14), which no datetime holds.
+        raise InputError(f"end: {end!r} is after 9999-12-31T09:59:59Z, the last instant whose local time is in "
+                         "year 9999 in every zone (allowed: an end up to then)")
     scheds = sorted(schedules, key=lambda s: (s.id, s.revision))
     check_revisions(scheds)
     estimate = limits.check(scheds, lo, hi, max_occurrences, what, rel)  # before anything is allocated
@@ -507,7 +512,8 @@ def _emulated(rows: _Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: i
     until = hi + _MARGIN - 15 * 3600 * US
     floor = _start_wall(s, table)  # no fire before the start: the walk starts there at the earliest
     key = ("emulated", s.parsed_rule, s.zone, lo, hi, floor, s.rdate_wall, s.exdate_wall)
-    r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, until, floor))
+    wlo = max(lo - _MARGIN, floor)  # where _candidates' walls start
+    r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, wlo, until, floor))
     _add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
 
 

@@ -102,6 +102,11 @@ def _abbr(zone: str, rel, due: dt.datetime) -> str:
     return name if name and not name[0] in "+-" else "UTC" + name if name else ""
 
 
+# Who walks the calendar for a rule fired with gap/fold="scheduler" (the note suffix of calsim.emulation's rows).
+_WALKERS = {"robfig": "robfig/cron's Next() (a Kubernetes CronJob)", "quartz": "Quartz's getTimeAfter",
+            "systemd": "systemd's calendar walk", "apscheduler": "APScheduler's CronTrigger"}
+
+
 def _explain(row: dict, version: str, rel) -> str:
     nominal: dt.datetime = row["nominal_local"]
     due: dt.datetime | None = row["due_utc"]
@@ -137,6 +142,16 @@ def _explain(row: dict, version: str, rel) -> str:
             parts.append(f"{day}: not run, resolves to the same instant as {note.split(':', 1)[1]}, which runs")
         elif note.startswith("excluded:"):
             parts.append(f"{day}: not run, excluded by calendar {note.split(':', 1)[1]}")
+        elif note.startswith(("dst_lost:", "dst_extra:", "dst_stuck:")):  # calsim.emulation: a scheduler's own walk
+            kind, who = note.split(":", 1)
+            walker = _WALKERS.get(who, who)
+            if kind == "dst_lost":
+                parts.append(f"{day}: not run, {walker} skips {hm} next to a DST change in {zone} (tzdata {version})")
+            elif kind == "dst_extra":
+                parts.append(f"{day}: runs {when}, a time the rule does not name: {walker} lands on it next to a "
+                             f"DST change in {zone}")
+            else:
+                parts.append(f"{day}: not run, {walker} stopped at a DST change in {zone} and never fires again")
     if not parts:
         return when
     if due is not None and not any("runs" in p for p in parts):

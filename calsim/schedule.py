@@ -221,7 +221,8 @@ class Schedule:
                                     "neither (allowed: gap='scheduler' with fold='scheduler')")
             if walks(rule) is None:
                 raise ScheduleError(f"{where}gap: 'scheduler' needs a rule whose scheduler calsim walks as it does "
-                                    f"(robfig:..., quartz:..., OnCalendar=...), not a {_kind(rule)} rule")
+                                    f"(robfig:..., quartz:..., OnCalendar=... with whole seconds), and calsim walks "
+                                    f"no scheduler for this {_kind(rule)} rule {shown(self.rule)}")
         if isinstance(rule, OnCalendar) and rule.zone is not None and rule.zone != self.zone:
             # systemd.time(7): a trailing zone name makes the expression's times that
             # zone's, whatever the machine's: it overrides the schedule's zone.

@@ -77,6 +77,8 @@ ORACLES = (
            "with calsim's 2025a)", "apt-get install openjdk-17-jre-headless"),
     Oracle("systemd (systemd-analyze)", lambda: _dpkg("systemd"), "252", "253",
            "tests/test_systemd_calendar.py, tests/test_preset_systemd.py", "apt-get install systemd"),
+    Oracle("glibc (libc6)", lambda: _dpkg("libc6"), "2.36", "2.37", "tests/test_systemd_calendar.py (mktime, "
+           "ported in calsim/tz/glibc.py)", "apt-get install libc6-dev gcc"),
 )
 
 

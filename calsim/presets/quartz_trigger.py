@@ -112,7 +112,7 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
         Difference("a W rule (15W, LW, L-nW) whose weekday's time lies in a gap sends getTimeAfter round for ever: "
                    "the scheduler thread hangs in triggered() at the fire before (whose job then never runs) and "
                    "holds the job store's lock, so no trigger fires again; calsim fires that last time and stops "
-                   "this rule only (its later rows: dst_lost:quartz)", topic="DST",
+                   "this rule only (its later rows: dst_stuck:quartz, reason stuck)", topic="DST",
                    example="'0 30 0 24W * ?' in Africa/Cairo: the 2026-03-24 run is Quartz's last, its job never "
                    "starts; calsim runs it and nothing of this rule after"),
         Difference("a misfire instruction that takes the next fire time after \"now\" (FIRE_ONCE_NOW, DO_NOTHING) with "

@@ -81,17 +81,16 @@ def systemd(*, persistent: bool = False, accuracy_sec: object = "1min", randomiz
             "elapse from the timer's base (timer.c: the last trigger, else the activation), so a timer that boots, "
             "resumes or triggers inside the repeated hour fires the second-pass times after that instant too, and "
             "one whose walk failed (systemd's 'Infinite loop in calendar calculation': calsim's rows "
-            "dst_lost:systemd to the end) starts again at the next boot in systemd", topic="DST",
+            "dst_stuck:systemd to the end) starts again at the next boot in systemd", topic="DST",
             example="*:00/15 in America/New_York booted 2026-11-01 01:10 EST: systemd 01:15, 01:30, 01:45 EST; "
                     "calsim none; *:50 in Pacific/Chatham stops at 2026-09-27 02:45"),
         Difference(
             "systemd's walk reads the clock past its next elapse (a repetition run past its unit: hours 0/14 look "
             "at the next day's 04:00, months 1/5 at the next April) and goes on with that time's tm_isdst; across "
-            "a DST change this can move the walk back until it fails (the timer stops). calsim runs the walk only "
-            "where a change lies between two elapses (calsim.emulation does not read OnCalendar.walk_lookahead "
-            "yet), so there it fires the calendar's times", topic="DST",
-            example="*-*-* 0/14:00 in America/New_York: systemd's walk fails after 2026-03-07 14:00 EST; "
-                    "*-1/5-01 00:00 in Europe/Berlin after 2026-11-01 00:00; calsim fires on"),
+            "a DST change this can move the walk back until it fails and the timer stops, which calsim reproduces "
+            "(OnCalendar.walk_lookahead, dst_stuck:systemd); systemd-analyze asked from a later base walks afresh "
+            "where calsim's timer stays stopped", topic="DST",
+            example="*-*-* 0/14:00 in America/New_York: no elapse after 2026-03-07 14:00 EST, in both"),
         Difference(
             "the walk assumes glibc's mktime() last answered this timer's own previous elapse; PID 1 shares that "
             "memory between timers, and it decides the pass of a repeated hour whose two passes have the same "
