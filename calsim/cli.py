@@ -67,7 +67,13 @@ def _window(args: argparse.Namespace) -> tuple[str, str]:
 
     today = now().replace(hour=0, minute=0, second=0, microsecond=0)
     start = args.start or today.strftime("%Y-%m-%dT%H:%MZ")
-    end = args.end or (instant(start) + dt.timedelta(days=365)).strftime("%Y-%m-%dT%H:%MZ")
+    if args.end:
+        end = args.end
+    else:  # a year on, or the last instant a date holds (--from 9999-06-01 has no year after it)
+        last = dt.datetime(9999, 12, 31, 9, 59, tzinfo=dt.timezone.utc)  # expand's last end (UTC+14 in 9999)
+        first = instant(start)
+        end = (first + dt.timedelta(days=365) if first <= last - dt.timedelta(days=365) else last).strftime(
+            "%Y-%m-%dT%H:%MZ")
     if instant(end) <= instant(start):
         raise InputError(f"--to: {end!r} is not after --from {start!r}")
     return start, end

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .calendars import Calendar
+from .errors import InputError, shown
 from .rules.every import Every
 from .rules.window import Window
 from .schedule import Schedule
@@ -53,8 +54,24 @@ _KINDS = (
 )
 
 
+MAX_FLEET = 10_000_000  # schedules as Python objects: ~10 GB beyond this (a million-schedule table is Dask's job)
+
+
 def fleet(n: int, seed: int = 0) -> list[Schedule]:
-    """``n`` schedules, deterministic in ``(n, seed)``; ids ``tenant-<t>/job-<i>``."""
+    """``n`` schedules, deterministic in ``(n, seed)``; ids ``tenant-<t>/job-<i>``.
+
+    ``n`` is a whole number from 0 to 10,000,000 and ``seed`` one from 0 to
+    2**63 - 1 (numpy's generators take no negative seed); anything else is an
+    :class:`~calsim.InputError` naming it.
+
+    >>> fleet(-1)
+    Traceback (most recent call last):
+    ...
+    calsim.errors.InputError: fleet: n -1 is not a whole number from 0 to 10,000,000
+    """
+    for name, value, hi in (("n", n, MAX_FLEET), ("seed", seed, 2**63 - 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= hi:
+            raise InputError(f"fleet: {name} {shown(value)} is not a whole number from 0 to {hi:,}")
     rng = np.random.default_rng(seed)
     kinds = [k for k, _ in _KINDS]
     weights = np.array([w for _, w in _KINDS])

@@ -27,12 +27,13 @@ import polars as pl
 
 from .errors import InputError, shown
 
-__all__ = ["local_us", "instant_us", "iso_z", "iso_local", "US", "MINUTE_US", "DAY_US"]
+__all__ = ["local_us", "instant_us", "iso_z", "iso_local", "US", "MINUTE_US", "DAY_US", "LAST_US"]
 
 # The units every module counts in (one definition): instants and durations are int64 microseconds.
 US = 1_000_000
 MINUTE_US = 60 * US
 DAY_US = 86_400 * US
+LAST_US = 253402300799 * US  # 9999-12-31T23:59:59: the last second a Python datetime (and so a frame's user) holds
 _AWARE_RE = re.compile(r"(Z|[+-]\d{2}(:?\d{2}(:?\d{2})?)?)$", re.IGNORECASE)
 _EPOCH = dt.datetime(1970, 1, 1)
 

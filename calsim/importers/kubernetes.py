@@ -76,7 +76,9 @@ import datetime as dt
 import re
 from typing import Any
 
+from ..durations import MAX_DAYS, MAX_US
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..times import US
 from ..presets import Preset, kubernetes
 from ..rules.every import Every
 from ..rules.robfig import RobfigCron
@@ -355,4 +357,7 @@ def _go_duration(text: str, where: str) -> float:
         pos = m.end()
     if pos != len(text) or total <= 0:
         raise RuleError(f"{where}: @every: {text!r} is not a Go duration such as '90s', '1h30m'")
+    if total > MAX_US / US:  # checked here, before a timedelta of it overflows
+        raise RuleError(f"{where}: @every: {text[:40]!r} is longer than {MAX_DAYS:,} days, the longest duration "
+                        "calsim takes (Go's time.Duration ends at about 292 years)")
     return max(total, 1.0)  # robfig rounds a delay below one second up to one second

@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from .randomness import DURATION, FAILURE, JITTER, uniform
-from .rules import (BIG, CATCHUP, OVERLAP, backlog_groups, backlog_outcome, beyond, fits, paused, period_index,
+from .rules import (BIG, CATCHUP, OVERLAP, retry_wait, backlog_groups, backlog_outcome, beyond, fits, paused, period_index,
                     period_start, up, wake)
+from ..times import LAST_US
 from .state import R, S, RunState
 
 __all__ = ["eligibility", "pickup", "catch_up", "attempts", "needs_order", "settle_in_place"]
@@ -271,8 +272,11 @@ def _attempts_of(run: RunState, idx: np.ndarray, f, max_att: int, p_fail: float)
         alive[a[ok]] = False
         if k + 1 < max_att and f is not None:
             retry = a[~ok]
-            occupancy[retry] += f.backoff_us * (2 ** k)
-    run.finish[idx] = occupancy
+            # Saturating: forty doublings of a minute are 2**39 minutes, past any instant a frame can hold.
+            occupancy[retry] = np.minimum(occupancy[retry], BIG - retry_wait(f.backoff_us, k + 1)) \
+                + retry_wait(f.backoff_us, k + 1)
+    # A run whose retries end after 9999-12-31 is shown ending then (it never ends within any horizon).
+    run.finish[idx] = np.minimum(occupancy, LAST_US - run.pick[idx])
     run.attempts_n[idx] = attempts_
     run.success[idx] = succeeded
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..times import DAY_US, US
 
-__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "up", "wake", "slept_out", "paused", "beyond", "backlog_groups",
+__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "retry_wait", "up", "wake", "slept_out", "paused", "beyond", "backlog_groups",
            "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
@@ -333,6 +333,26 @@ def period_start(table, period: str, index):
     r = resolve_wall(np.atleast_1d(wall), table, gap="next_valid", fold="first")
     due = np.asarray(r.due, dtype=np.int64)
     return int(due[0]) if np.ndim(index) == 0 else due
+
+
+def retry_wait(backoff_us: int, k: int, cap_us: int | None = None) -> int:
+    """The wait before retry ``k`` (1 for the second attempt): ``backoff * 2**(k-1)``, at most ``cap_us``.
+
+    The doubling saturates (at the cap, else at :data:`BIG`): forty retries
+    of a one-minute backoff are 2**39 minutes, far past any horizon, and an
+    ``int64`` must not overflow on the way (the worker kernel's
+    ``backoff_wait`` stops doubling the same way).
+
+    >>> retry_wait(60_000_000, 3), retry_wait(60_000_000, 3, 90_000_000), retry_wait(60_000_000, 40) == BIG
+    (240000000, 90000000, True)
+    """
+    cap = BIG if cap_us is None else min(int(cap_us), BIG)
+    d = int(backoff_us)
+    for _ in range(k - 1):
+        if d >= cap:
+            break
+        d *= 2
+    return min(d, cap)
 
 
 def charge(cost, attempts):

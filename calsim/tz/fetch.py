@@ -28,7 +28,7 @@ def pypi_version(iana: str) -> str:
     The tzdata package numbers releases ``YYYY.n`` with ``n`` the letter's
     position (a=1), as its ``__init__`` documents.
     """
-    m = IANA_RE.match(iana)
+    m = IANA_RE.match(iana) if isinstance(iana, str) else None
     if not m or len(iana) != 5:
         raise UnknownReleaseError(
             f"version: {cut(iana)} is not an IANA version of the form YYYYx (such as '2024b')"
@@ -49,6 +49,7 @@ def fetch_release(
     The cache is ``$CALSIM_CACHE`` if set, else the platform's user cache
     directory (``~/.cache/calsim/tzdata`` on Linux).
     """
+    pypi_version(version)  # a version that is no IANA version (2024, None) is refused before anything is looked up
     if not force:
         path = offline_releases().get(version)
         if path is not None:

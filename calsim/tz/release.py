@@ -214,7 +214,7 @@ def _closest(name: str, names: tuple[str, ...]) -> list[str]:
 def _valid_key(name: object) -> bool:
     return (
         isinstance(name, str)
-        and 0 < len(name) <= 255
+        and 0 < len(name.encode("utf-8", "surrogatepass")) <= 255  # bytes, as the OS counts a file name
         and not name.startswith(("/", "\\"))
         and ".." not in name.split("/")
         and "\x00" not in name
