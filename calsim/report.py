@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .atomic import write_atomically
-from .errors import InputError
+from .errors import InputError, shown
 
 __all__ = ["report", "notebook_parameters", "parse_parameter", "report_title"]
 
@@ -72,16 +72,19 @@ def notebook_parameters(notebook: str | Path) -> dict[str, object]:
 
 
 def parse_parameter(text: str) -> tuple[str, object]:
-    """``"name=value"`` -> ``(name, value)`` with the value read as a YAML scalar."""
-    import yaml
+    """``"name=value"`` -> ``(name, value)`` with the value read as YAML (text that is not YAML stays text).
+
+    The value goes through the importers' one YAML loader
+    (:func:`calsim.importers._yaml.load_value`): an alias bomb, nesting past
+    200 levels or a recursive alias is an :class:`~calsim.InputError`
+    naming the parameter, never a hang or a traceback.
+    """
+    from .importers._yaml import load_value
 
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
-        raise InputError(f"-p: {text!r} is not name=value (e.g. -p old=2026a)")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
+        raise InputError(f"-p: {shown(text)} is not name=value (e.g. -p old=2026a)")
+    value = load_value(raw, f"-p {name.strip()[:40]}") if raw.strip() else ""
     return name.strip(), value
 
 

@@ -203,3 +203,11 @@ def test_bad_imported_file_gives_one_line_and_exit_2(tmp_path, body, message):
     r = run("preview", p)
     assert r.returncode == 2, r.stdout
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr and str(p.name) in r.stderr, r.stderr
+
+
+def test_expand_from_the_last_day_of_year_9999_stops_where_every_local_time_is_still_in_9999():
+    r = run("expand", "example:3", "--from", "9999-12-31T00:00Z")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() and "10000-" not in r.stdout
+    r = run("expand", "example:3", "--from", "9999-12-31T00:00Z", "--to", "9999-12-31T10:00:01Z")
+    assert r.returncode == 2 and "end:" in r.stderr and "9999-12-31T09:59:59Z" in r.stderr

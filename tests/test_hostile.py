@@ -182,6 +182,32 @@ CASES: list[Case] = [
     Case("unknown_choice_suggests", "cli", "exit 2", "did you mean 'parquet'?", cli=(
         "expand", "{W}/daily.toml", "--format", "parquett")),
     Case("missing_argument", "cli", "exit 2", "fleet", cli=("preview",)),
+    # -- round three (issue 26): values typed by a user, numbers checked where they are used ----------
+    Case("report_parameter_alias_bomb", "bounded", "InputError", "-p old", code=(
+        "from calsim.report import parse_parameter\n"
+        f"    parse_parameter('old=' + {BOMB!r})")),
+    Case("report_parameter_nested_100k", "bounded", "InputError", "nested too deeply", code=(
+        "from calsim.report import parse_parameter\n"
+        "    parse_parameter('old=' + '[' * 100000 + ']' * 100000)")),
+    Case("cli_report_parameter_alias_bomb", "cli", "exit 2", "-p old", cli=(
+        "report", str(ROOT / "notebooks" / "04_tzdata_upgrade.ipynb"), "--out", "{W}/r.html", "-p", "old=" + BOMB)),
+    Case("cli_report_parameter_nested", "cli", "exit 2", "nested too deeply", cli=(
+        "report", str(ROOT / "notebooks" / "04_tzdata_upgrade.ipynb"), "--out", "{W}/r.html",
+        "-p", "old=" + "[" * 5000 + "]" * 5000)),
+    Case("kubernetes_every_99999999999h", "files", "RuleError", "@every", code=(
+        "calsim.from_kubernetes('apiVersion: batch/v1\\nkind: CronJob\\nmetadata: {name: a}\\nspec: "
+        "{schedule: \"@every 99999999999h\", jobTemplate: {}}\\n', strict=True)")),
+    Case("example_negative_count", "cli", "exit 2", "fleet: n -5", cli=("expand", "example:-5")),
+    Case("example_negative_seed", "cli", "exit 2", "fleet: seed -1", cli=("expand", "example:5:-1")),
+    Case("expand_end_in_year_10000_somewhere", "cli", "exit 2", "end:", cli=(
+        "expand", "example:5", "--from", "9999-12-31T00:00Z", "--to", "9999-12-31T23:00Z")),
+    Case("fetch_release_of_an_int", "files", "UnknownReleaseError", "version", code="calsim.fetch_release(2024)"),
+    Case("crontab_48_mb_field", "bounded", "exit 2", "longer than 4,096", cli=("expand", "{W}/bigfield.crontab")),
+    Case("quartz_4_mb_expression", "bounded", "RuleError", "longer than 4,096", code=(
+        "calsim.Schedule('a', 'UTC', '2026-01-01T00:00', 'quartz:0 ' + '1,' * 2000000 + '1 * * * ?')")),
+    Case("zone_of_100_three_byte_characters", "files", "UnknownZoneError", "zone", code=(
+        "calsim.Schedule('a', '\\u20ac' * 100, '2026-01-01T00:00', '0 3 * * *')")),
+    Case("fleet_duration_without_p95", "files", "exit 2", "duration.p95", cli=("expand", "{W}/nop95.toml")),
 ]
 
 
@@ -198,6 +224,8 @@ def _workspace(root: Path) -> Path:
     (w / "nul-byte.toml").write_text(daily.replace('"daily"', '"dai\x00ly"'))
     (w / "deep.toml").write_text('[[schedule]]\nid = "x"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n")
     (w / "latin1.crontab").write_bytes("0 3 * * * /bin/caf\xe9\n".encode("latin-1"))
+    (w / "bigfield.crontab").write_text("0 " + "1," * 24_000_000 + "1 * * * * /bin/x\n")  # a 48 MB field
+    (w / "nop95.toml").write_text(daily + 'policy = { duration = { median = "50min" } }\n')
     with open(w / "huge.crontab", "wb") as fh:  # a 1 GB line, sparse: costs no disk
         fh.write(b"0 3 * * * ")
         fh.truncate(1 << 30)

@@ -46,6 +46,12 @@ def test_example_concurrency_group_keeps_one_pending_run():
     assert {s.policy.overlap for s in from_github_actions(EXAMPLE)} == {"buffer_latest"}
 
 
+def test_a_repeated_schedule_key_reads_the_last_one_as_yaml_does():
+    text = "on:\n  schedule: []\n  schedule:\n    - cron: '0 4 * * *'\n    - cron: '0 5 * * *'\njobs: {}\n"
+    imported = from_github_actions(text)
+    assert [(s.rule, imported.sources[s.id].line) for s in imported] == [("0 4 * * *", 4), ("0 5 * * *", 5)]
+
+
 def test_a_cron_without_timezone_is_utc_and_runs_at_that_utc_time():
     w = from_github_actions(_wf("17 3 * * 1-5"))
     assert _due(w, "2026-03-06T00:00Z", "2026-03-10T00:00Z") == ["2026-03-06T03:17", "2026-03-09T03:17"]

@@ -214,6 +214,18 @@ def test_failures_retry_with_backoff_and_exhaust():
     assert (f["cost"] == f["attempts"] * 2.0).all()
 
 
+def test_forty_retries_of_a_minute_saturate_instead_of_overflowing():
+    # 2**39 minutes of backoff (a million years) passed int64 in backoff * 2**k; a run that never ends within
+    # any horizon shows its last attempt ending at 9999-12-31T23:59:59, the last instant a datetime holds.
+    s = calsim.Schedule("f", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(duration="1min"))
+    sc = calsim.Scenario("f", [s], "2026-01-01T00:00Z", "2026-01-01T03:00Z",
+                         failures=calsim.Failures(probability=1.0, max_attempts=40, backoff="1min"))
+    f = calsim.simulate(sc, progress=False).frame
+    assert set(f["state"]) == {"failed"} and set(f["attempts"]) == {40}
+    assert set(f["finished_utc"].dt.year()) == {9999} and f["finished_utc"].to_list()  # each a Python datetime
+    assert calsim.simulation.rules.retry_wait(60 * 10**6, 40) == calsim.simulation.rules.BIG
+
+
 class TestBadInput:
     def test_policy_typo(self):
         with pytest.raises(calsim.PolicyError) as err:

@@ -42,6 +42,10 @@ MAX_NODES = 1_000_000  # a 20,000-object manifest is about 1 M values; a bomb is
 MAX_DEPTH = 200        # Kubernetes objects nest about 12 deep; CloudFormation a little more
 
 
+class NotYaml(InputError):
+    """Text that is not YAML at all (a syntax error), as opposed to YAML refused by a cap."""
+
+
 def documents(text: str, where: str, loader: type | None = None) -> list[tuple[int, Any, Any]]:
     """``[(number, node, data)]`` of each YAML document (the node gives line numbers).
 
@@ -73,7 +77,7 @@ def _iter(text: str, where: str, loader_cls: type | None) -> Iterator[tuple[int,
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).strip().splitlines()[0]
-        raise InputError(f"{where}{at}: not valid YAML ({str(problem)[:120]})") from None
+        raise NotYaml(f"{where}{at}: not valid YAML ({str(problem)[:120]})") from None
     except RecursionError:
         raise InputError(f"{where}: YAML nested too deeply (at most {MAX_DEPTH} levels)") from None
     except CalsimError:
@@ -89,6 +93,24 @@ def load_one(text: str, where: str, loader: type | None = None) -> Any:
     """The first YAML document's data (None for an empty file); ``loader`` as in :func:`documents`."""
     docs = documents(text, where, loader)
     return docs[0][2] if docs else None
+
+
+def load_value(text: str, where: str) -> Any:
+    """A value a user typed (``calsim report -p name=value``): YAML with the same caps, else the text itself.
+
+    Text that is not YAML at all (``[1,2``) is taken as the string it is;
+    YAML that breaks a cap (an alias bomb, nesting past :data:`MAX_DEPTH`,
+    a recursive alias, an integer of thousands of digits) is an
+    :class:`~calsim.errors.InputError` naming ``where``, never a hang.
+
+    >>> load_value("2026a", "-p old"), load_value("[1, 2]", "-p x"), load_value("[1,2", "-p x")
+    ('2026a', [1, 2], '[1,2')
+    """
+    try:
+        docs = documents(text, where)
+    except NotYaml:
+        return text
+    return docs[0][2] if docs else ""
 
 
 def load_json(text: str, where: str) -> Any:
@@ -108,6 +130,8 @@ def load_json(text: str, where: str) -> Any:
 def child(node: Any, key: str, *, ignore_case: bool = False) -> Any:
     """The value node of ``key`` in a YAML mapping node (None when absent or not a mapping), for line numbers.
 
+    Of a key given twice, the last one's node, whose value the data holds.
+
     >>> _, node, _ = documents("On:\\n  schedule: []\\n", "example")[0]
     >>> child(node, "on", ignore_case=True).start_mark.line, child(node, "on")
     (1, None)
@@ -116,7 +140,8 @@ def child(node: Any, key: str, *, ignore_case: bool = False) -> Any:
 
     if not isinstance(node, yaml.MappingNode):
         return None
-    for k, v in node.value:
+    # The last of a repeated key, as PyYAML builds the data (a node for the first one would not match it).
+    for k, v in reversed(node.value):
         if isinstance(k, yaml.ScalarNode) and (k.value.lower() == key.lower() if ignore_case else k.value == key):
             return v
     return None

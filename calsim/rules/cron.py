@@ -58,6 +58,7 @@ from ._rrule_expand import Days, memo
 __all__ = ["Cron"]
 
 FIELD_NAMES = "minute hour day-of-month month day-of-week"
+MAX_TEXT = 4096  # characters of an expression (a 48 MB field took a minute to refuse)
 MONTHS = tuple("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())
 WEEKDAYS = tuple("SUN MON TUE WED THU FRI SAT".split())
 DAYS_IN_MONTH = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)  # longest, leap Feb
@@ -275,6 +276,9 @@ class Cron:
         """
         if not isinstance(text, str):
             raise RuleError(f"cron: expected the expression as a str, got {type(text).__name__}")
+        if len(text) > MAX_TEXT:  # every value of every field listed is ~450 characters: longer is not a rule
+            raise RuleError(f"cron: an expression of {len(text):,} characters is longer than {MAX_TEXT:,} (listing "
+                            "every value of every field takes about 450)")
         stripped = text.strip()
         if stripped.startswith("@"):
             if stripped.lower() == "@reboot":

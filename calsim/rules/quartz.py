@@ -86,6 +86,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from ..errors import RuleError
+from .cron import MAX_TEXT
 from ..tz.clock import ZoneClock
 from ._rrule_expand import US, Days, day_table_wall_times, memo
 from .quartz_walk import MAX_YEAR, MIN_YEAR, QuartzSets, get_time_after, walk_sets
@@ -296,6 +297,8 @@ class QuartzCron:
         """
         if not isinstance(text, str):
             raise RuleError(f"quartz: expected the expression as a str, got {type(text).__name__}")
+        if len(text) > MAX_TEXT:  # as Cron.parse: listing every value of every field takes well under this
+            raise RuleError(f"quartz: an expression of {len(text):,} characters is longer than {MAX_TEXT:,}")
         if dialect not in ("quartz", "eventbridge"):
             raise RuleError(f"quartz: dialect {dialect!r} is not one of 'quartz', 'eventbridge'")
         expr = text.strip()

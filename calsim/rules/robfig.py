@@ -69,7 +69,7 @@ import numpy as np
 
 from ..errors import RuleError
 from ..tz.clock import ZoneClock, wall_seconds
-from .cron import Cron
+from .cron import MAX_TEXT, Cron
 
 __all__ = ["RobfigCron", "PREFIX"]
 
@@ -194,6 +194,8 @@ class RobfigCron:
         """
         if not isinstance(text, str):
             raise RuleError(f"robfig: expected the expression as a str, got {type(text).__name__}")
+        if len(text) > MAX_TEXT:  # as Cron.parse: listing every value of every field takes about 450
+            raise RuleError(f"robfig: a spec of {len(text):,} characters is longer than {MAX_TEXT:,}")
         spec = text.strip() if text.strip()[: len(PREFIX)].lower() != PREFIX else text.strip()[len(PREFIX):].strip()
         try:
             return cls._parse(spec)

@@ -60,9 +60,13 @@ class LogNormal:
     sigma: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for name in ("median", "p95"):  # both are required: a lognormal needs two points
+            if getattr(self, name) is None:
+                raise PolicyError(f"duration.{name}: missing (a lognormal duration needs both median and p95, "
+                                  "e.g. { median = \"5min\", p95 = \"20min\" })")
         m = _dur(self.median, "duration.median", allow_zero=False)
         p = _dur(self.p95, "duration.p95", allow_zero=False)
-        assert m is not None and p is not None
+        assert m is not None and p is not None  # checked above
         if p < m:
             raise PolicyError(f"duration.p95: {shown(self.p95)} is below the median {shown(self.median)} (p95 >= median)")
         object.__setattr__(self, "median_us", m)
