@@ -7,7 +7,8 @@ fake instant they ran at (see the tool's docstring for how a suspend is made
 faithful: the clock jumps while the daemon's ``nanosleep`` goes on in real
 time, as CLOCK_MONOTONIC does). The fixtures name the cron, libfaketime and tz
 release they were recorded with; the test prints them. Re-record with
-``sudo .venv/bin/python tools/capture_cron.py`` (about 17 minutes).
+``sudo .venv/bin/python tools/capture_cron.py`` (285 scenarios, about 35 minutes; ``--only REGEX``
+re-records the scenarios whose id matches, e.g. one zone's).
 
 Each scenario runs through ``calsim.simulate`` (``presets.cronie()`` applied,
 ``tick="1min"``, the same ``calsim.Outage(kind="down"|"suspend")``) and
@@ -460,6 +461,63 @@ def test_every_dst_day_agrees_but_for_merged_gap_times():
         if case.kind == "dst":
             _, bad = daemon.compare(case)
             assert {classify(p) for p in bad} <= {"gap times merged"}, case.id
+
+
+ISSUE_25_ZONES = ("America/New_York", "Europe/Berlin", "Europe/Dublin", "Australia/Lord_Howe", "Pacific/Chatham",
+                  "Asia/Beirut", "Africa/Cairo", "America/Santiago", "Australia/Sydney")
+
+
+def test_fixtures_cover_both_dst_days_a_restart_and_a_suspend_across_each_change_of_issue_25s_zones():
+    for zone in ISSUE_25_ZONES:
+        for season in ("spring", "fall"):
+            assert f"dst-{zone}-{season}" in BY_ID, (zone, season)
+            [day] = [c for c in CASES if c.id == f"dst-{zone}-{season}"]
+            [(change, _)] = daemon.transitions(zone, day.start, day.end)
+            for kind in ("restart", "suspend"):
+                across = [c for c in CASES if c.kind == kind and c.zone == zone and f"-{season}-" in c.id
+                          and any(a <= change <= b for a, b, _ in c.outages)]
+                assert len(across) >= 2, (zone, season, kind)
+
+
+def test_dublins_negative_dst_runs_as_any_other_change():
+    # the TZif of Europe/Dublin marks winter GMT as the DST (isdst=1, -1 h) and summer IST as standard time; crond
+    # only asks whether tm_isdst flipped (cron.c set_time) before it re-reads the offset, so both changes run as
+    # Berlin's: fixed-time gap times at the change, fixed-time jobs once on the fall day, wildcard in both passes
+    assert wall("Europe/Dublin", BY_ID["dst-Europe/Dublin-spring"].start).dst() < dt.timedelta(0)
+    spring, fall = "dst-Europe/Dublin-spring", "dst-Europe/Dublin-fall"  # changes at 01:00Z (01:00 GMT / 02:00 IST)
+    assert [r[:5] for r in runs(spring, "fixed_0115") + runs(spring, "fixed_0145")] == ["01:00", "01:00"]
+    assert [r[:5] for r in runs(fall, "fixed_0115")] == ["00:15"]  # 01:15 IST, not 01:15 GMT again
+    assert [r[:5] for r in runs(fall, "wild_hourly")] == ["00:00", "01:00", "02:00", "03:00"]  # 01:00 twice
+    assert_agrees(fall)
+    _, bad = daemon.compare(BY_ID[spring])
+    assert [classify(p) for p in bad] == ["gap times merged"]  # '30,45 1 * * *': both gap times run
+
+
+def test_midnight_changes_east_of_utc_run_the_gap_midnight_jobs_at_the_change():
+    # Beirut 00:00 EET -> 01:00 EEST at 22:00Z, Cairo the same on a Friday; back at 24:00 EEST -> 23:00 EET (21:00Z)
+    for zone in ("Asia/Beirut", "Africa/Cairo"):
+        spring, fall = f"dst-{zone}-spring", f"dst-{zone}-fall"
+        assert [r[:5] for r in runs(spring, "fixed_0000") + runs(spring, "fixed_0030")] == ["22:00", "22:00"]
+        assert runs(spring, "wild_10min_0h") == []  # a wildcard job's gap minutes are dropped
+        assert [r[:5] for r in runs(fall, "fixed_2330")] == ["20:30"]  # the first 23:30 only
+        assert [r[:5] for r in runs(fall, "fixed_0000")] == ["22:00"]  # the next day begins after the second pass
+        assert [r[:5] for r in runs(fall, "wild_half")] == ["20:30", "21:30", "22:30"]  # 23:30 twice, 00:30
+        assert_agrees(spring)
+        assert_agrees(fall)
+
+
+def test_chathams_quarter_to_three_changes_drop_or_repeat_a_wildcard_hour():
+    # Chatham 02:45 +1245 -> 03:45 +1345 at 14:00Z (spring), 03:45 +1345 -> 02:45 +1245 at 14:00Z (fall)
+    spring, fall = "dst-Pacific/Chatham-spring", "dst-Pacific/Chatham-fall"
+    def walls(cid: str, job: str) -> list[str]:
+        return [f"{wall('Pacific/Chatham', r):%H:%M%z}" for r in BY_ID[cid].runs_of(job)]
+
+    assert [r[:5] for r in runs(spring, "fixed_0300")] == ["14:00"]  # 03:00 lies in the gap: run at 03:45
+    assert walls(spring, "wild_hourly") == ["02:00+1245", "04:00+1345", "05:00+1345"]  # 03:00 dropped
+    assert walls(fall, "fixed_0300") == ["03:00+1345"]  # once
+    assert walls(fall, "wild_hourly") == ["03:00+1345", "03:00+1245", "04:00+1245"]  # 03:00 twice
+    assert_agrees(spring)
+    assert_agrees(fall)
 
 
 # ---------------------------------------------------------------------------------------------

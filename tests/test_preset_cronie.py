@@ -1,7 +1,7 @@
 """``presets.cronie()``: what Debian's cron daemon cannot show, through the line-by-line port of cronie.
 
 The real daemon decides wherever it can: ``tests/test_cron_daemon.py`` replays
-its recorded runs (200 scenarios: DST days, restarts, suspends) against calsim,
+its recorded runs (285 scenarios: DST days, restarts, suspends) against calsim,
 and there the cronie preset's DST, restart and suspend behaviour is measured.
 This file keeps the port (:mod:`oracles.cronie`, ``src/cron.c``/``entry.c``/
 ``job.c`` line by line) for what the fixtures cannot hold:
@@ -12,7 +12,7 @@ This file keeps the port (:mod:`oracles.cronie`, ``src/cron.c``/``entry.c``/
 * the crontab grammar's job kinds (``MIN_STAR``/``HR_STAR``: which jobs are
   "wildcard") over specs the fixtures do not use;
 * ``CALSIM_LONG=1``: a dense sweep of suspends across every DST change of the
-  fixtures' zones (a start every 10 min over 4 h, 7 lengths; 1,400 scenarios,
+  fixtures' zones (a start every 10 min over 4 h, 7 lengths; 3,150 scenarios,
   hours of daemon time), compared with calsim exactly as the daemon's runs are,
   with the same stated differences;
 * the preset's own settings (``job_kind``).
@@ -141,7 +141,8 @@ def _sweep_cases() -> list[daemon.Case]:
 
 def test_long_sweep_of_suspends_across_dst_changes_has_no_unstated_disagreements(report, capsys):
     if not LONG:
-        line = "cronie DST suspend sweep (port): not run (CALSIM_LONG=1 runs 1,400 scenarios)"
+        n = 25 * 7 * sum(c.kind == "dst" for c in CASES)
+        line = f"cronie DST suspend sweep (port): not run (CALSIM_LONG=1 runs {n:,} scenarios)"
         report.append(line)
         return
     n, unstated = 0, []

@@ -58,8 +58,9 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
 
     Measured against Debian's ``cron`` 3.0pl1-162 itself (Vixie cron with the
     time-change code cronie shares), run under libfaketime by
-    ``tools/capture_cron.py`` over DST days in New York, Berlin, Lord Howe and
-    Santiago, restarts and suspends (tests/test_cron_daemon.py); the
+    ``tools/capture_cron.py`` over both 2026 DST days of New York, Berlin,
+    Dublin (negative DST), Lord Howe, Chatham, Beirut, Cairo, Santiago and
+    Sydney, restarts and suspends (tests/test_cron_daemon.py); the
     remaining differences are the preset's ``notes`` (``presets.differences``).
 
     Parameters (keyword-only)
