@@ -5,6 +5,7 @@ Usage (from the repository root)::
 
     .venv/bin/python tools/mutants.py                       # every mutant, one at a time
     .venv/bin/python tools/mutants.py --only tzif           # mutants whose id or file contains "tzif"
+    .venv/bin/python tools/mutants.py --skip quartz         # all but those (repeatable)
     .venv/bin/python tools/mutants.py --jobs 2 --json /tmp/mutants.json
     .venv/bin/python tools/mutants.py --list                # check every snippet, run nothing
     .venv/bin/python tools/mutants.py --without test_boundaries   # drop matching test files (the older suite)
@@ -28,8 +29,10 @@ defines its own ``MUTANTS`` list the same way)::
 How a mutant runs
 -----------------
 1. The repository's files (``git ls-files``, plus untracked files git does not
-   ignore; never ``.venv``) are copied to a new directory under /tmp. The
-   checkout itself is never written.
+   ignore; never ``.venv``) are copied once, when the run starts, to a
+   snapshot under /tmp, and each mutant (and each baseline) runs in a copy of
+   that snapshot: every mutant sees the same tree, even while others go on
+   editing the checkout. The checkout itself is never written.
 2. ``old`` is replaced by ``new`` in the copy (refused unless it occurs exactly once).
 3. ``python -c "import calsim"`` must load calsim from the copy: the venv's
    editable install of the checkout is a meta-path finder appended after the
@@ -75,6 +78,22 @@ TZIF = [B, "tests/test_resolve_synthetic.py", "tests/test_releases.py", "tests/t
 EXPAND = [B, "tests/test_expand_pinned.py", "tests/test_expand.py", "tests/test_expand_fast_paths.py",
           "tests/rules/test_rrule.py"]
 STORE = [B, "tests/test_store.py", "tests/test_store_layout.py"]
+CRON = ["tests/rules/test_cron.py"]
+# A module's doctests come after the test files: collecting a module for its doctests imports it again
+# (--import-mode=importlib), and a test file imported after that would see a second RobfigCron class.
+ROBFIG = ["tests/rules/test_robfig.py", "calsim/rules/robfig.py"]  # the real robfig, then the module's doctest
+EMU = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/emulation.py"]
+CLOCK = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/tz/clock.py"]
+K8S = ["calsim/presets/cronjob.py", "tests/test_presets.py::TestKubernetes", "tests/test_preset_kubernetes.py"]
+PRESETS = ["calsim/presets/cronjob.py", "tests/test_presets.py::TestKubernetes", "tests/test_presets.py::TestPreset",
+           "tests/test_preset_kubernetes.py"]
+CRONIE = ["calsim/presets/cron_daemon.py", "tests/test_presets.py::TestCronie",
+          "tests/test_presets.py::TestCronieAgainstCronsim", "tests/test_preset_cronie.py", "tests/test_cron_daemon.py"]
+APS = ["calsim/presets/apscheduler3.py", "tests/test_presets.py::TestApscheduler",
+       "tests/test_presets.py::TestApschedulerAgainstCronTrigger", "tests/test_preset_apscheduler.py"]
+TEMPORAL = ["calsim/presets/temporal_schedule.py", "tests/test_presets.py::TestTemporal", "tests/test_preset_temporal.py"]
+EVENTBRIDGE = ["calsim/presets/eventbridge_scheduler.py", "tests/test_presets.py::TestEventbridge",
+               "tests/test_preset_eventbridge.py"]
 
 
 def M(id: str, file: str, old: str, new: str, why: str, tests: list[str], equivalent: str | None = None) -> dict:
@@ -159,7 +178,7 @@ MUTANTS: list[dict] = [
     M("exp-utc-until-strict", "calsim/expansion.py", "keep &= place <= self.until[sched]",
       "keep &= place < self.until[sched]", "a Z UNTIL equal to an instance's instant excludes it", EXPAND),
     M("exp-count-off-by-one", "calsim/expansion.py",
-      "return walls[: last + 1], inv[: last + 1]", "return walls[: last], inv[: last]",
+      "parts.append((walls[: last + 1], inv[: last + 1]))", "parts.append((walls[: last], inv[: last]))",
       "COUNT keeps one instance too few", EXPAND),
     M("exp-count-folds", "calsim/expansion.py",
       "counted = resolve_wall(walls, table, gap=\"skip\", fold=\"first\").kind != 1",
@@ -209,13 +228,290 @@ MUTANTS: list[dict] = [
       "KEY = (\"scenario\", \"schedule_id\", \"revision\", \"nominal_local\", \"kind\")",
       "the key forgets fold (the two passes of a fold collide)", STORE),
     M("store-no-fallback", "calsim/store/writer.py",
-      "return old == new or (not old.startswith(digest_prefix()) and same_rows(stored_ledger(db, name), frame))",
-      "return old == new",
+      "return old[0] == new or (not comparable(*old) and same_rows(stored_ledger(db, name), frame))",
+      "return old[0] == new",
       "a digest from another polars version is never compared by content", STORE),
     M("store-fallback-ordered", "calsim/store/records.py",
       "return a.height == b.height and a.sort(key, maintain_order=True).equals(b.sort(key, maintain_order=True))",
       "return a.equals(b)",
       "the content fallback compares row order too", STORE),
+    # --- rules/cron.py: Vixie cron's grammar (cronsim 2.9 the oracle) ------------------------------
+    M("cron-step-end-exclusive", "calsim/rules/cron.py", "values.update(range(start, end + 1, step))",
+      "values.update(range(start, end, step))", "a step stops before the range's end (50/3 misses 59)", CRON),
+    M("cron-star-step-from-zero", "calsim/rules/cron.py", "                start, end = f.lo, f.hi\n",
+      "                start, end = 0, f.hi\n", "*/n counts from 0 in every field (day-of-month */2 on even days)",
+      CRON),
+    M("cron-a-n-single", "calsim/rules/cron.py", "start, end = _value(expr, f, base, item), f.hi",
+      "start = end = _value(expr, f, base, item)", "a/n read as {a}, not a-max/n", CRON),
+    M("cron-a-a-n-to-max", "calsim/rules/cron.py", "                start, end = _range(expr, f, base, item)\n",
+      "                start, end = _range(expr, f, base, item)\n                if start == end:\n"
+      "                    end = f.hi\n",
+      "a-a/n read as a/n, a to the field's maximum (cronsim 2.8; issue 25's 9-9/1)", CRON),
+    M("cron-range-end-exclusive", "calsim/rules/cron.py", "            values.update(range(start, end + 1))\n",
+      "            values.update(range(start, end))\n", "a range a-b leaves out b", CRON),
+    M("cron-range-one-value-refused", "calsim/rules/cron.py", "    if end < start:  # as cronsim",
+      "    if end <= start:  # as cronsim", "a one-value range a-a is refused as reversed", CRON),
+    M("cron-star-no-max", "calsim/rules/cron.py", "            values.update(range(f.lo, f.hi + 1))\n",
+      "            values.update(range(f.lo, f.hi))\n", "'*' leaves out the field's maximum (minute 59, day 31)", CRON),
+    M("cron-value-lo-exclusive", "calsim/rules/cron.py", "if not f.lo <= n <= f.hi:", "if not f.lo < n <= f.hi:",
+      "the field's minimum is refused (minute 0, day 1)", CRON),
+    M("cron-names-zero-based", "calsim/rules/cron.py", "return f.names.index(u) + f.offset",
+      "return f.names.index(u)", "month names counted from 0 (JAN = 0, DEC = 11)", CRON),
+    M("cron-names-case", "calsim/rules/cron.py", "    u = s.upper()\n    if u in f.names:",
+      "    u = s\n    if u in f.names:", "names are case-sensitive (jan refused)", CRON),
+    M("cron-seven-refused", "calsim/rules/cron.py", "DOW = _Field(\"day-of-week\", 0, 7,",
+      "DOW = _Field(\"day-of-week\", 0, 6,", "day-of-week 7 refused (Sunday is 0 only)", CRON),
+    M("cron-seven-nth-not-sunday", "calsim/rules/cron.py", "special.add((\"#\", w % 7, k))",
+      "special.add((\"#\", w, k))", "7#k is not the k-th Sunday", CRON),
+    M("cron-seven-last-not-sunday", "calsim/rules/cron.py",
+      "special.add((\"wL\", _value(expr, f, item[:-1], item) % 7, 0))",
+      "special.add((\"wL\", _value(expr, f, item[:-1], item), 0))", "7L is not the last Sunday", CRON),
+    M("cron-nth-max-4", "calsim/rules/cron.py", "if k is None or not 1 <= k <= 5:", "if k is None or not 1 <= k <= 4:",
+      "n#5 (a fifth weekday) is refused", CRON),
+    M("cron-step-zero-accepted", "calsim/rules/cron.py", "            if not step:\n",
+      "            if step is None:\n", "*/0 passes the check (range() then raises ValueError, not RuleError)", CRON),
+    M("cron-star-test-whole-field", "calsim/rules/cron.py",
+      "day_or = not (dom.startswith(\"*\") or dow.startswith(\"*\"))",
+      "day_or = not (dom == \"*\" or dow == \"*\")",
+      "the Vixie '*' test looks at the whole field: */2 counts as restricted (days ORed)", CRON),
+    M("cron-star-test-both", "calsim/rules/cron.py",
+      "day_or = not (dom.startswith(\"*\") or dow.startswith(\"*\"))",
+      "day_or = not (dom.startswith(\"*\") and dow.startswith(\"*\"))",
+      "the day fields are ORed as soon as one is restricted", CRON),
+    M("cron-or-as-and", "calsim/rules/cron.py",
+      "days_ok = None if dom_ok is None or dow_ok is None else dom_ok | dow_ok",
+      "days_ok = None if dom_ok is None or dow_ok is None else dom_ok & dow_ok",
+      "two restricted day fields must both match (no Vixie OR)", CRON),
+    M("cron-or-full-field-ignored", "calsim/rules/cron.py",
+      "days_ok = None if dom_ok is None or dow_ok is None else dom_ok | dow_ok",
+      "days_ok = dow_ok if dom_ok is None else (dom_ok if dow_ok is None else dom_ok | dow_ok)",
+      "under OR, a restricted field that names every day (1-31) does not decide", CRON),
+    M("cron-never-occurs-max", "calsim/rules/cron.py", "if min(numeric) > longest:", "if max(numeric) > longest:",
+      "a day list with one day the months lack (1,30 in February) is refused", CRON),
+    M("cron-last-day-off-by-one", "calsim/rules/cron.py", "dom_ok |= dom == ldom\n", "dom_ok |= dom == ldom - 1\n",
+      "L is the day before the last", CRON),
+    M("cron-lw-sat-sun-swapped", "calsim/rules/cron.py",
+      "np.where(last_wd == 6, 1, np.where(last_wd == 0, 2, 0))",
+      "np.where(last_wd == 6, 2, np.where(last_wd == 0, 1, 0))",
+      "LW backs a Saturday off 2 days and a Sunday 1 (weekday numbering confused)", CRON),
+    M("cron-w-first-saturday-back", "calsim/rules/cron.py", "np.where(n == 1, 2, -1)", "-1",
+      "1W on a Saturday moves back into the month before (so never runs)", CRON),
+    M("cron-w-last-sunday-forward", "calsim/rules/cron.py", "np.where(n == ldom, -2, 1)", "1",
+      "the last day's W on a Sunday moves forward out of the month", CRON),
+    M("cron-w-missing-day", "calsim/rules/cron.py", "dom_ok |= (dom == n + shift) & (n <= ldom)",
+      "dom_ok |= dom == n + shift", "nW of a day the month lacks still runs (31W in a 30-day month)", CRON),
+    M("cron-nl-one-week-early", "calsim/rules/cron.py", "dow_ok |= (wd == w) & (dom + 7 > ldom)",
+      "dow_ok |= (wd == w) & (dom + 7 >= ldom)", "nL also fires on the weekday a week before the last", CRON),
+    M("cron-nth-week-index", "calsim/rules/cron.py", "dow_ok |= (wd == w) & ((dom + 6) // 7 == k)",
+      "dow_ok |= (wd == w) & (dom // 7 + 1 == k)", "n#k counts weeks from day 0 (the 7th is in week 2)", CRON),
+    M("cron-special-weekday-monday", "calsim/rules/cron.py", "wd = (wd_mon + 1) % 7 if special_wd else None",
+      "wd = wd_mon if special_wd else None", "the extensions (LW, nW, nL, n#k) count weekdays from Monday", CRON),
+    M("cron-macro-case", "calsim/rules/cron.py", "            if stripped.lower() not in MACROS:",
+      "            if stripped not in MACROS:", "a macro in another case (@Weekly) is refused", CRON),
+    M("cron-macro-unstripped", "calsim/rules/cron.py", "    stripped = text.strip()\n", "    stripped = text\n",
+      "a macro with surrounding blanks is read as one field", CRON),
+    M("cron-weekly-monday", "calsim/rules/cron.py", "\"@weekly\": \"0 0 * * 0\"", "\"@weekly\": \"0 0 * * 1\"",
+      "@weekly runs on Mondays (ISO weeks)", CRON),
+    # --- rules/robfig.py: robfig/cron v3's ParseStandard and Next() (the real library the oracle) ----
+    M("robfig-question-not-star", "calsim/rules/robfig.py", "if low_and_high[0] in (\"*\", \"?\"):",
+      "if low_and_high[0] == \"*\":", "'?' is not read as '*' (refused)", ROBFIG),
+    M("robfig-star-step1-clears", "calsim/rules/robfig.py", "        if step > 1:\n            extra = 0",
+      "        if step >= 1:\n            extra = 0", "*/1 clears the star bit (days ORed for '*/1')", ROBFIG),
+    M("robfig-star-step2-keeps", "calsim/rules/robfig.py", "        if step > 1:\n            extra = 0",
+      "        if False:\n            extra = 0", "*/2 keeps the star bit (days ANDed, as in Vixie cron)", ROBFIG),
+    M("robfig-dow-to-seven", "calsim/rules/robfig.py", "(\"day-of-week\", 0, 6, _DAYS)",
+      "(\"day-of-week\", 0, 7, _DAYS)", "day-of-week runs over 0..7 as in Vixie cron (7 accepted)", ROBFIG),
+    M("robfig-n-step-single", "calsim/rules/robfig.py",
+      "        if single:  # \"N/step\" means \"N-max/step\"\n            end = hi\n",
+      "        if False:\n            end = hi\n", "N/step is {N}, not N-max/step", ROBFIG),
+    M("robfig-a-a-step-to-max", "calsim/rules/robfig.py", "        if single:  # \"N/step\"",
+      "        if start == end:  # \"N/step\"", "a-a/n read as a-max/n (issue 25's 9-9/1)", ROBFIG),
+    M("robfig-star-range-end-read", "calsim/rules/robfig.py", "        start, end, extra = lo, hi, _STAR\n",
+      "        start, end, extra = lo, (hi if single else _int_or_name(low_and_high[1], names, expr)), _STAR\n",
+      "*-5 read as the range to 5 (robfig ignores what follows a star)", ROBFIG),
+    M("robfig-empty-item-refused", "calsim/rules/robfig.py",
+      "for expr in (part for part in text.split(\",\") if part):", "for expr in text.split(\",\"):",
+      "an empty list item (1,,2) is refused (robfig drops it: strings.FieldsFunc)", ROBFIG),
+    M("robfig-plus-sign-refused", "calsim/rules/robfig.py", "body = text[1:] if text[:1] in \"+-\" else text",
+      "body = text", "a + sign is refused (strconv.Atoi accepts it)", ROBFIG),
+    M("robfig-day-or-and", "calsim/rules/robfig.py", "day_or=not (dom & _STAR or dow & _STAR))",
+      "day_or=not (dom & _STAR and dow & _STAR))", "the calendar reading ORs the day fields when only one is starred",
+      ROBFIG),
+    M("robfig-descriptor-case", "calsim/rules/robfig.py",
+      "            if spec not in _DESCRIPTORS:\n", "            if spec.lower() not in _DESCRIPTORS:\n",
+      "@Daily accepted (robfig compares the descriptor exactly)", ROBFIG),
+    M("robfig-next-star-and", "calsim/rules/robfig.py", "star = dom_bits & _STAR or dow_bits & _STAR",
+      "star = dom_bits & _STAR and dow_bits & _STAR", "Next() ORs the day fields when only one has the star bit",
+      ROBFIG),
+    M("robfig-next-from-t", "calsim/rules/robfig.py", "        t = t + 1  # \"Start", "        t = t  # \"Start",
+      "Next(t) may return t itself (no 'upcoming second')", ROBFIG),
+    M("robfig-month-reset-keeps-day", "calsim/rules/robfig.py", "t = date(f[0], f[1], 1, 0, 0, 0)",
+      "t = date(f[0], f[1], f[2], 0, 0, 0)", "the month loop's reset keeps the day of the month", ROBFIG),
+    M("robfig-day-reset-keeps-hour", "calsim/rules/robfig.py", "t = date(f[0], f[1], f[2], 0, 0, 0)",
+      "t = date(f[0], f[1], f[2], f[3], f[4], f[5])", "the day loop does not reset to midnight", ROBFIG),
+    M("robfig-day-fixup-none", "calsim/rules/robfig.py", "                if f[3] != 0:\n",
+      "                if False:\n", "no 'hour is no longer midnight due to DST' fix-up", ROBFIG),
+    M("robfig-day-fixup-forward", "calsim/rules/robfig.py", "if f[3] > 12 else -f[3] * 3600",
+      "if f[3] > 0 else -f[3] * 3600", "the fix-up always rolls forward to the next midnight (not back to 0:00)",
+      ROBFIG),
+    M("robfig-day-no-wrap", "calsim/rules/robfig.py",
+      "                if f[2] == 1:\n                    wrapped = True", "                if False:\n"
+      "                    wrapped = True", "the day loop crosses into a month without checking it again", ROBFIG),
+    M("robfig-hour-reset-absolute", "calsim/rules/robfig.py", "t = date(f[0], f[1], f[2], f[3], 0, 0)",
+      "t -= t % 3600", "the hour loop truncates in UTC hours, not wall hours (Lord Howe, Chatham)", ROBFIG),
+    M("robfig-hour-no-wrap", "calsim/rules/robfig.py",
+      "                if f[3] == 0:\n                    wrapped = True", "                if False:\n"
+      "                    wrapped = True", "the hour loop crosses midnight without checking the day again", ROBFIG),
+    M("robfig-minute-no-truncate", "calsim/rules/robfig.py", "                    t -= t % 60  # t.Truncate",
+      "                    pass  # t.Truncate", "the minute loop keeps the start's seconds", ROBFIG),
+    M("robfig-minute-no-wrap", "calsim/rules/robfig.py",
+      "                if f[4] == 0:\n                    wrapped = True", "                if False:\n"
+      "                    wrapped = True", "the minute loop crosses the hour without checking it again", ROBFIG),
+    M("robfig-seconds-no-wrap", "calsim/rules/robfig.py",
+      "                t += 60 - f[5]  # t.Add(1 * time.Second) until Second() == 0: that wraps\n"
+      "                continue\n",
+      "                t += 60 - f[5]  # t.Add(1 * time.Second) until Second() == 0: that wraps\n",
+      "rolling the seconds to the next minute returns it without checking the fields again", ROBFIG),
+    M("robfig-go-date-end-inclusive", "calsim/rules/robfig.py", "if utc < start or utc >= end:",
+      "if utc < start or utc > end:", "time.Date keeps its first guess for a result exactly at the period's end",
+      ROBFIG),
+    M("robfig-go-date-no-relookup", "calsim/rules/robfig.py", "            offset = clock.offset(utc)\n",
+      "            pass\n", "time.Date keeps the offset of its first guess even when the result is outside its period",
+      ROBFIG),
+    # --- emulation.py: the scheduler's walk near transitions, columns elsewhere ---------------------
+    M("emu-reach-after-only", "calsim/emulation.py", "        self.starts = t - r\n", "        self.starts = t\n",
+      "a transition's reach starts at it (the repeated hour's first pass, before it, is not perturbed)", EMU),
+    M("emu-reach-ends-no-max", "calsim/emulation.py", "self.ends = np.maximum.accumulate(t + r) if len(t) else t",
+      "self.ends = t + r if len(t) else t",
+      "a reach inside a longer one before it ends the longer one (transitions closer than their change)", EMU),
+    M("emu-meets-left", "calsim/emulation.py", "j = np.searchsorted(self.starts, b, side=\"right\") - 1",
+      "j = np.searchsorted(self.starts, b, side=\"left\") - 1",
+      "a step ending exactly where a reach starts does not meet it", EMU),
+    M("emu-chain-first-step-clean", "calsim/emulation.py", "prev = np.concatenate([[start], ideal[:-1]])",
+      "prev = np.concatenate([ideal[:1], ideal[:-1]])",
+      "the chain's first step (from the walk's start) is never checked against a transition", EMU),
+    M("emu-chain-skips-bad", "calsim/emulation.py", "p, k = int(ideal[stop - 1]), stop\n",
+      "p, k = int(ideal[stop - 1]), stop + 1\n", "a clean run of steps also passes over the next, perturbed, one",
+      EMU),
+    M("emu-stall-keeps-x", "calsim/emulation.py", "return fires[fires < p], p", "return fires, p",
+      "a stalled walk's instant X (Next(X) == X) is kept as a fire", EMU),
+    M("emu-stall-not-seen", "calsim/emulation.py", "if q is not None and q <= p:", "if q is not None and q < p:",
+      "Next(X) == X is not a stall (the chain then never moves on)", EMU),
+    M("emu-walk-one-clean-step", "calsim/emulation.py", "two = np.flatnonzero(clean[1:] & clean[:-1])",
+      "two = np.flatnonzero(clean[1:])",
+      "the walk starts after one clean step (a perturbed step before it can carry the walk past it)", EMU),
+    M("emu-walk-start-middle", "calsim/emulation.py", "return int(inst[two[-1] + 2])", "return int(inst[two[-1] + 1])",
+      "the walk starts at the instant between the two clean steps (reached by one)", EMU),
+    M("emu-walk-floor-at-start", "calsim/emulation.py",
+      "gap=\"shift\", fold=\"first\").due[0] // US) - 1", "gap=\"shift\", fold=\"first\").due[0] // US)",
+      "the walk of a schedule starts at its start, so a fire exactly there is not one", EMU),
+    M("emu-stalled-before-ignored", "calsim/emulation.py",
+      "stalled = stalled_before(rule, table, reach, floor, lo)", "stalled = None", "a window after a stall fires again (the walk's earlier stall forgotten)", EMU),
+    M("emu-stuck-after-x", "calsim/emulation.py", "kind[has & (due_s >= stalled)] = STUCK",
+      "kind[has & (due_s > stalled)] = STUCK", "the stalled instant itself is lost, not stuck", EMU),
+    M("emu-lost-keeps-due", "calsim/emulation.py", "    has_due = has & ~lost\n", "    has_due = has\n",
+      "a lost row keeps its instant (it would run)", EMU),
+    M("emu-extra-fold-zero", "calsim/emulation.py", "e_fold = (first != e_due).astype(np.int8)",
+      "e_fold = np.zeros(len(e_due), np.int8)", "an extra fire in a repeated hour's second pass gets fold 0", EMU),
+    # --- tz/clock.py: the clock a ported walk sees -----------------------------------------------------
+    M("clock-month-no-carry", "calsim/tz/clock.py", "    y, m0 = divmod(month - 1, 12)\n",
+      "    y, m0 = divmod(month, 12)\n", "lenient months off by one (month 12 carried into the next year)", CLOCK),
+    M("clock-day-one-based", "calsim/tz/clock.py", "days = days_from_civil(year + y, m0 + 1, 1) + day - 1",
+      "days = days_from_civil(year + y, m0 + 1, 1) + day",
+      "day of the month counted from 0 (day 1 is the 2nd)", CLOCK),
+    M("clock-weekday-monday", "calsim/tz/clock.py", "(days + 4) % 7  # 1970-01-01", "(days + 3) % 7  # 1970-01-01",
+      "weekday 0 = Monday (not cron's Sunday)", CLOCK),
+    M("clock-period-left", "calsim/tz/clock.py",
+      "        i = bisect.bisect_right(self._utc, utc)\n        start",
+      "        i = bisect.bisect_left(self._utc, utc)\n        start",
+      "an instant exactly at a transition gets the period before it", CLOCK),
+    M("clock-offset-left", "calsim/tz/clock.py", "return self._off[bisect.bisect_right(self._utc, utc)]",
+      "return self._off[bisect.bisect_left(self._utc, utc)]",
+      "the offset at a transition instant is the old one (its wall fields an hour off)", CLOCK),
+    M("clock-period-end-closed", "calsim/tz/clock.py",
+      "end = self._utc[i] if i < len(self._utc) else _NEVER", "end = self._utc[i] + 1 if i < len(self._utc) else _NEVER",
+      "a period's end is inside it (time.Date keeps a guess exactly at the next transition)", CLOCK),
+    # --- presets: each scheduler's DST choices -------------------------------------------------------
+    M("preset-fallback-ignored", "calsim/presets/_base.py",
+      "        if SCHEDULER in (self.gap, self.fold) and walks(self.rule_for(schedule)) is None:\n",
+      "        if False:\n", "a rule the scheduler cannot walk still gets gap/fold 'scheduler'", PRESETS),
+    M("preset-fallback-plain-rule", "calsim/presets/_base.py", "walks(self.rule_for(schedule)) is None",
+      "walks(schedule.parsed_rule) is None",
+      "the walkable test ignores the dialect (a cron rule under Kubernetes falls back to skip/both)", PRESETS),
+    M("preset-fallback-fold-first", "calsim/presets/_base.py", "fallback: tuple[str, str] = (\"skip\", \"both\")",
+      "fallback: tuple[str, str] = (\"skip\", \"first\")", "a rule the scheduler cannot walk runs once in a fold",
+      PRESETS),
+    M("preset-wildcard-test-whole", "calsim/presets/_base.py",
+      "return rule.fields[0].startswith(\"*\") or rule.fields[1].startswith(\"*\")",
+      "return rule.fields[0] == \"*\" or rule.fields[1] == \"*\"",
+      "cron's MIN_STAR/HR_STAR read as the whole field '*' (0 */2 * * * fixed-time)", CRONIE),
+    M("preset-wildcard-test-and", "calsim/presets/_base.py",
+      "return rule.fields[0].startswith(\"*\") or rule.fields[1].startswith(\"*\")",
+      "return rule.fields[0].startswith(\"*\") and rule.fields[1].startswith(\"*\")",
+      "a wildcard job needs both minute and hour starred (30 * * * * fixed-time)", CRONIE),
+    M("preset-every-hour-star", "calsim/presets/_base.py", "return rule.hours == tuple(range(24))",
+      "return rule.fields[1] == \"*\"", "APScheduler's every-hour test reads the text (0-23 not every hour)",
+      APS),
+    M("preset-wildcard-policy-dropped", "calsim/presets/_base.py",
+      "if self.wildcard is not None and self.wildcard.policy and self.wildcard.matches(s):",
+      "if False:", "a wildcard job keeps the fixed-time policy (cron's 180-minute catch-up limit)", CRONIE),
+    M("preset-zone-ignored", "calsim/presets/_base.py", "zone=self.zone or s.zone)", "zone=s.zone)",
+      "Kubernetes' timeZone is not set on the schedules", PRESETS),
+    M("preset-robfig-reads-vixie", "calsim/presets/_base.py", "        return RobfigCron.parse(rule.text)\n",
+      "        return rule\n", "a CronJob's schedule read as Vixie cron (5/2 includes Sunday)", K8S),
+    M("k8s-gap-skip", "calsim/presets/cronjob.py", "gap=\"scheduler\" if cron == \"robfig\" else \"skip\"",
+      "gap=\"skip\"", "a CronJob skips gap times as a policy, not as robfig's Next() walks", K8S),
+    M("k8s-calendar-fold-first", "calsim/presets/cronjob.py", "fold=\"scheduler\" if cron == \"robfig\" else \"both\"",
+      "fold=\"scheduler\" if cron == \"robfig\" else \"first\"", "cron='calendar' runs a repeated time once", K8S),
+    M("k8s-calendar-vixie", "calsim/presets/cronjob.py", "tick=\"10s\", notes=tuple(notes), dialect=\"robfig\",",
+      "tick=\"10s\", notes=tuple(notes), dialect=\"robfig\" if cron == \"robfig\" else None,",
+      "cron='calendar' reads the spec as Vixie cron instead of robfig's grammar", K8S),
+    M("cronie-fixed-fold-both", "calsim/presets/cron_daemon.py", "fixed, wild = (\"next_valid\", \"first\"),",
+      "fixed, wild = (\"next_valid\", \"both\"),", "a fixed-time job runs in both passes of a repeated hour", CRONIE),
+    M("cronie-fixed-gap-shift", "calsim/presets/cron_daemon.py", "fixed, wild = (\"next_valid\", \"first\"),",
+      "fixed, wild = (\"shift\", \"first\"),", "a fixed-time gap job runs an hour later (02:30 -> 03:30), not at the change",
+      CRONIE),
+    M("cronie-wild-fold-first", "calsim/presets/cron_daemon.py", "(\"next_valid\", \"first\"), (\"skip\", \"both\")",
+      "(\"next_valid\", \"first\"), (\"skip\", \"first\")", "a wildcard job runs once in a repeated hour", CRONIE),
+    M("cronie-wild-gap-next-valid", "calsim/presets/cron_daemon.py", "(\"next_valid\", \"first\"), (\"skip\", \"both\")",
+      "(\"next_valid\", \"first\"), (\"next_valid\", \"both\")", "a wildcard job's gap minutes run at the change",
+      CRONIE),
+    M("cronie-forced-wildcard-ignored", "calsim/presets/cron_daemon.py",
+      "gap, fold = wild if job_kind == \"wildcard\" else fixed", "gap, fold = fixed",
+      "job_kind='wildcard' still gives the fixed-time DST policies", CRONIE),
+    M("cronie-forced-kind-keeps-test", "calsim/presets/cron_daemon.py",
+      "wild_policy) if job_kind == \"auto\" else None,", "wild_policy),",
+      "a forced job kind still tells wildcard rules apart", CRONIE),
+    M("cronie-fixed-limit-3h", "calsim/presets/cron_daemon.py", "FIXED_LIMIT = dt.timedelta(seconds=10799) - _US",
+      "FIXED_LIMIT = dt.timedelta(seconds=10800) - _US",
+      "a suspend of exactly 3 h (J = 181) still catches fixed-time jobs up", CRONIE),
+    M("cronie-wild-limit-5min", "calsim/presets/cron_daemon.py", "WILD_LIMIT = dt.timedelta(seconds=299) - _US",
+      "WILD_LIMIT = dt.timedelta(seconds=300) - _US",
+      "a suspend of exactly 5 min (J = 6) still catches wildcard jobs up", CRONIE),
+    M("cronie-wild-limit-dropped", "calsim/presets/cron_daemon.py",
+      "    wild_policy = ((\"suspend_limit\", WILD_LIMIT),)\n", "    wild_policy = ()\n",
+      "wildcard jobs get the fixed-time 180-minute catch-up limit", CRONIE),
+    M("cronie-wakes-at-resume", "calsim/presets/cron_daemon.py", "                        suspend_wake=\"sleep_end\")",
+      "                        suspend_wake=\"resume\")",
+      "crond wakes at the resume instant, not when its interrupted sleep runs out", CRONIE),
+    M("cronie-recovery-wake", "calsim/presets/cron_daemon.py", "recovery_wake=False, suspend_catchup",
+      "recovery_wake=True, suspend_catchup", "a restarted crond runs the minute it starts in", CRONIE),
+    M("aps-gap-skip", "calsim/presets/apscheduler3.py", "gap=\"shift\" if dst_gap == \"code\" else \"skip\"",
+      "gap=\"skip\"", "APScheduler skips a gap time under a set hour (the docs' reading, not the code's)", APS),
+    M("aps-fold-first", "calsim/presets/apscheduler3.py", "else \"skip\", fold=\"both\", tick=\"1s\"",
+      "else \"skip\", fold=\"first\", tick=\"1s\"", "APScheduler runs a repeated time once", APS),
+    M("aps-every-hour-shift", "calsim/presets/apscheduler3.py", "wildcard=Wildcard(\"every_hour\", \"skip\", \"both\")",
+      "wildcard=Wildcard(\"every_hour\", \"shift\", \"both\")",
+      "an every-hour rule shifts its gap times too (APScheduler counts through the gap)", APS),
+    M("temporal-fold-first", "calsim/presets/temporal_schedule.py", "gap=\"skip\", fold=\"both\", tick=\"1s\"",
+      "gap=\"skip\", fold=\"first\", tick=\"1s\"", "Temporal runs a repeated time once", TEMPORAL),
+    M("temporal-gap-shift", "calsim/presets/temporal_schedule.py", "gap=\"skip\", fold=\"both\", tick=\"1s\"",
+      "gap=\"shift\", fold=\"both\", tick=\"1s\"", "Temporal runs a gap time an hour later", TEMPORAL),
+    M("eventbridge-fold-both", "calsim/presets/eventbridge_scheduler.py", "gap=\"skip\", fold=\"first\", tick=\"1min\"",
+      "gap=\"skip\", fold=\"both\", tick=\"1min\"", "EventBridge runs a repeated time twice", EVENTBRIDGE),
+    M("eventbridge-gap-next-valid", "calsim/presets/eventbridge_scheduler.py",
+      "gap=\"skip\", fold=\"first\", tick=\"1min\"", "gap=\"next_valid\", fold=\"first\", tick=\"1min\"",
+      "EventBridge runs a gap time at the change", EVENTBRIDGE),
 ]
 
 
@@ -284,8 +580,8 @@ def run_tests(copy: Path, tests: list[str], timeout: float) -> tuple[str, int | 
     return status, proc.returncode, seconds, failed, "\n".join(out.splitlines()[-15:])
 
 
-def run_one(mutant: dict, files: list[str], parent: Path, timeout: float) -> dict:
-    copy = make_copy(ROOT, files, parent)
+def run_one(mutant: dict, source: Path, files: list[str], parent: Path, timeout: float) -> dict:
+    copy = make_copy(source, files, parent)
     try:
         apply(copy, mutant)
         status, rc, seconds, failed, tail = run_tests(copy, mutant["tests"], timeout)
@@ -302,8 +598,9 @@ def run_one(mutant: dict, files: list[str], parent: Path, timeout: float) -> dic
     return out
 
 
-def baseline(tests: tuple[str, ...], files: list[str], parent: Path, timeout: float) -> tuple[bool, str]:
-    copy = make_copy(ROOT, files, parent)
+def baseline(tests: tuple[str, ...], source: Path, files: list[str], parent: Path,
+             timeout: float) -> tuple[bool, str]:
+    copy = make_copy(source, files, parent)
     try:
         status, rc, _, failed, tail = run_tests(copy, list(tests), timeout)
     finally:
@@ -314,6 +611,8 @@ def baseline(tests: tuple[str, ...], files: list[str], parent: Path, timeout: fl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="run the mutants whose id or file contains this text")
+    ap.add_argument("--skip", action="append", default=[],
+                    help="leave out the mutants whose id or file contains this text (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1; the machine is shared)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per pytest run (default 900)")
     ap.add_argument("--without", action="append", default=[],
@@ -334,6 +633,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.only:
         mutants = [m for m in mutants if args.only in m["id"] or args.only in m["file"]]
+    mutants = [m for m in mutants if not any(x in m["id"] or x in m["file"] for x in args.skip)]
     for m in mutants:
         m["tests"] = [t for t in m["tests"] if not any(w in t for w in args.without)]
     problems = {m["id"]: p for m in mutants if (p := check(ROOT, m))}
@@ -348,10 +648,16 @@ def main(argv: list[str] | None = None) -> int:
     parent = Path(tempfile.mkdtemp(prefix="calsim-mutants-", dir="/tmp"))
     results: list[dict] = []
     try:
+        snapshot = make_copy(ROOT, files, parent)  # the tree every mutant and baseline starts from
+        problems = {m["id"]: p for m in mutants if (p := check(snapshot, m))}
+        if problems:
+            for mid, why in problems.items():
+                print(f"{mid}: {why} (in the snapshot)", file=sys.stderr)
+            return 2
         broken: dict[tuple[str, ...], str] = {}
         if not args.no_baseline:
             for tests in dict.fromkeys(tuple(m["tests"]) for m in mutants):
-                ok, why = baseline(tests, files, parent, args.timeout)
+                ok, why = baseline(tests, snapshot, files, parent, args.timeout)
                 print(f"baseline {'ok    ' if ok else 'FAILED'} {' '.join(tests)}", file=sys.stderr)
                 if not ok:
                     broken[tests] = why
@@ -361,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.append({"id": m["id"], "file": m["file"], "status": "baseline_failed", "why": m["why"],
                                 "tail": broken[tuple(m["tests"])]})
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            futures = {pool.submit(run_one, m, files, parent, args.timeout): m for m in todo}
+            futures = {pool.submit(run_one, m, snapshot, files, parent, args.timeout): m for m in todo}
             for fut in concurrent.futures.as_completed(futures):
                 r = fut.result()
                 results.append(r)

@@ -8,8 +8,10 @@ and how they run.
 RULES = ["tests/test_simulate_rules.py"]
 SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py", "tests/test_presets.py"]
 ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
-R, C, E, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
-              "calsim/simulation/budget_periods.py")
+R, C, E, K, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
+                 "calsim/simulation/event_kernel.py", "calsim/simulation/budget_periods.py")
+# The ordered loop is a compiled kernel (event_kernel.py) checked against the Python loop it replaced.
+LOOP = ["tests/test_event_kernel.py", *SIM]
 
 
 def M(id, file, old, new, why, tests=SIM, equivalent=None):
@@ -71,7 +73,7 @@ MUTANTS = [
       equivalent="every gap of 2026f (1970-2100) that skips a local midnight begins at that midnight, where "
                  "shift and next_valid give the same instant (checked over every zone); a gap starting before "
                  "midnight would tell them apart"),
-    M("sim-fits-strict", R, "return spent + amount <= limit + 1e-9", "return spent + amount < limit",
+    M("sim-fits-strict", R, "return spent + amount <= limit + FITS_TOLERANCE", "return spent + amount < limit",
       "a run that fills the budget exactly is held"),
     M("sim-charge-once", R, "    return cost * attempts", "    return cost",
       "a retried run is charged once (the issue's 41 tenant-days over budget)"),
@@ -119,33 +121,31 @@ MUTANTS = [
       "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts"),
     M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
       "jitter may reach the next occurrence"),
-    M("sim-backoff-linear", C, "occupancy[retry] += f.backoff_us * (2 ** k)", "occupancy[retry] += f.backoff_us * (k + 1)",
-      "linear backoff"),
-    # --- event_loop.py -------------------------------------------------------------------------------
-    M("sim-loop-held-wall-order", E, "items.sort(key=lambda x: int(run.due[x[0]]))",
-      "items.sort(key=lambda x: (int(run.nominal[x[0]]), int(run.fold[x[0]])))",
-      "runs held for budget ordered by wall time"),
-    M("sim-loop-charge-once", E, "cost = charge(float(run.p_cost[s]), int(run.attempts_n[r]))",
-      "cost = float(run.p_cost[s])", "the event loop charges a retried run once"),
-    M("sim-loop-turn-no-expiry", E,
-      "            if beyond(up(t, outages) - int(run.eligible[r]), int(run.p_maxlate[s]), int(run.p_edge[s])):\n"
+    M("sim-backoff-linear", R, "        d *= 2\n", "        d += int(backoff_us)\n",
+      "linear backoff (rules.retry_wait, which columns and the kernels read)"),
+    # --- event_loop.py (lays the rows out) and event_kernel.py (the compiled loop) ----------------------
+    M("sim-loop-held-wall-order", E, "    due = run.due[order].astype(i64)\n", "    due = run.nominal[order].astype(i64)\n",
+      "runs held for budget ordered by wall time", LOOP),
+    M("sim-loop-charge-once", E, "charge(run.p_cost[s], run.attempts_n[order]).astype(np.float64)",
+      "run.p_cost[s].astype(np.float64)", "the event loop charges a retried run once", LOOP),
+    M("sim-loop-turn-no-expiry", K,
+      "            if _beyond(_up(t, out_lo, out_hi) - elig[i], p_maxlate[s], p_edge[s]):\n"
       "                # APScheduler",
-      "            if False:\n                # APScheduler", "an in-turn backlog member is never too late"),
-    M("sim-loop-latest-keeps-old", E, "            for old in buffers.pop(s):  # a newer time takes",
-      "            for old in []:  # a newer time takes", "buffer_latest keeps the older blocked time too"),
-    M("sim-loop-buffer-no-expiry", E,
-      "                if beyond(t - int(run.eligible[nxt]), int(run.p_maxlate[s]), int(run.p_edge[s])):\n"
-      "                    # Too late",
-      "                if False:\n                    # Too late", "Kubernetes' Forbid starts a blocked time past its deadline"),
-    M("sim-loop-latest-while-down", E, "                heapq.heappush(events, (up(t, outages), LATEST, seq, s))",
-      "                heapq.heappush(events, (t, LATEST, seq, s))",
+      "            if False:\n                # APScheduler", "an in-turn backlog member is never too late", LOOP),
+    M("sim-loop-latest-keeps-old", K, "        if mode == BUFFER_LATEST and len(buffers[s]):\n",
+      "        if False:\n", "buffer_latest keeps the older blocked time too", LOOP),
+    M("sim-loop-buffer-no-expiry", K,
+      "            if _beyond(t - elig[i], p_maxlate[s], p_edge[s]):\n                # Too late",
+      "            if False:\n                # Too late", "Kubernetes' Forbid starts a blocked time past its deadline",
+      LOOP),
+    M("sim-loop-latest-while-down", K, "                push(_up(t, out_lo, out_hi), LATEST, s)",
+      "                push(t, LATEST, s)",
       "Forbid's blocked time is looked at when the Job ends even if the controller is down then, so it starts "
-      "at the come-back before the time caught up there", tests=ORACLES),
-    M("sim-loop-no-pause", E, "        if paused(pauses.get(s), t):", "        if False:",
-      "a held run starts while its schedule is paused"),
-    M("sim-loop-batch-refused-kept", E, "                    for q in rest:\n                        run.state[q], run.reason[q] = run.state[r], run.reason[r]",
-      "                    turns.setdefault(int(run.s[r]), []).extend(rest)",
-      "a refused in-turn submission keeps its backlog queued"),
+      "at the come-back before the time caught up there", [*LOOP, "tests/test_preset_kubernetes.py"]),
+    M("sim-loop-no-pause", K, "        if pause_ptr[s] < pause_ptr[s + 1] and is_paused(s, t):",
+      "        if False:", "a held run starts while its schedule is paused", LOOP),
+    M("sim-loop-batch-refused-kept", K, "                if out != HELD and out != STARTED:",
+      "                if False:", "a refused in-turn submission keeps its backlog queued", LOOP),
     # --- budget_periods.py ---------------------------------------------------------------------------
     M("sim-held-single-dropped", R, "    return runs | (size == 1), coalesced & (size != 1)", "    return runs, coalesced",
       "one held run under catchup=skip is dropped at the next period"),

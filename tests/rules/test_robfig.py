@@ -354,3 +354,23 @@ def test_a_rule_no_day_matches_parses_and_never_fires(robfig):
     assert robfig.parse_error("0 0 30 2 *") is None
     assert rows("0 0 30 2 *", "UTC", "2026-01-01T00:00Z", "2027-01-01T00:00Z") == []
     assert robfig.chains("0 0 30 2 *", "UTC", [T2026], 1) == [[0]]  # robfig's zero time: never
+
+
+@pytest.mark.parametrize("spec", ["0 0 13 * 5", "0 12 1,15 * 1-5", "0 0 */2 * 1", "0 0 */1 * 1", "0 0 ? * 1",
+                                  "30 2 1 * 0"])
+def test_next_after_ors_the_day_fields_unless_one_has_the_star_bit(robfig, counts, spec):
+    # The grid's specs star one day field; these name both (or clear the star bit with */2), so Next()'s
+    # dayMatches decides between AND and OR. Walked from days around Berlin's 2026 changes and across months.
+    zone = "Europe/Berlin"
+    clock = ZoneClock(calsim.release(RELEASE).table(zone))
+    rule = RobfigCron.parse(spec)
+    starts = [T2026 + k * 86400 * 3 + 3600 * (k % 24) for k in range(122)]
+    n = 0
+    for t, want in zip(starts, robfig.chains(spec, zone, starts, 4)):
+        got, p = [], t
+        for _ in want:
+            p = rule.next_after(clock, p) or 0
+            got.append(p)
+        assert got == want, f"{spec!r} from {_show([t], zone)}: {_show(got, zone)} vs robfig {_show(want, zone)}"
+        n += len(want)
+    _add(counts, "Next() calls", n)
