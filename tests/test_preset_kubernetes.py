@@ -772,3 +772,15 @@ def test_unstated_grid_disagreements_no_note_states():
     _, _, _, unstated, _ = grid_figures()
     found = {name: ms for name, ms in unstated.items() if ms}
     assert not found, "\n".join(f"{name}: {_explain(ms, 3)}" for name, ms in found.items())
+
+
+def test_a_stalled_next_leaves_the_cronjob_stuck_in_both_controllers():
+    """Chatham 2026-04-05, '50 3 * * *': robfig's Next(X) == X (oracles/robfig, the real library). v2's
+    mostRecentScheduleTime errors on two times less than 1 s apart and v1's unmet list passes 100: no Job from X
+    on, which calsim's rows say (dst_stuck:robfig, skipped/stuck)."""
+    ms = _one("chatham-stall", "Pacific/Chatham", "2026-04-01T00:00:00Z", "2026-04-09T00:00:00Z", [],
+              ["50 3 * * *"], ["allow", "docs"])
+    assert not ms, _explain(ms)
+    row = _ledger_row("Pacific/Chatham", "50 3 * * *", "allow", "2026-04-01T00:00Z", "2026-04-09T00:00Z", [],
+                      "2026-04-07T03:50")
+    assert (row["state"], row["reason"], row["notes"]) == ("skipped", "stuck", ["dst_stuck:robfig"])

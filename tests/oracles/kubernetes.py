@@ -554,7 +554,11 @@ def run_v1(schedule: CronSchedule, *, creation: int, until: int, outages=(), dur
                 # (after Lord Howe's change, Next(01:45) gives 02:30 for '30,45 1 * * *', Next(01:59:59) not).
                 t = schedule.next(cj.creation if cj.last_schedule_time is None else cj.last_schedule_time)
                 while t <= p:
-                    t = schedule.next(t)
+                    t2 = schedule.next(t)
+                    if t2 <= t:  # Next stopped moving: syncOne errors on > 100 unmet times from here on, forever
+                        t = until + 1
+                        break
+                    t = t2
                 cands = [t]
                 cands += [e for e in (jobs[n].created + jobs[n].duration for n in cj.active) if e > p]
                 if cj.starting_deadline_seconds is not None:
