@@ -23,32 +23,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
-from calsim.errors import CalsimError
 from calsim.report import parse_parameter
-from messages import assert_clear
+from test_fuzz_parsers import JUNK, only_calsim_errors, splice
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)
 SOME = settings(max_examples=FUZZ or 100, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not FUZZ)
 WORK = Path(tempfile.mkdtemp(prefix="calsim-fuzz-readers-"))
-JUNK = st.text(st.characters(blacklist_categories=("Cs",)), max_size=25)
 SCALARS = (st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=True)
            | st.text(max_size=30) | st.sampled_from(["0 3 * * *", "rate(5 minutes)", "cron(0 12 * * ? *)", "P1D",
                                                      "2026-03-08T02:30:00", "Europe/Dublin", "Mars/Olympus", "*-*-* 1..3:30"]))
 VALUES = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
                                                                                           max_size=4), max_leaves=12)
-
-
-def only_calsim_errors(call, *args, **kwargs) -> None:
-    try:
-        call(*args, **kwargs)
-    except CalsimError as exc:
-        assert_clear(exc)
-
-
-def splice(data: str, cut: int, junk: str) -> str:
-    cut = cut % (len(data) + 1)
-    return data[:cut] + junk + data[cut:]
 
 
 def _file(name: str, text: str) -> Path:
