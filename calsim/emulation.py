@@ -14,16 +14,24 @@ for every occurrence:
 * the rule's calendar times are resolved in columns with ``gap="skip"``,
   ``fold="both"``: every instant whose wall time matches ("ideal");
 * the scheduler's fire times are a chain, each the ``next_after`` of the
-  previous one. From a fire ``p``, when no transition lies in
-  ``(p, c]``, ``c`` being the first ideal instant after ``p``, the walk
-  sees one UTC offset throughout and finds ``c`` (each port's docstring
-  says why); only otherwise is the port called. So the port runs a few
-  times per transition, and a fleet-year stays columnar;
+  previous one. From a fire ``p``, when no transition comes near
+  ``(p, c]`` (:class:`_Reach`: within the size of its offset change, and
+  ``c`` extended by the rule's ``walk_lookahead`` for a walk that reads the
+  clock past its answer), ``c`` being the first ideal instant after ``p``,
+  the walk sees one UTC offset throughout and finds ``c``; only otherwise
+  is the port called. So the port runs a few times per transition, and a
+  fleet-year stays columnar. The chain into a window starts at a fire
+  before it (:func:`walk_start`), and a stall anywhere since the
+  schedule's start carries on (:func:`stalled_before`);
 * an ideal instant the chain never reaches keeps its row without an
   instant and the note ``dst_lost:<scheduler>`` (reason ``dst_gap`` in a
   ledger: the DST change is why it did not run); a fire that is no ideal
   instant gets a row of its own, nominal time = its wall time, note
-  ``dst_extra:<scheduler>``.
+  ``dst_extra:<scheduler>``; a repeated time the walk fires in one pass
+  only reads ``dst_fold_first`` or ``dst_fold_second``; where the walk
+  stops moving or gives up (:func:`fire_chain`), every later time keeps
+  its row without an instant, note ``dst_stuck:<scheduler>`` (reason
+  ``stuck``: the scheduler never runs the schedule again).
 
 >>> import calsim
 >>> s = calsim.Schedule("j", "Asia/Beirut", "2026-03-01T00:00", "robfig:0 12 * * 0",
