@@ -36,6 +36,7 @@ from .calendars import Calendar, as_calendars
 from .emulation import SCHEDULER, walks
 from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice, shown
 from .resolution import FoldPolicy, GapPolicy
+from .rules.apscheduler_cron import PREFIX as _APSCHEDULER, ApschedulerCron
 from .rules.cron import Cron
 from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
@@ -57,7 +58,7 @@ _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
-    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron, RobfigCron)):
+    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron, RobfigCron, ApschedulerCron)):
         return rule, None, None
     if not isinstance(rule, str):
         raise RuleError(
@@ -71,6 +72,8 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
         return QuartzCron.parse(text), None, None
     if text[: len(_ROBFIG)].lower() == _ROBFIG:  # robfig/cron v3, as a Kubernetes CronJob reads and walks it
         return RobfigCron.parse(text), None, None
+    if text[: len(_APSCHEDULER)].lower() == _APSCHEDULER:  # APScheduler 3.x CronTrigger fields, walked as it does
+        return ApschedulerCron.parse(text), None, None
     upper = text.upper()
     if "FREQ=" in upper:
         if "DTSTART" in upper or "\n" in text:
@@ -83,13 +86,14 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
         f"rule: cannot tell the kind of {shown(rule)} (expected RRULE text with FREQ=..., "
         "a 5-field cron expression or @daily-style macro, 'OnCalendar=<systemd calendar expression>', "
         "'quartz:<Quartz cron expression>', 'robfig:<robfig/cron v3 spec>', "
+        "'apscheduler:<CronTrigger fields>', "
         "Every(...) or Window(...))"
     )
 
 
 def _kind(rule: Rule) -> str:
     return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar",
-            QuartzCron: "quartz", RobfigCron: "robfig"}[type(rule)]
+            QuartzCron: "quartz", RobfigCron: "robfig", ApschedulerCron: "apscheduler"}[type(rule)]
 
 
 @dataclass(frozen=True)

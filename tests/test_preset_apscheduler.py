@@ -93,7 +93,10 @@ TRIGGERS = {  # name: (CronTrigger fields, the same rule as calsim cron text, pe
     "hour=2,minute=30": ({"hour": 2, "minute": 30}, "30 2 * * *", D),
     "minute=*/15": ({"minute": "*/15"}, "*/15 * * * *", 15 * MIN),
     "hour=*,minute=0": ({"hour": "*", "minute": 0}, "0 * * * *", H),
+    # not in the grid, only in the pinned test of the exact wake (its gap time comes back as a real one)
+    "hour=2-4,minute=15": ({"hour": "2-4", "minute": 15}, "15 2-4 * * *", D),
 }
+GRID_TRIGGERS = ("hour=2,minute=30", "minute=*/15", "hour=*,minute=0")
 
 # Outages [f + a, f + b) around f, the first fire time at or after the DST change.
 OUTAGES = {
@@ -518,7 +521,7 @@ def grid_cells(kind: str) -> list[Cell]:
     (change, trigger), rotating so that each outage meets six of the 18; ``CALSIM_LONG=1``: all of them."""
     cells = []
     for ci, (zone, change, which) in enumerate(CHANGES):
-        for ti, trigger in enumerate(TRIGGERS):
+        for ti, trigger in enumerate(GRID_TRIGGERS):
             f = first_fire_at_or_after(zone, trigger, change)
             for k, (oname, (a, b)) in enumerate(OUTAGES.items()):
                 if not LONG and (k + ci + ti) % 3:
@@ -880,6 +883,30 @@ def test_restart_with_a_persistent_store_catches_up_as_after_a_suspend(variant):
     got = _oracle_outcomes(V[variant], "minute=*/15", outages, kind="down_persistent")
     assert got[F].outcome in ("executed", "missed")
     _assert_none(_one(V[variant], "minute=*/15", outages, kind="down_persistent"), "coalesced times reported expired")
+
+
+# ---------------------------------------------------------------- DST: the trigger's own walk
+
+
+@pytest.mark.parametrize("variant, outcomes", [("no_coalesce", ["executed", "executed"]),
+                                               ("defaults", ["coalesced", "executed"])])
+def test_a_shifted_gap_time_on_a_real_one_comes_twice_at_the_fake_clocks_exact_wake(variant, outcomes):
+    """Stated difference. hour='2-4', minute=15 on New York's spring day: CronTrigger gives 02:15 (a gap time it
+    set the hour to, not normalised) = 07:15Z, and the scheduler, woken at exactly 07:15Z, asks
+    get_next_fire_time(02:15, now=07:15Z): the walk starts at now, 03:15 EDT, which matches again. Both go into
+    one batch: coalesce=False runs the instant twice, coalesce=True runs it once. A scheduler whose clock has
+    moved past the fire time when it asks (any real clock) gets it once, as calsim fires it (once, done)."""
+    zone, f = PLAIN, t("2026-03-08T07:15Z")
+    start, end = f - 10 * H - 7 * S, f + 10 * H
+    got = [x for x in oracle_fires(_cell("hour=2-4,minute=15", [], start, end), (variant,))[variant]
+           if x.fire_utc == f]
+    assert sorted(x.outcome for x in got) == outcomes and all(x.started_utc in (None, f) for x in got)
+    rows = [r for r in calsim_rows(_cell("hour=2-4,minute=15", [], start, end), (variant,))[variant]
+            if r["due_utc"] == f]
+    assert [(r["state"], r["started_utc"]) for r in rows] == [("done", f)]
+    assert in_notes(variant, "suspend", "asks at exactly that fire time (now equal to it to the microsecond, as a "
+                                        "fake clock wakes), and with coalesce=False runs twice")
+    assert zone == "America/New_York"
 
 
 # ---------------------------------------------------------------- the oracle's own boundary facts

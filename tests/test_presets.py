@@ -1,9 +1,11 @@
 """Presets: each scheduler's settings mapped to calsim policies, and DST fire times against real code.
 
 Oracles: cronsim 2.9 (Debian cron, incl. its DST quirks) for ``cronie``, and
-APScheduler 3.x's own ``CronTrigger.get_next_fire_time`` for ``apscheduler``.
-Both are iterated in a zone over a window around one DST transition, and the
-instants compared with ``calsim.expand`` of the preset-applied schedule.
+APScheduler 3.x's own ``CronTrigger.get_next_fire_time`` (the installed 3.11.3,
+on zoneinfo built from calsim's release) for ``apscheduler``. Both are iterated
+in a zone over a window around DST transitions (for APScheduler: every 2026
+transition of eleven zones, and whole years), and the instants compared with
+``calsim.expand`` of the preset-applied schedule.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import inspect
+import os
 import re
 import typing
 from zoneinfo import ZoneInfo
 
 import pytest
+from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger
 from cronsim import CronSim
 
 import calsim
 from calsim import presets
 from calsim.simulation.policy import LogNormal, Policy
+from oracles import apscheduler_clock as aps_clock
 
 UTC = dt.timezone.utc
 US = 1_000_000
@@ -140,7 +145,13 @@ class TestApscheduler:
         assert p.policy.catchup == "skip"  # the default memory job store forgets on a restart
         assert p.policy.overlap == "skip"  # max_instances=1
         assert p.policy.misfire_grace is None and p.policy.jitter_us == 0
-        assert (p.gap, p.fold, p.wildcard) == ("shift", "both", presets.Wildcard("every_hour", "skip", "both"))
+
+    def test_dst_is_crontriggers_own_walk_of_the_zone(self):
+        p = presets.apscheduler()
+        assert (p.gap, p.fold, p.dialect, p.wildcard, p.fallback) == (
+            "scheduler", "scheduler", "apscheduler", None, ("shift", "both"))
+        assert p.measured.startswith("APScheduler 3.11.3")
+        assert {d.topic for d in p.differences} >= {"DST (what APScheduler does)", "catch-up", "runs"}
 
     def test_grace_none_means_any_lateness_runs(self):
         assert presets.apscheduler(misfire_grace_time=None).policy.max_lateness is None
@@ -157,9 +168,41 @@ class TestApscheduler:
     def test_jitter_seconds(self):
         assert presets.apscheduler(jitter=30).policy.jitter_us == 30 * US
 
-    def test_dst_gap_docs_skips_every_gap_time(self):
+    def test_dst_gap_docs_skips_every_gap_time_and_runs_both_passes(self):
         p = presets.apscheduler(dst_gap="docs")
-        assert (p.gap, p.fold, p.wildcard) == ("skip", "both", None)
+        assert (p.gap, p.fold, p.wildcard, p.dialect) == ("skip", "both", None, "apscheduler")
+        assert any(d.text.startswith("dst_gap='docs': the documented behaviour") for d in p.differences)
+
+    def test_apply_rewrites_a_cron_rule_as_the_crontrigger_with_its_times(self):
+        s = presets.apscheduler().apply(calsim.Schedule("j", "UTC", "2026-01-01T00:00", "*/15 9-17 * * 1-5"))
+        assert (s.rule, s.kind, s.gap, s.fold) == (
+            "apscheduler:day_of_week='mon-fri' hour='9-17' minute='0,15,30,45' second='0'", "apscheduler",
+            "scheduler", "scheduler")
+
+    def test_apply_keeps_sunday_zero_as_sunday(self):
+        # calsim's cron reads 0 as Sunday; the rule is written with names, so 3.x's 0 = Monday never enters.
+        s = presets.apscheduler().apply(calsim.Schedule("j", "UTC", "2026-01-01T00:00", "0 2 * * 0"))
+        got, _ = expand_due(s, utc("2026-01-01T00:00Z"), utc("2026-01-15T00:00Z"))
+        assert s.rule == "apscheduler:day_of_week='sun' hour='2' minute='0' second='0'"
+        assert [t.weekday() for t in got] == [6, 6]
+
+    def test_apply_fires_either_day_field_as_an_or_trigger(self):
+        s = presets.apscheduler().apply(calsim.Schedule("j", "UTC", "2026-01-01T00:00", "0 0 1 * MON"))
+        assert " | " in s.rule and s.parsed_rule.explain().startswith("OrTrigger([CronTrigger(day='1'")
+
+    def test_apply_refuses_a_cron_rule_no_crontrigger_expression_says(self):
+        s = calsim.Schedule("last-weekday", "UTC", "2026-01-01T00:00", "0 18 LW * *")
+        with pytest.raises(calsim.RuleError, match=r"^schedule 'last-weekday': apscheduler: apscheduler: CronTrigger "
+                                                   r"has no expression for day-of-month 'LW'"):
+            presets.apscheduler().apply(s)
+        with pytest.warns(UserWarning, match="1 schedule"):
+            assert presets.apscheduler().apply([s], refused="drop") == []
+
+    def test_other_rule_kinds_keep_their_rule_and_shift_as_a_set_hour_does(self):
+        s = presets.apscheduler().apply(calsim.Schedule("j", "UTC", "2026-01-01T02:30", "FREQ=DAILY"))
+        assert (s.kind, s.parsed_rule.text, s.gap, s.fold) == ("rrule", "FREQ=DAILY", "shift", "both")
+        own = presets.apscheduler().apply(calsim.Schedule("j", "UTC", "2026-01-01T00:00", "apscheduler:0 2 * * 0"))
+        assert own.rule == "apscheduler:day_of_week='0' hour='2' minute='0' second='0'"  # from_crontab: Monday
 
 
 class TestQuartz:
@@ -417,69 +460,185 @@ class TestCronieAgainstCronsim:
 
 # ---------------------------------------------------------------- apscheduler against CronTrigger
 
-APS_TRANSITIONS = [
-    ("America/New_York", "2026-03-08T07:00Z"),
-    ("America/New_York", "2026-11-01T06:00Z"),
-    ("Europe/Helsinki", "2026-03-29T01:00Z"),  # 03:00 -> 04:00
-    ("Europe/Helsinki", "2026-10-25T01:00Z"),  # 04:00 -> 03:00 (the docs' 03:30 example)
-]
+# The real CronTrigger (APScheduler 3.11.3) on zoneinfo built from calsim's release (oracles.apscheduler_clock.zone).
+# Every 2026 transition of these zones, a window of 14 h either side.
+APS_ZONES = ("America/New_York", "Europe/Berlin", "Europe/Dublin", "Australia/Lord_Howe", "Pacific/Chatham",
+             "Asia/Beirut", "Africa/Cairo", "America/Santiago", "Australia/Sydney", "Europe/Helsinki",
+             "America/Havana")
 APS_FIELDS = [("2", "30"), ("3", "30"), ("1", "30"), ("3", "0"), ("4", "0"), ("*", "*/30"), ("*", "0"),
-              ("*", "30"), ("*/2", "0"), ("1,3", "15")]
+              ("*", "30"), ("*/2", "0"), ("1,3", "15"), ("0", "0"), ("0", "30"), ("23", "30"), ("2", "45"),
+              ("3", "50"), ("*", "*/15"), ("2-4", "15"), ("0-2", "0")]
+# (the schedule's rule as calsim is given it, the CronTrigger keyword arguments an app would write: a list of
+# several is an OrTrigger of them; "crontab" is CronTrigger.from_crontab)
+APS_RULES = [(f"{m} {h} * * *", [{"hour": h, "minute": m}]) for h, m in APS_FIELDS] + [
+    ("0 0 * * 0", [{"day_of_week": "sun", "hour": 0, "minute": 0}]),
+    ("30 2 * * 1-5", [{"day_of_week": "mon-fri", "hour": 2, "minute": 30}]),
+    ("0 12 * * 6", [{"day_of_week": "sat", "hour": 12, "minute": 0}]),
+    ("0 0 1 * *", [{"day": 1, "hour": 0, "minute": 0}]),
+    ("0 0 */2 * *", [{"day": "*/2", "hour": 0, "minute": 0}]),
+    ("0 3 L * *", [{"day": "last", "hour": 3, "minute": 0}]),
+    ("15 1 * * 0L", [{"day": "last sun", "hour": 1, "minute": 15}]),
+    ("0 2 * * 0#1", [{"day": "1st sun", "hour": 2, "minute": 0}]),
+    ("0 0 1 * 1", [{"day": 1, "hour": 0, "minute": 0}, {"day_of_week": "mon", "hour": 0, "minute": 0}]),
+    ("apscheduler:minute='*/30' second='*/20'", [{"minute": "*/30", "second": "*/20"}]),
+    ("apscheduler:hour='0-3' minute='0,30' second='30'", [{"hour": "0-3", "minute": "0,30", "second": 30}]),
+    ("apscheduler:30 2 * * 6", "crontab"),  # 3.x: 6 is Sunday
+]
+APS_YEAR_RULES = ("30 2 * * *", "0 0 * * *", "0 * * * *", "0 0 * * 0", "0 0 1 * 1")
+APS_YEAR_ZONES = APS_ZONES if os.environ.get("CALSIM_LONG") == "1" else (
+    "America/New_York", "Pacific/Chatham", "Asia/Beirut", "Australia/Lord_Howe")
 
 
-def crontrigger_due(hour, minute, zone, lo, hi):
-    """Fire times in [lo, hi), iterated as the scheduler does: previous fire time and now."""
-    trigger = CronTrigger(hour=hour, minute=minute, timezone=ZoneInfo(zone))
-    prev, now, out = None, lo.astimezone(ZoneInfo(zone)), []
+def aps_trigger(rule, zone):
+    text, kws = rule
+    tz = aps_clock.zone(zone)
+    if kws == "crontab":
+        return CronTrigger.from_crontab(text.split(":", 1)[1], timezone=tz)
+    triggers = [CronTrigger(timezone=tz, **kw) for kw in kws]
+    return triggers[0] if len(triggers) == 1 else OrTrigger(triggers)
+
+
+def crontrigger_due(trigger, lo, hi, wake="later"):
+    """Fire times in [lo, hi) as a running scheduler gets them: get_next_fire_time(previous fire, now). ``now`` is
+    a microsecond after the previous fire (``wake="later"``: any real clock) or exactly it (``"exact"``: the fake
+    clock of tests/oracles/apscheduler_clock.py, which wakes on the fire time)."""
+    step = dt.timedelta(microseconds=1 if wake == "later" else 0)
+    prev, now, out = None, lo.astimezone(trigger.timezone if hasattr(trigger, "timezone") else UTC), []
     while True:
         t = trigger.get_next_fire_time(prev, now)
-        if t >= hi:
+        if t is None or t >= hi:
             return out
         out.append(t.astimezone(UTC))
-        prev = now = t
+        prev, now = t, t.astimezone(UTC) + step
 
 
-def aps_schedule(hour, minute, zone, **kw):
-    return presets.apscheduler(**kw).apply(calsim.Schedule("job", zone, "2026-01-01T00:00", f"{minute} {hour} * * *"))
+def aps_schedule(rule, zone, **kw):
+    return presets.apscheduler(**kw).apply(calsim.Schedule("job", zone, "2025-12-01T00:00", rule))
+
+
+def aps_transitions(zone):
+    tab = calsim.release("2026f").table(zone).utc
+    return [dt.datetime.fromtimestamp(int(t), UTC) for t in tab[(tab >= 1767225600) & (tab < 1798761600)]]
+
+
+def twice_at_exact_wake(exact, later):
+    """The fires ``exact`` has beyond ``later``: each the same instant as the fire before it (the stated
+    difference), else None."""
+    extra, i = [], 0
+    for k, t in enumerate(exact):
+        if i < len(later) and later[i] == t:
+            i += 1
+        elif k and exact[k - 1] == t:
+            extra.append(t)
+        else:
+            return None
+    return extra if i == len(later) else None
+
+
+@pytest.fixture(scope="module")
+def aps_tally():
+    return {}
+
+
+@pytest.fixture
+def aps_counts(aps_tally, report):
+    """Fire times compared with the real CronTrigger, one line of the run's summary (updated by each test)."""
+    if "_line" not in aps_tally:
+        report.append("")
+        aps_tally["_line"] = (report, len(report) - 1)
+    yield aps_tally
+    lines, i = aps_tally["_line"]
+    lines[i] = (f"apscheduler preset vs APScheduler {aps_clock.APSCHEDULER_VERSION}'s CronTrigger (tzdata 2026f, "
+                f"{len(APS_RULES)} rules): " + ", ".join(f"{k} {v:,}" for k, v in aps_tally.items() if k != "_line")
+                + "; 0 disagreements")
 
 
 class TestApschedulerAgainstCronTrigger:
-    @pytest.mark.parametrize("hour, minute", APS_FIELDS)
-    @pytest.mark.parametrize("zone, change", APS_TRANSITIONS)
-    def test_fire_times_match_crontrigger(self, zone, change, hour, minute):
-        lo, hi = around(change)
-        got, _ = expand_due(aps_schedule(hour, minute, zone), lo, hi)
-        assert got == crontrigger_due(hour, minute, zone, lo, hi)
+    @pytest.mark.parametrize("zone", APS_ZONES)
+    def test_fire_times_next_to_every_2026_transition_are_crontriggers(self, zone, aps_counts):
+        n = twice = 0
+        for rule in APS_RULES:
+            s, trigger = aps_schedule(rule[0], zone), aps_trigger(rule, zone)
+            for change in aps_transitions(zone):
+                lo, hi = change - dt.timedelta(hours=14), change + dt.timedelta(hours=14)
+                got, _ = expand_due(s, lo, hi)
+                later = crontrigger_due(trigger, lo, hi)
+                assert got == later, (rule[0], zone, change, sorted(set(got) ^ set(later)))
+                extra = twice_at_exact_wake(crontrigger_due(trigger, lo, hi, wake="exact"), later)
+                assert extra is not None, (rule[0], zone, change)
+                n, twice = n + len(later), twice + len(extra)
+        key = f"fire times within 14 h of every 2026 transition ({len(APS_ZONES)} zones)"
+        aps_counts[key] = aps_counts.get(key, 0) + n
+        key = "of them given twice at a fake clock's exact wake (stated)"
+        aps_counts[key] = aps_counts.get(key, 0) + twice
 
-    def test_gap_time_with_a_set_hour_runs_shifted_by_the_gap(self):
-        # 02:30 on New York's spring day comes back as 02:30 fold 0 = 07:30Z = 03:30 EDT.
+    @pytest.mark.parametrize("zone", APS_YEAR_ZONES)
+    def test_a_year_of_fire_times_is_crontriggers(self, zone, aps_counts):
+        lo, hi = utc("2026-01-01T00:00Z"), utc("2027-01-01T00:00Z")
+        n = 0
+        for expr in APS_YEAR_RULES:
+            rule = next(r for r in APS_RULES if r[0] == expr) if expr != "0 0 * * *" else (expr, [{"hour": 0}])
+            got, _ = expand_due(aps_schedule(expr, zone), lo, hi)
+            want = crontrigger_due(aps_trigger(rule, zone), lo, hi)
+            assert got == want, (expr, zone, sorted(set(got) ^ set(want))[:6])
+            n += len(want)
+        key = f"fire times over 2026 ({len(APS_YEAR_RULES)} rules, {len(APS_YEAR_ZONES)} zones)"
+        aps_counts[key] = aps_counts.get(key, 0) + n
+
+    def test_a_gap_time_under_a_set_hour_runs_shifted_by_the_gap(self):
+        # 02:30 on New York's spring day comes back as 02:30 fold 0 = 07:30Z = 03:30 EDT: its own row.
         lo, hi = around("2026-03-08T07:00Z")
-        assert utc("2026-03-08T07:30Z") in crontrigger_due("2", "30", "America/New_York", lo, hi)
-        got, f = expand_due(aps_schedule("2", "30", "America/New_York"), lo, hi)
-        assert utc("2026-03-08T07:30Z") in got and ["dst_gap_shifted"] in f["notes"].to_list()
+        assert utc("2026-03-08T07:30Z") in crontrigger_due(aps_trigger(APS_RULES[0], "America/New_York"), lo, hi)
+        got, f = expand_due(aps_schedule("30 2 * * *", "America/New_York"), lo, hi)
+        day = f.filter(f["nominal_local"].dt.date() == dt.date(2026, 3, 8))
+        assert day.select("nominal_local", "due_utc", "notes").rows() == [
+            (dt.datetime(2026, 3, 8, 2, 30), None, ["dst_gap_skipped"]),
+            (dt.datetime(2026, 3, 8, 3, 30), utc("2026-03-08T07:30Z"), ["dst_extra:apscheduler"])]
 
     def test_docs_reading_skips_the_gap_time_unlike_the_code(self):
         lo, hi = around("2026-03-08T07:00Z")
-        got, _ = expand_due(aps_schedule("2", "30", "America/New_York", dst_gap="docs"), lo, hi)
-        assert got == [t for t in crontrigger_due("2", "30", "America/New_York", lo, hi) if t != utc("2026-03-08T07:30Z")]
+        got, _ = expand_due(aps_schedule("30 2 * * *", "America/New_York", dst_gap="docs"), lo, hi)
+        real = crontrigger_due(aps_trigger(APS_RULES[0], "America/New_York"), lo, hi)
+        assert got == [t for t in real if t != utc("2026-03-08T07:30Z")] and len(got) == len(real) - 1
 
-    def test_pinned_difference_several_gap_minutes_under_one_hour(self):
-        # hour=3, minute='*/30' on Helsinki's spring day: CronTrigger returns the shifted 03:00
-        # (01:00Z) and then counts past the gap, dropping 03:30; calsim shifts both.
+    def test_several_gap_minutes_under_one_set_hour_run_only_the_first(self):
+        # hour=3, minute='*/30' on Helsinki's spring day: CronTrigger returns the shifted 03:00 (01:00Z) and then
+        # counts past the gap: 03:30 does not run. Reproduced (it was a pinned difference before the walk).
         lo, hi = around("2026-03-29T01:00Z")
-        aps = crontrigger_due("3", "*/30", "Europe/Helsinki", lo, hi)
-        got, _ = expand_due(aps_schedule("3", "*/30", "Europe/Helsinki"), lo, hi)
-        assert set(got) - set(aps) == {utc("2026-03-29T01:30Z")} and set(aps) <= set(got)
+        s = aps_schedule("*/30 3 * * *", "Europe/Helsinki")
+        got, _ = expand_due(s, lo, hi)
+        real = crontrigger_due(aps_trigger(("", [{"hour": 3, "minute": "*/30"}]), "Europe/Helsinki"), lo, hi)
+        assert got == real and utc("2026-03-29T01:00Z") in got and utc("2026-03-29T01:30Z") not in got
 
-    def test_pinned_difference_shifted_time_on_a_real_one_fires_twice_in_apscheduler(self):
-        # hour='2-4', minute=15 on New York's spring day: 02:15 shifted = 07:15Z = 03:15 EDT,
-        # which is also the real 03:15; CronTrigger yields 07:15Z twice, calsim once (merged).
+    @pytest.mark.parametrize("zone, day", [("Asia/Beirut", "2026-03-29"), ("Africa/Cairo", "2026-04-24"),
+                                           ("America/Santiago", "2026-09-06"), ("America/Havana", "2026-03-08")])
+    def test_a_midnight_in_a_gap_is_skipped_as_crontrigger_counts_into_the_day(self, zone, day):
+        # The day is reached by incrementing it in UTC (datetime_utc_add), which lands past the gap, at 01:00.
+        lo, hi = utc(day + "T00:00Z") - dt.timedelta(days=2), utc(day + "T00:00Z") + dt.timedelta(days=2)
+        got, f = expand_due(aps_schedule("0 0 * * *", zone), lo, hi)
+        assert got == crontrigger_due(aps_trigger(APS_RULES[10], zone), lo, hi)
+        row = f.filter(f["nominal_local"] == dt.datetime.fromisoformat(day)).row(0, named=True)
+        assert (row["due_utc"], row["notes"]) == (None, ["dst_gap_skipped"])
+
+    def test_chathams_second_pass_is_lost_as_the_walk_sets_the_minute_past_it(self):
+        lo, hi = around("2026-04-04T14:00Z")
+        got, f = expand_due(aps_schedule("*/15 * * * *", "Pacific/Chatham"), lo, hi)
+        assert got == crontrigger_due(aps_trigger(APS_RULES[15], "Pacific/Chatham"), lo, hi)
+        lost = f.filter(f["notes"].list.contains("dst_lost:apscheduler"))
+        assert lost["nominal_local"].dt.strftime("%H:%M").to_list() == ["02:45", "03:00", "03:15", "03:30"]
+        assert lost["fold"].to_list() == [1, 1, 1, 1]
+
+    def test_stated_difference_a_shifted_time_on_a_real_one_comes_twice_only_at_an_exact_wake(self):
+        # hour='2-4', minute=15 on New York's spring day: 02:15 shifted = 07:15Z = 03:15 EDT, also the real 03:15.
+        # A scheduler asking at exactly that instant gets it twice; one whose clock moved on (any real one) once,
+        # as calsim fires it.
         lo, hi = around("2026-03-08T07:00Z")
-        aps = crontrigger_due("2-4", "15", "America/New_York", lo, hi)
-        got, f = expand_due(aps_schedule("2-4", "15", "America/New_York"), lo, hi)
-        assert aps.count(utc("2026-03-08T07:15Z")) == 2 and got.count(utc("2026-03-08T07:15Z")) == 1
-        assert sorted(set(aps)) == got
-        assert any(n.startswith("merged_with:") for ns in f["notes"].to_list() for n in ns)
+        trigger = aps_trigger(APS_RULES[16], "America/New_York")
+        exact, later = crontrigger_due(trigger, lo, hi, wake="exact"), crontrigger_due(trigger, lo, hi)
+        got, _ = expand_due(aps_schedule("15 2-4 * * *", "America/New_York"), lo, hi)
+        assert exact.count(utc("2026-03-08T07:15Z")) == 2 and later.count(utc("2026-03-08T07:15Z")) == 1
+        assert got == later == sorted(set(exact))
+        assert any("asks at exactly that fire time" in n for n in presets.apscheduler().notes)
 
 
 # ---------------------------------------------------------------- bad input

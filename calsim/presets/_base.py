@@ -15,6 +15,7 @@ from ..errors import CalsimError, PolicyError, RuleError, check_choice
 from ..expansion import as_schedules
 from ..resolution import FoldPolicy, GapPolicy
 from ..emulation import SCHEDULER, walks
+from ..rules.apscheduler_cron import ApschedulerCron
 from ..rules.cron import Cron
 from ..rules.robfig import RobfigCron
 from ..schedule import Schedule
@@ -219,7 +220,18 @@ def _as_robfig(schedule: Schedule, preset: str) -> object:
         raise type(exc)(f"schedule {schedule.id!r}: {preset}: {exc} (the scheduler refuses this schedule)") from None
 
 
-_DIALECTS = {"robfig": _as_robfig}
+def _as_apscheduler(schedule: Schedule, preset: str) -> object:
+    """A cron rule as the APScheduler 3.x CronTrigger(s) that fire its times; other rule kinds as they are."""
+    rule = schedule.parsed_rule
+    if isinstance(rule, ApschedulerCron) or not isinstance(rule, Cron):
+        return rule
+    try:
+        return ApschedulerCron.from_cron(rule)
+    except CalsimError as exc:
+        raise type(exc)(f"schedule {schedule.id!r}: {preset}: {exc} (the scheduler cannot fire this rule)") from None
+
+
+_DIALECTS = {"robfig": _as_robfig, "apscheduler": _as_apscheduler}
 
 
 # -- validation: every message names the parameter, the value and what is allowed

@@ -26,6 +26,9 @@ installed APScheduler (3.11.3) make every one of them:
 
 What this module adds is only the world around them, on a fake clock:
 
+* the zone: a ``zoneinfo.ZoneInfo`` built from calsim's tz release (``RELEASE``,
+  ``calsim.release(...).zone``), so APScheduler reads exactly the zone data
+  calsim expands with;
 * ``datetime.now`` as seen by ``apscheduler.schedulers.base`` and
   ``apscheduler.executors.base`` is the fake clock (their module attribute
   ``datetime`` is swapped for a subclass while :func:`simulate` runs, and put
@@ -90,7 +93,6 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from datetime import datetime, timedelta, timezone
 from unittest import mock
-from zoneinfo import ZoneInfo
 
 import apscheduler.executors.base as _aps_executors_base
 import apscheduler.schedulers.base as _aps_schedulers_base
@@ -100,9 +102,12 @@ from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-__all__ = ["JobSpec", "Outage", "Fire", "simulate", "fire_times", "APSCHEDULER_VERSION"]
+import calsim
+
+__all__ = ["JobSpec", "Outage", "Fire", "simulate", "fire_times", "zone", "APSCHEDULER_VERSION", "RELEASE"]
 
 APSCHEDULER_VERSION = version("apscheduler")
+RELEASE = "2026f"  # the tz release both sides read: zoneinfo gets calsim's own TZif data (Release.zone)
 UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _UNSET = object()
@@ -115,6 +120,12 @@ def _us(t: datetime) -> int:
 
 def _dt(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
+
+
+def zone(name: str, release: str = RELEASE):
+    """The ``zoneinfo.ZoneInfo`` of ``name`` built from calsim's tz ``release`` (one object per name: CronTriggers
+    of one zone compare their datetimes by wall clock, as in an app that builds them from one ``ZoneInfo(name)``)."""
+    return calsim.release(release).zone(name)
 
 
 @dataclass(frozen=True)
@@ -135,7 +146,7 @@ class JobSpec:
     duration: timedelta = timedelta(0)
 
     def trigger(self) -> CronTrigger:
-        return CronTrigger(timezone=ZoneInfo(self.zone), **self.cron)
+        return CronTrigger(timezone=zone(self.zone), **self.cron)
 
     def add_kwargs(self) -> dict:
         kw = {}
@@ -455,7 +466,9 @@ class _Driver:
 
 
 def fire_times(spec: JobSpec, start: datetime, end: datetime) -> list[datetime]:
-    """Every fire time of ``spec``'s CronTrigger in ``[start, end)``, iterated as the scheduler does (UTC)."""
+    """Every fire time of ``spec``'s CronTrigger in ``[start, end)``, iterated as this fake clock's scheduler does
+    (UTC): it wakes exactly at each fire time, so ``now`` is the previous fire time (and a shifted gap time that is
+    also a real one comes back twice, see ``presets.apscheduler``'s notes)."""
     trigger = spec.trigger()
     prev, now, out = None, start.astimezone(UTC), []
     while True:
