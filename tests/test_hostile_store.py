@@ -16,6 +16,7 @@ root, as CI does, and skipped otherwise; a full disk is also simulated everywher
 from __future__ import annotations
 
 import errno
+import json
 import hashlib
 import os
 import re
@@ -55,13 +56,14 @@ PY = sys.executable
 
 
 def run_limited(code: str, timeout: float = 60, prefix: list[str] | None = None,
-                cwd: str | None = None) -> subprocess.CompletedProcess:
+                cwd: str | None = None, args: list[str] | None = None,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter with 2 GiB of address space and 20 s of CPU."""
     limits = ("import resource\n"
               "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
               "resource.setrlimit(resource.RLIMIT_CPU, (20, 20))\n")
-    return subprocess.run([*(prefix or []), PY, "-c", limits + code], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+    return subprocess.run([*(prefix or []), PY, "-c", limits + code, *(args or [])], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=None if env is None else {**os.environ, **env})
 
 
 # Cases for a cross-cutting hostile module: (name, code run in a fresh interpreter, error class, text the message
@@ -694,12 +696,14 @@ class TestCorruptStores:
     def test_a_table_name_that_calsim_did_not_make_is_refused_not_run(self, store_file):
         with duckdb.connect(str(store_file)) as con:
             con.execute("UPDATE occurrence_tables SET table_name = 'occ_1; DROP TABLE scenarios; --'")
-        with LedgerStore(store_file) as store:
-            for call in (lambda: store.ledger("a"), lambda: store.compare(["a"]),
-                         lambda: store.write(ledger("a", days=3), replace=True)):
-                with pytest.raises(StoreError, match="table name 'occ_1; DROP TABLE .*' is not one calsim makes"):
-                    call()
-            assert store.sql("SELECT count(*) AS n FROM scenarios")["n"][0] == 1
+        before = digest(store_file)
+        for read_only in (False, True):  # refused when the store is opened, before anything is read or written
+            with pytest.raises(StoreError, match="table name 'occ_1; DROP TABLE .*' is not one calsim makes") as exc:
+                LedgerStore(store_file, read_only=read_only)
+            one_line(exc)
+        assert digest(store_file) == before
+        with duckdb.connect(str(store_file), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM scenarios").fetchall() == [(1,)]
 
 
 # -- LedgerStore: another process holds the file -------------------------------------------------------------------
@@ -910,3 +914,541 @@ class TestFailedWrites:
         assert lines[0].startswith(f"path: cannot open '{mnt}/new.duckdb' as ")
         assert "No space left on device" in lines[0]
         assert lines[1] == "[]"
+
+
+# -- a store file from elsewhere: opening it runs nothing calsim did not write (issue 26) ---------------------------
+#
+# Each case is a store calsim wrote (one ledger 'a' and one attached dataset 'ds'), changed by hand with DuckDB to
+# hold what a file from someone else might: views that read a local file, recurse for ever or read a FIFO (which
+# would block the process for good if anything read it), macros standing in for functions calsim's queries call,
+# layouts calsim does not know. One interpreter under the address-space and CPU limits opens every case read-only,
+# for writing, and through `calsim compare`; each must be refused in one line naming the object, the canary files
+# the views read must never be read (their content in no output; the FIFO never opened), and every file of every
+# case must be byte-identical afterwards (write-ahead logs included).
+
+CANARY = "calsim-canary-5b1f0e"
+
+
+def write_dataset(directory: Path, name: str = "ds") -> Path:
+    """A Parquet ledger dataset as the Dask engine writes one (one part, ``_scenario.json``)."""
+    from calsim.distributed.metadata import metadata
+
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
+    scenario = calsim.Scenario(name, [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z")
+    frame = calsim.simulate(scenario, progress=False).frame
+    d = directory / f"scenario={name}"
+    d.mkdir(parents=True)
+    frame.write_parquet(d / "part-00000.parquet")
+    parts = [{"partition": 0, "path": "part-00000.parquet", "rows": frame.height, "schedules": 1, "bytes": 0,
+              "states": {}, "releases": []}]
+    (d / "_scenario.json").write_text(json.dumps(metadata(scenario, parts, "0", 0.0)))
+    return d
+
+
+def _dataset_view(files: list[str]) -> str:
+    from calsim.store.tables import dataset_sql
+
+    return dataset_sql(files)
+
+
+# name -> (statements run on a copy of the good store, what the refusal says). {canary}: a text file; {fifo}: a
+# path that is a FIFO once the statements have run; {part}: the attached dataset's Parquet file; {parquet}: a
+# copy of it, outside the dataset, that becomes a FIFO.
+CATALOG_CASES: dict[str, tuple[list[str], str]] = {
+    "scenarios is a view reading a local file": (
+        ["ALTER TABLE scenarios RENAME TO scenarios_0",
+         "CREATE VIEW scenarios AS SELECT s.* REPLACE (t.content AS name) FROM scenarios_0 s, read_text('{canary}') t"],
+        r"table 'scenarios' is a view, expected calsim's table \(layout 5\)"),
+    "occurrences is a view reading a local CSV": (
+        ["CREATE OR REPLACE VIEW occurrences AS SELECT o.*, c.* FROM occ_1 o, read_csv('{canary}') c"],
+        r"view 'occurrences' is not the definition calsim writes for it \(layout 5; a view runs its query when read\)"),
+    "a ledger table is a view reading a local file": (
+        ["DROP TABLE occ_1", "CREATE VIEW occ_1 AS SELECT * FROM read_text('{canary}')"],
+        r"view occ_1 \(the rows of scenario 'a'\) is not the definition calsim writes for an attached dataset"),
+    "occurrences recurses for ever": (
+        ["CREATE OR REPLACE VIEW occurrences AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+         "SELECT o.* FROM occ_1 o, r"],
+        r"view 'occurrences' is not the definition calsim writes for it"),
+    "lateness recurses for ever": (
+        ["CREATE OR REPLACE VIEW lateness AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+         "SELECT count(*) AS runs FROM r"],
+        r"view 'lateness' is not the definition calsim writes for it"),
+    "daily_cost reads a FIFO": (
+        ["CREATE OR REPLACE VIEW daily_cost AS SELECT * FROM read_text('{fifo}')"],
+        r"view 'daily_cost' is not the definition calsim writes for it"),
+    "an attached dataset's view reads a FIFO": (
+        ["CREATE OR REPLACE VIEW occ_2 AS " + _dataset_view(["{parquet}"])],
+        r"view occ_2 \(scenario 'ds'\) reads '.*fifo.parquet', which is not a regular file"),
+    "an attached dataset's view passes an option": (
+        ["CREATE OR REPLACE VIEW occ_2 AS " + "], filename = true)".join(_dataset_view(["{part}"]).rsplit("])", 1))],
+        r"view occ_2 \(the rows of scenario 'ds'\) is not the definition calsim writes for an attached dataset"),
+    "a macro stands in for count(*)": (
+        ["CREATE MACRO count_star() AS (SELECT length(content) FROM read_text('{canary}'))"],
+        r"it holds macro 'count_star' \(a store holds no macros: one stands in for the built-in function"),
+    "a macro stands in for epoch_us": (
+        ["CREATE MACRO epoch_us(t) AS (SELECT length(content) FROM read_text('{canary}'))"],
+        r"it holds macro 'epoch_us'"),
+    "a table macro stands in for duckdb_tables()": (
+        ["CREATE MACRO duckdb_tables() AS TABLE SELECT content AS table_name FROM read_text('{canary}')"],
+        r"it holds table macro 'duckdb_tables'"),
+    "a macro in another schema": (
+        ["CREATE SCHEMA other", "CREATE MACRO other.m() AS TABLE SELECT * FROM read_text('{canary}')"],
+        r"it holds table macro 'other.m'"),
+    "a view in another schema": (
+        ["CREATE SCHEMA other", "CREATE VIEW other.v AS SELECT * FROM read_text('{canary}')"],
+        r"it holds view 'other.v', which calsim does not write"),
+    "a view calsim does not write": (
+        ["CREATE VIEW summary AS SELECT * FROM read_text('{canary}')"],
+        r"it holds view 'summary', which calsim does not write \(a view runs its query when read\)"),
+    "calsim_meta is a view": (
+        ["ALTER TABLE calsim_meta RENAME TO meta_0", "CREATE VIEW calsim_meta AS SELECT * FROM meta_0"],
+        r"table 'calsim_meta' is a view, expected calsim's table"),
+    "schema_version 'x'": (["UPDATE calsim_meta SET value = 'x'"],
+                           r"calsim_meta.schema_version is 'x', expected a layout version, a whole number from 1 to 5$"),
+    "schema_version -1": (["UPDATE calsim_meta SET value = '-1'"], r"calsim_meta.schema_version is '-1', expected"),
+    "schema_version 10**30": ([f"UPDATE calsim_meta SET value = '{10**30}'"],
+                              r"calsim_meta.schema_version is '1000000000000000000000000000000', expected"),
+    "schema_version NULL": (["UPDATE calsim_meta SET value = NULL"], r"calsim_meta.schema_version is NULL, expected"),
+    "no schema_version": (["DELETE FROM calsim_meta"], r"calsim_meta holds no schema_version$"),
+    "a future schema_version": (["UPDATE calsim_meta SET value = '6'"],
+                                r"has store schema version 6, newer than 5 \(the newest this calsim knows\)"),
+    "a column of another type": (["ALTER TABLE scenarios ALTER \"rows\" TYPE VARCHAR"],
+                                 r"column scenarios.rows is 'VARCHAR', expected BIGINT$"),
+    "a ledger table's extra column": (["ALTER TABLE occ_1 ADD COLUMN extra VARCHAR"],
+                                      r"table occ_1 has a column 'extra' that calsim does not write$"),
+    "a missing column": (["ALTER TABLE schedules DROP COLUMN account"],
+                         r"table schedules has no column account \(VARCHAR\)$"),
+    "a computed column": (
+        ["ALTER TABLE tz_diffs RENAME TO tz_0",
+         "CREATE TABLE tz_diffs (\"name\" VARCHAR, seq BIGINT, schedule_id VARCHAR, revision BIGINT, "
+         "nominal_local TIMESTAMP, fold TINYINT, \"zone\" VARCHAR, old_utc TIMESTAMPTZ, new_utc TIMESTAMPTZ, "
+         "shift_s BIGINT, change VARCHAR GENERATED ALWAYS AS (repeat('x', 100000000)), old_notes VARCHAR[], "
+         "new_notes VARCHAR[])", "DROP TABLE tz_0"],
+        r"column tz_diffs.'change' is computed \(GENERATED\), expected a stored column$"),
+    "a type calsim does not make": (["CREATE TYPE mood AS ENUM ('calm', 'angry')"],
+                                    r"it holds type 'mood' \(ENUM\), which calsim does not make$"),
+    "another program's DuckDB file": (
+        ["CREATE SCHEMA app", "CREATE TABLE app.users (id INTEGER)", "CREATE TABLE main.users (id INTEGER)",
+         "CREATE VIEW app.report AS SELECT * FROM read_text('{canary}')"],
+        r"is a DuckDB file but not a calsim ledger store \(it has 'users', 'app.report' and no calsim_meta table\)"),
+}
+# Cases whose statements are left in a write-ahead log (the process that ran them was killed before a checkpoint):
+# a store opened for writing replays its log, so these are checked through a read-only connection first.
+WAL_CASES = {"a macro in the write-ahead log": "a macro stands in for count(*)",
+             "another program's file with a log": "another program's DuckDB file"}
+ALLOWED_CASES = {"an extra table is left alone": ["CREATE TABLE notes (note VARCHAR)",
+                                                  "INSERT INTO notes VALUES ('mine')"],
+                 "an index and a sequence are left alone": ["CREATE SEQUENCE ids",
+                                                            "CREATE INDEX by_zone ON schedules (\"zone\")"]}
+
+OPEN_EACH = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from calsim.store import LedgerStore
+    from calsim.cli import main
+    for name, path in json.loads(sys.argv[1]):
+        for mode in ("read_only", "write", "cli"):
+            row = {"case": name, "mode": mode}
+            if mode == "cli":
+                err, out = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                    row["code"] = main(["compare", path])
+                row["message"], row["stdout"] = err.getvalue(), out.getvalue()
+            else:
+                try:
+                    with LedgerStore(path, read_only=mode == "read_only") as store:
+                        names = store.scenarios()["name"].to_list()
+                        row["compared"] = store.compare(names)["scenario"].to_list()
+                except Exception as exc:
+                    row["classes"] = [c.__name__ for c in type(exc).__mro__]
+                    row["message"] = str(exc)
+            print(json.dumps(row), flush=True)
+""")
+
+
+def _files(directory: Path) -> dict[str, str]:
+    """Every file under ``directory`` (a FIFO as such, never opened) and its content's digest."""
+    out = {}
+    for p in sorted(directory.rglob("*")):
+        st = os.lstat(p)
+        if stat.S_ISREG(st.st_mode):
+            out[str(p.relative_to(directory))] = digest(p)
+        elif not stat.S_ISDIR(st.st_mode):
+            out[str(p.relative_to(directory))] = f"mode {stat.S_IFMT(st.st_mode):o}"
+    return out
+
+
+def _leave_in_log(path: Path, statements: list[str]) -> None:
+    """Run ``statements`` on ``path`` in a process killed before DuckDB checkpoints them: they stay in its log."""
+    code = textwrap.dedent(f"""
+        import os, duckdb
+        con = duckdb.connect({str(path)!r})
+        con.execute("SET checkpoint_threshold = '1GB'")
+        for stmt in {statements!r}:
+            con.execute(stmt)
+        os._exit(0)
+    """)
+    subprocess.run([PY, "-c", code], check=True, timeout=120)
+    assert Path(str(path) + ".wal").exists()
+
+
+@pytest.fixture(scope="module")
+def hostile_stores(tmp_path_factory) -> dict:
+    """Build every case, open each in one limited interpreter; what it printed, and the files before and after."""
+    root = tmp_path_factory.mktemp("hostile-stores")
+    (root / "canary.txt").write_text(f"{CANARY}\nsecret,{CANARY}\n")
+    part = write_dataset(root / "data") / "part-00000.parquet"
+    good = root / "good.duckdb"
+    with LedgerStore(good) as store:
+        store.write(ledger("a"))
+        store.attach(part.parent)
+    cases = {}
+    for name, (statements, _) in {**CATALOG_CASES, **{n: (s, "") for n, s in ALLOWED_CASES.items()}}.items():
+        d = root / re.sub(r"\W+", "-", name).strip("-")
+        d.mkdir()
+        fmt = {"canary": str(root / "canary.txt"), "fifo": str(d / "fifo.txt"), "part": str(part),
+               "parquet": str(d / "fifo.parquet")}
+        (d / "fifo.txt").write_text("not yet a FIFO")
+        shutil.copy(part, d / "fifo.parquet")
+        path = d / "store.duckdb"
+        if name == "another program's DuckDB file":
+            pass  # a new file: not made by calsim
+        else:
+            shutil.copy(good, path)
+        with duckdb.connect(str(path)) as con:
+            for stmt in statements:
+                con.execute(stmt.format(**fmt))
+        for f in ("fifo.txt", "fifo.parquet"):  # a FIFO now: reading it would block for good
+            os.unlink(d / f)
+            os.mkfifo(d / f)
+        cases[name] = path
+    for name, like in WAL_CASES.items():
+        d = root / re.sub(r"\W+", "-", name).strip("-")
+        d.mkdir()
+        path = d / "store.duckdb"
+        if like != "another program's DuckDB file":
+            shutil.copy(good, path)
+        _leave_in_log(path, [s.format(canary=str(root / "canary.txt")) for s in CATALOG_CASES[like][0]])
+        cases[name] = path
+    before = _files(root)
+    proc = run_limited(OPEN_EACH, timeout=300, args=[json.dumps([[n, str(p)] for n, p in cases.items()])])
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    return {"rows": {(r["case"], r["mode"]): r for r in rows}, "proc": proc, "before": before,
+            "after": _files(root), "cases": cases}
+
+
+def _expected(name: str) -> str:
+    return CATALOG_CASES[WAL_CASES.get(name, name)][1]
+
+
+@pytest.mark.parametrize("name", [*CATALOG_CASES, *WAL_CASES])
+@pytest.mark.parametrize("mode", ["read_only", "write", "cli"])
+def test_a_store_file_that_is_not_calsims_is_refused_in_one_line_naming_the_object(hostile_stores, name, mode):
+    row = hostile_stores["rows"].get((name, mode))
+    assert row is not None, hostile_stores["proc"].stdout[-2000:] + hostile_stores["proc"].stderr[-4000:]
+    shown = calsim.atomic.show_path(hostile_stores["cases"][name])
+    if mode == "cli":
+        assert row["code"] == 2 and row["stdout"] == "", row
+        message = row["message"].removeprefix("calsim: error: ").removesuffix("\n")
+        assert row["message"].startswith("calsim: error: path: ") and "\n" not in message, row
+    else:
+        future = name == "a future schema_version"
+        assert ("SchemaVersionError" if future else "StoreError") in row.get("classes", []), row
+        message = row["message"]
+        assert "\n" not in message and len(message) < 400, message
+    if "another program" in name:
+        assert message.startswith(f"path: {shown} is a DuckDB file but not a calsim ledger store"), message
+    elif name != "a future schema_version":
+        assert message.startswith(f"path: {shown} is not a ledger store as calsim writes it: "), message
+    assert re.search(_expected(name), message), message
+
+
+def test_nothing_a_refused_store_names_is_read_and_no_file_changes(hostile_stores):
+    proc = hostile_stores["proc"]
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert CANARY not in proc.stdout + proc.stderr  # no view, macro or column read the canary file
+    # Every FIFO is still there, never opened for writing (a reader would have blocked the run: it finished).
+    assert hostile_stores["after"] == hostile_stores["before"]
+
+
+@pytest.mark.parametrize("name", list(ALLOWED_CASES))
+def test_what_runs_nothing_is_left_alone(hostile_stores, name):
+    for mode in ("read_only", "write"):
+        row = hostile_stores["rows"][(name, mode)]
+        assert row.get("compared") == ["a", "ds"], row
+    assert hostile_stores["rows"][(name, "cli")]["code"] == 0
+
+
+# -- a store opened to read reaches no other file; every query has a time bound ------------------------------------
+
+
+def test_a_read_only_store_reads_no_file_but_its_own_and_its_datasets(tmp_path, runs):
+    (tmp_path / "canary.txt").write_text(CANARY)
+    part = write_dataset(tmp_path / "data") / "part-00000.parquet"
+    other = tmp_path / "other.parquet"
+    shutil.copy(part, other)
+    path = tmp_path / "l.duckdb"
+    with LedgerStore(path) as store:
+        store.write(runs["a"])
+        store.attach(part.parent)
+        assert store.sql(f"SELECT count(*) AS n FROM read_parquet('{other}')")["n"][0] == 24  # writable: files open
+    before = _files(tmp_path)
+    with LedgerStore(path, read_only=True) as store:
+        assert store.compare(["a", "ds"])["occurrences"].to_list() == [48, 24]  # the attached dataset is read
+        assert store.ledger("ds").height == 24
+        for query in (f"SELECT * FROM read_text('{tmp_path}/canary.txt')",
+                      f"SELECT * FROM read_csv('{tmp_path}/canary.txt')",
+                      f"SELECT * FROM read_parquet('{other}')",
+                      f"COPY (SELECT 1) TO '{tmp_path}/out.csv'",
+                      f"ATTACH '{tmp_path}/elsewhere.duckdb' AS elsewhere",
+                      "INSTALL httpfs", "LOAD httpfs",
+                      "SET enable_external_access = true", "SET allowed_directories = ['/']",
+                      "SET lock_configuration = false", "SET autoload_known_extensions = true"):
+            with pytest.raises(StoreError, match="^query: ") as exc:
+                store.sql(query)
+            assert CANARY not in one_line(exc)
+        # A second store of the file in this process shares DuckDB's database, confined already.
+        with LedgerStore(path, read_only=True, timeout=2) as again:
+            assert again.ledger("ds").height == 24
+            with pytest.raises(StoreError, match="^query: "):
+                again.sql(f"SELECT * FROM read_text('{tmp_path}/canary.txt')")
+    assert _files(tmp_path) == before
+
+
+TIMED = textwrap.dedent("""
+    import os, sys
+    from calsim.store import LedgerStore
+    from calsim.errors import StoreError
+    runaway = ["WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+               "SELECT count(*) FROM range(1000000000000) a"]
+    path = sys.argv[1]
+    with LedgerStore(path, read_only=True, timeout=None if os.environ.get("CALSIM_STORE_TIMEOUT") else 0.5) as store:
+        for query in runaway:
+            try:
+                store.sql(query)
+                print("finished")
+            except StoreError as exc:
+                print(exc)
+        print(store.compare(["a"])["occurrences"][0])  # the store answers on after a stopped query
+""")
+
+
+@pytest.mark.parametrize("how", ["timeout=0.5", "CALSIM_STORE_TIMEOUT=0.5"])
+def test_a_runaway_query_stops_at_the_time_bound_naming_it(tmp_path, store_file, how):
+    """A query that would run for ever: the test can fail only by hanging (the CPU limit and timeout end it)."""
+    env = {"CALSIM_STORE_TIMEOUT": "0.5"} if how.startswith("CALSIM") else {"CALSIM_STORE_TIMEOUT": ""}
+    proc = run_limited(TIMED, timeout=120, args=[str(store_file)], env=env)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3, proc.stdout + proc.stderr
+    bound = ("query: stopped after 0.5 s, the time bound of one query on a store (raise it with "
+             "LedgerStore(..., timeout=SECONDS) or CALSIM_STORE_TIMEOUT=SECONDS)")
+    assert lines[:2] == [bound, bound]
+    assert lines[2] == "48"
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), 10**30, True, "5"])
+def test_a_time_bound_that_is_not_a_number_of_seconds_is_refused(value):
+    with pytest.raises(calsim.errors.InputError, match="^timeout: expected a number of seconds above 0"):
+        LedgerStore(timeout=value)
+
+
+@pytest.mark.parametrize("raw", ["0", "soon", "1e400", "-3"])
+def test_a_time_bound_setting_that_is_not_a_number_of_seconds_is_refused(raw, monkeypatch):
+    monkeypatch.setenv("CALSIM_STORE_TIMEOUT", raw)
+    with pytest.raises(calsim.errors.InputError, match="^CALSIM_STORE_TIMEOUT: expected a number of seconds"):
+        LedgerStore()
+
+
+def test_a_write_is_not_cut_short_by_the_time_bound_of_reads(tmp_path):
+    """The bound is for queries; a write's own statements (here 350,000 rows) have none, and the bound comes back."""
+    fleet = [calsim.Schedule(f"m{i}", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY") for i in range(5)]
+    big = calsim.simulate(calsim.Scenario("big", fleet, "2026-01-01T00:00Z", "2026-02-19T00:00Z"), progress=False)
+    with LedgerStore(tmp_path / "l.duckdb", timeout=0.001) as store:
+        assert store.write(big) is True
+        with pytest.raises(StoreError, match="stopped after 0.001 s"):
+            store.sql("SELECT count(*) FROM range(1000000000000)")
+    with LedgerStore(tmp_path / "l.duckdb", read_only=True) as store:
+        assert store.sql("SELECT count(*) AS n FROM occ_1")["n"][0] == big.frame.height
+
+
+# -- attach: a dataset from elsewhere ------------------------------------------------------------------------------
+
+ATTACH = textwrap.dedent("""
+    import json, sys
+    from calsim.store import LedgerStore
+    store_path, cases = sys.argv[1], json.loads(sys.argv[2])
+    with LedgerStore(store_path) as store:
+        for name, target in cases:
+            try:
+                store.attach(target)
+                print(json.dumps([name, "attached", ""]))
+            except Exception as exc:
+                print(json.dumps([name, [c.__name__ for c in type(exc).__mro__], str(exc)]), flush=True)
+""")
+
+
+@pytest.fixture(scope="module")
+def hostile_datasets(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("hostile-datasets")
+    good = write_dataset(root / "good", "good")
+    meta = json.loads((good / "_scenario.json").read_text())
+
+    def variant(name: str, text: str | None = None, **fields) -> str:
+        d = root / re.sub(r"\W+", "-", name).strip("-") / f"scenario={meta['name']}"
+        d.mkdir(parents=True)
+        shutil.copy(good / "part-00000.parquet", d / "part-00000.parquet")
+        if text is None:
+            text = json.dumps({**meta, **fields})
+        (d / "_scenario.json").write_text(text)
+        return str(d)
+
+    (root / "outside.parquet").write_bytes((good / "part-00000.parquet").read_bytes())
+    cases = {
+        "nested 100,000 deep": variant("deep", "[" * 100_000 + "]" * 100_000),
+        "nested 300 deep in the parameters": variant("deep-parameters", json.dumps({**meta, "parameters": 0})
+                                                     .replace('"parameters": 0', '"parameters": ' + "[" * 300
+                                                              + "]" * 300)),
+        "a part outside the dataset": variant("outside", files=[{**meta["files"][0], "path": "../../outside.parquet"}]),
+        "an absolute part": variant("absolute", files=[{**meta["files"][0], "path": str(root / "outside.parquet")}]),
+        "rows as text": variant("rows", rows="24"),
+        "a schedule without its id": variant("schedule", schedules=[{"revision": 1}]),
+        "an instant that is not one": variant("instant", created="yesterday"),
+        "not JSON": variant("junk", '{"format": "calsim.ledger-dataset/1", "name": '),
+    }
+    fifo = Path(variant("metadata FIFO")) / "_scenario.json"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    cases["_scenario.json is a FIFO"] = str(fifo.parent)
+    part = Path(variant("part FIFO")) / "part-00000.parquet"
+    part.unlink()
+    os.mkfifo(part)
+    cases["a part that is a FIFO"] = str(part.parent)
+    cases["a directory name of 300 characters"] = str(root / ("d" * 300))
+    cases["a directory name of 100 three-byte characters"] = str(root / ("\u20ac" * 100))
+    store = root / "store.duckdb"
+    with LedgerStore(store) as s:
+        s.write(ledger("a"))
+    before = _files(root)
+    proc = run_limited(ATTACH, timeout=120, args=[str(store), json.dumps(list(cases.items()))])
+    rows = {r[0]: r for r in map(json.loads, proc.stdout.splitlines())}
+    return {"rows": rows, "proc": proc, "before": before, "after": _files(root)}
+
+
+ATTACH_CASES = {
+    "nested 100,000 deep": ("InputError", r"_scenario.json': JSON nested too deeply \(at most 200 levels\)$"),
+    "nested 300 deep in the parameters": ("InputError", r"JSON nested too deeply \(at most 200 levels\)$"),
+    "a part outside the dataset": ("StoreError", r"files\[0\].path is '\.\./\.\./outside.parquet', expected a "
+                                                 r"partition file name \(part-NNNNN.parquet\)$"),
+    "an absolute part": ("StoreError", r"files\[0\].path is '/.*'\.\.\., expected a partition file name"),
+    "rows as text": ("StoreError", r"rows is '24', expected a whole number$"),
+    "a schedule without its id": ("StoreError", r"schedules\[0\].schedule_id is None, expected text$"),
+    "an instant that is not one": ("StoreError", r"created is 'yesterday', expected an ISO 8601 instant$"),
+    "not JSON": ("InputError", r"not valid JSON \(Expecting value at line 1 column \d+\)$"),
+    "_scenario.json is a FIFO": ("InputError", r"_scenario.json' is a FIFO \(named pipe\); expected a regular file$"),
+    "a part that is a FIFO": ("InputError", r"part-00000.parquet' is not a regular file"),
+    "a directory name of 300 characters": ("InputError", r"^path: cannot read '.*_scenario.json' \(File name too long\)$"),
+    "a directory name of 100 three-byte characters": ("InputError", r"\(File name too long\)$"),
+}
+
+
+@pytest.mark.parametrize("name", list(ATTACH_CASES))
+def test_a_dataset_that_is_not_one_calsim_wrote_is_refused_in_one_line(hostile_datasets, name):
+    row = hostile_datasets["rows"].get(name)
+    assert row is not None, hostile_datasets["proc"].stdout[-2000:] + hostile_datasets["proc"].stderr[-4000:]
+    error, pattern = ATTACH_CASES[name]
+    assert error in row[1] and "CalsimError" in row[1], row
+    assert "\n" not in row[2] and len(row[2]) < 400 and re.search(pattern, row[2]), row[2]
+
+
+def test_a_refused_dataset_changes_no_file(hostile_datasets):
+    assert hostile_datasets["proc"].returncode == 0, hostile_datasets["proc"].stderr[-4000:]
+    assert hostile_datasets["after"] == hostile_datasets["before"]
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "\u20ac" * 100])
+def test_a_store_path_longer_than_the_os_allows_is_one_line(tmp_path, name):
+    path = tmp_path / name
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=r"^path: cannot open '.*' as a DuckDB database: File name too long$") as exc:
+            LedgerStore(path, read_only=read_only)
+        one_line(exc)
+        with pytest.raises(StoreError, match="File name too long"):
+            calsim.store.check_store_path(path, read_only=read_only)
+    with LedgerStore() as store:
+        with pytest.raises(InputError, match=r"^directory: cannot create '.*': File name too long$") as exc:
+            store.export_parquet(path)
+        one_line(exc)
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- attach, fuzzed: only CalsimError escapes ----------------------------------------------------------------------
+
+FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)
+
+
+@pytest.fixture(scope="module")
+def fuzz_dataset(tmp_path_factory):
+    d = write_dataset(tmp_path_factory.mktemp("fuzz-attach"), "fz")
+    meta = json.loads((d / "_scenario.json").read_text())
+    with LedgerStore() as store:
+        yield d, meta, store
+
+
+def _attach_text(fuzz_dataset, text: str) -> None:
+    from messages import assert_clear
+
+    d, _, store = fuzz_dataset
+    (d / "_scenario.json").write_text(text)
+    try:
+        store.attach(d, replace=True)
+    except CalsimError as exc:
+        assert_clear(exc)
+
+
+def _fuzz_settings():
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=FUZZ or 60, deadline=None, suppress_health_check=list(HealthCheck),
+                    derandomize=not FUZZ)
+
+
+def _fields(meta: dict) -> list[tuple]:
+    return ([(k,) for k in meta] + [("files", 0, k) for k in meta["files"][0]]
+            + [("schedules", 0, k) for k in meta["schedules"][0]] + [("files", 0), ("schedules", 0)])
+
+
+def test_fuzz_attach_any_value_in_any_field_gives_only_calsim_errors(fuzz_dataset):
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from test_fuzz_readers import VALUES
+
+    _, meta, _ = fuzz_dataset
+
+    @_fuzz_settings()
+    @given(st.sampled_from(_fields(meta)), VALUES)
+    def run(path, value):
+        changed = json.loads(json.dumps(meta))
+        node = changed
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        _attach_text(fuzz_dataset, json.dumps(changed))
+
+    run()
+
+
+def test_fuzz_attach_spliced_metadata_gives_only_calsim_errors(fuzz_dataset):
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from test_fuzz_parsers import JUNK, splice
+
+    _, meta, _ = fuzz_dataset
+    text = json.dumps(meta)
+
+    @_fuzz_settings()
+    @given(st.integers(0, len(text)), JUNK, st.sampled_from(["", "[" * 5000, '{"a":' * 3000]))
+    def run(cut, junk, nest):
+        _attach_text(fuzz_dataset, splice(text, cut, nest + junk))
+
+    run()

@@ -265,16 +265,25 @@ class TestSchemaVersion:
     def test_an_older_version_runs_the_migration_hook(self, tmp_path, monkeypatch):
         path = tmp_path / "l.duckdb"
         LedgerStore(path).close()
-        with duckdb.connect(str(path)) as con:
-            con.execute("UPDATE calsim_meta SET value = '0' WHERE key = 'schema_version'")
-        monkeypatch.setitem(MIGRATIONS, 0, lambda con: con.execute("CREATE TABLE migrated (x INTEGER)"))
-        # The file already has the current layout: stand in for the later steps
-        # (the real 1 -> 2 migration is tested in test_store_layout.py).
-        for v in range(1, SCHEMA_VERSION):
-            monkeypatch.setitem(MIGRATIONS, v, lambda con: None)
+        with duckdb.connect(str(path)) as con:  # today's layout is also one layout 4 may be (columns aside)
+            con.execute("UPDATE calsim_meta SET value = '4' WHERE key = 'schema_version'")
+        # Stand in for the 4 -> 5 step (the real ones are tested in test_store_layout.py and
+        # test_store_migrations.py): the hook runs, in the transaction that records version 5.
+        monkeypatch.setitem(MIGRATIONS, 4, lambda con: con.execute("CREATE TABLE migrated (x INTEGER)"))
         with LedgerStore(path) as store:
             assert store.sql("SELECT value FROM calsim_meta")["value"].to_list() == [str(SCHEMA_VERSION)]
             assert count(store, "migrated") == 0
+
+    @pytest.mark.parametrize("value", ["0", "-1", "x", "", " 5", "5.0", str(10**30)])
+    def test_a_schema_version_that_is_no_known_layout_is_refused_before_any_migration(self, tmp_path, value):
+        path = tmp_path / "l.duckdb"
+        LedgerStore(path).close()
+        with duckdb.connect(str(path)) as con:
+            con.execute("UPDATE calsim_meta SET value = ? WHERE key = 'schema_version'", [value])
+        for read_only in (False, True):
+            with pytest.raises(StoreError, match=r"calsim_meta.schema_version is .*, expected a layout version, "
+                                                 r"a whole number from 1 to 5$"):
+                LedgerStore(path, read_only=read_only)
 
     def test_a_file_that_is_not_duckdb_is_a_store_error(self, tmp_path):
         path = tmp_path / "notes.txt"

@@ -14,19 +14,116 @@ gives every row in the order the local engine gives them (:func:`calsim.simulati
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from ..atomic import show_path
 from ..errors import InputError, StoreError
+from ..importers._yaml import load_json
+from ..input_files import read_file
 from ..simulation.ledger import LEDGER_SCHEMA, ledger_order
 from ..simulation.ledger_schema import with_worker_columns
 from . import files as fs
 from .metadata import FORMAT
 
-__all__ = ["LedgerDataset"]
+__all__ = ["LedgerDataset", "check_metadata"]
+
+
+def _read_metadata(directory: str, meta_path: str, storage_options: dict | None) -> str:
+    """The text of a dataset's ``_scenario.json``: a StoreError when it is missing, a CalsimError when unreadable."""
+    missing = StoreError(f"path: no {fs.METADATA_FILE} in {show_path(directory)} (not a calsim ledger dataset, "
+                         "or its run did not complete)")
+    local = fs._local(meta_path)
+    if local is None:
+        try:
+            return fs.read_text(meta_path, storage_options)
+        except FileNotFoundError:
+            raise missing from None
+    try:
+        os.stat(local)
+    except (FileNotFoundError, NotADirectoryError):
+        raise missing from None
+    except OSError as exc:  # a name longer than the OS allows, a loop of links, no permission
+        raise InputError(f"path: cannot read {show_path(meta_path)} ({exc.strerror or type(exc).__name__})") from None
+    text = read_file(local, "path")
+    assert isinstance(text, str)
+    return text
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def check_metadata(meta: object, where: str) -> None:
+    """Refuse a ``_scenario.json`` (read from ``where``) that is not shaped as :func:`.metadata.metadata` writes it.
+
+    Checked: what :class:`LedgerDataset` and :meth:`calsim.LedgerStore.attach`
+    read from it: ``name``, ``files`` (each a partition file name in the
+    dataset's directory, never a path elsewhere), ``rows``, ``partitions``,
+    the instants, ``release``, ``calsim_version`` and the ``schedules``
+    rows. A :class:`~calsim.errors.StoreError` naming the field and what is allowed.
+
+    >>> check_metadata({"name": "s", "files": [{"path": "../x.parquet"}], "rows": 0, "partitions": 1}, "m.json")
+    Traceback (most recent call last):
+    ...
+    calsim.errors.StoreError: path: m.json: files[0].path is '../x.parquet', expected a partition file name (part-NNNNN.parquet)
+    """
+    def bad(field: str, got: object, allowed: str) -> StoreError:
+        if isinstance(got, str):
+            shown = repr(got[:60]) + ("..." if len(got) > 60 else "")
+        elif isinstance(got, (int, float, bool)) or got is None:
+            shown = repr(got) if len(repr(got)) <= 40 else f"a number of {len(repr(got))} digits"
+        else:
+            shown = type(got).__name__
+        return StoreError(f"path: {where}: {field} is {shown}, expected {allowed}")
+
+    if not isinstance(meta, dict):
+        raise bad("the document", meta, "an object")
+    if not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise bad("name", meta.get("name"), "a scenario name")
+    for field in ("rows", "partitions"):
+        if not _is_int(meta.get(field)):
+            raise bad(field, meta.get(field), "a whole number")
+    files = meta.get("files")
+    if not isinstance(files, list):
+        raise bad("files", files, "a list")
+    for i, f in enumerate(files):
+        if not isinstance(f, dict):
+            raise bad(f"files[{i}]", f, "an object")
+        if not isinstance(f.get("path"), str) or not fs.is_part(f["path"]):
+            raise bad(f"files[{i}].path", f.get("path"), "a partition file name (part-NNNNN.parquet)")
+    for field in ("created", "horizon_start", "horizon_end"):
+        value = meta.get(field)
+        if value is not None and not (isinstance(value, str) and _instant(value)):
+            raise bad(field, value, "an ISO 8601 instant")
+    for field in ("release", "calsim_version"):
+        if meta.get(field) is not None and not isinstance(meta[field], str):
+            raise bad(field, meta[field], "text")
+    schedules = meta.get("schedules", [])
+    if not isinstance(schedules, list):
+        raise bad("schedules", schedules, "a list")
+    for i, row in enumerate(schedules):
+        if not isinstance(row, dict):
+            raise bad(f"schedules[{i}]", row, "an object")
+        if not isinstance(row.get("schedule_id"), str):
+            raise bad(f"schedules[{i}].schedule_id", row.get("schedule_id"), "text")
+        if not _is_int(row.get("revision")):
+            raise bad(f"schedules[{i}].revision", row.get("revision"), "a whole number")
+        for field in ("zone", "account", "rule", "policy"):
+            if row.get(field) is not None and not isinstance(row[field], str):
+                raise bad(f"schedules[{i}].{field}", row[field], "text or null")
+
+
+def _instant(text: str) -> bool:
+    import datetime as dt
+
+    try:
+        dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -60,18 +157,23 @@ class LedgerDataset:
         """The dataset in directory ``path`` (``.../scenario=<name>``), or under ``path`` for scenario ``name``.
 
         Raises :class:`~calsim.errors.StoreError` when its ``_scenario.json``
-        is missing (never written, or a run is in progress or failed).
+        is missing (never written, or a run is in progress or failed), and a
+        :class:`~calsim.errors.CalsimError` naming the file when it cannot be
+        read or is not one the Dask engine writes (:func:`check_metadata`):
+        a local one is read as every user file is (:func:`calsim.input_files.read_file`:
+        a regular file, of bounded size), and parsed with the importers' JSON
+        loader (its depth cap), so that no name or structure escapes as an ``OSError``
+        or a ``RecursionError``.
         """
         path = os.fspath(path) if isinstance(path, os.PathLike) else path
         if not isinstance(path, str) or not path:
             raise InputError(f"path: expected a directory path or URL, got {path!r}")
+        if "\x00" in path:
+            raise InputError(f"path: {show_path(path)} holds a NUL character, which no file name can")
         directory = fs.scenario_directory(path, name) if name is not None else path
         meta_path = fs.join(directory, fs.METADATA_FILE)
-        try:
-            meta = json.loads(fs.read_text(meta_path, storage_options))
-        except FileNotFoundError:
-            raise StoreError(f"path: no {fs.METADATA_FILE} in {directory!r} (not a calsim ledger dataset, "
-                             "or its run did not complete)") from None
+        meta = load_json(_read_metadata(directory, meta_path, storage_options), f"path: {show_path(meta_path)}")
+        check_metadata(meta, show_path(meta_path))
         if meta.get("format") != FORMAT:
             raise StoreError(f"path: {meta_path!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
         return cls._from_meta(directory, meta, storage_options)

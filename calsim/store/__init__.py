@@ -12,7 +12,10 @@ Modules, one job each, lowest first:
 - :mod:`.migrations`: ``SCHEMA_VERSION`` and the steps from each older layout to the next.
 - :mod:`.records`: what is stored beside a ledger's rows (scenario and schedule rows, digest) and the checks
   before a write (name, columns, key).
-- :mod:`.connection`: one DuckDB connection to a store: open and migrate, transactions, failures as ``StoreError``.
+- :mod:`.catalog`: what a store file must hold before anything in it is read (no macro, no view calsim did not
+  write, calsim's tables, columns and types for the layout it claims): a file from elsewhere runs nothing.
+- :mod:`.connection`: one DuckDB connection to a store: checked, then opened and migrated; read-only, no other
+  file reachable; a time bound per query; transactions; failures as ``StoreError``.
 - :mod:`.writer`: writing a ledger, attaching a Parquet dataset, writing a tz diff.
 - :mod:`.queries`: reading a ledger back, ``compare``, the rows ``reconcile`` needs, the Parquet export.
 - :mod:`.reconcile`: an actual run history against a ledger's rows (a pure comparison of two frames).

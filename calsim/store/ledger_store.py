@@ -28,8 +28,18 @@ Decisions
   and the connection never installs or loads an extension by itself
   (``autoinstall_known_extensions``/``autoload_known_extensions`` off), so a
   SQLite file, a remote URL or a view in a foreign file cannot fetch one.
-  ``enable_external_access`` stays on: attached datasets are views over
-  local Parquet files and :meth:`LedgerStore.export_parquet` writes files.
+* A store file is not trusted: before anything is read, its catalog is
+  checked against the layout it claims (:mod:`calsim.store.catalog`: no
+  macro, no view calsim did not write, calsim's tables with calsim's
+  columns), so that opening a file from elsewhere runs no query calsim did
+  not write. Opened ``read_only``, DuckDB reads no other file than the
+  store and the Parquet files of its attached datasets
+  (``enable_external_access`` off, ``allowed_paths``, the configuration
+  locked). Opened for writing, files stay reachable: :meth:`attach` reads
+  the datasets it is given and :meth:`export_parquet` writes files.
+* Every query has a time bound (``timeout``, DuckDB's ``max_execution_time``);
+  a write's own statements and a migration have none (they read what they
+  were handed and what the check accepted).
 * What is opened must be a DuckDB file (its header says ``DUCK``) or a new
   name in a writable directory; anything else is a one-line
   :class:`StoreError` before DuckDB sees it: a directory, a device, a FIFO
@@ -59,9 +69,10 @@ Decisions
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import polars as pl
 
@@ -71,6 +82,18 @@ from .connection import Connection
 from .reconcile import reconcile
 
 __all__ = ["LedgerStore"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _guarded(method: _F) -> _F:
+    """A store operation whose DuckDB failures (the time bound included) come out as one-line StoreErrors."""
+    @functools.wraps(method)
+    def run(self: "LedgerStore", *args: Any, **kwargs: Any) -> Any:
+        with self._db.guard():
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 class LedgerStore:
@@ -83,7 +106,14 @@ class LedgerStore:
         ``":memory:"``; never a URL or an extension prefix (see "Decisions").
     read_only
         Open for reading only; several processes may do so at once when no
-        process holds the file open for writing (DuckDB's rule).
+        process holds the file open for writing (DuckDB's rule). DuckDB then
+        reads no file but the store and its attached datasets' Parquet files.
+    timeout
+        The time bound of one query, in seconds (default: the
+        ``CALSIM_STORE_TIMEOUT`` environment variable, else 300): a query
+        still running then, a user's through :meth:`sql` or calsim's own
+        (writing a ledger and migrating a layout aside), is stopped with a
+        :class:`StoreError` naming the bound.
 
     Raises
     ------
@@ -94,11 +124,14 @@ class LedgerStore:
         The file's store layout is newer than this calsim knows.
     StoreError
         The path is not a local file, the file is not a DuckDB database (or
-        is corrupt) or not a calsim store, or it cannot be written.
+        is corrupt) or not a calsim store as calsim writes it (a view, macro,
+        type or column it did not write: :mod:`calsim.store.catalog`, checked
+        before anything is read), or it cannot be written.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False) -> None:
-        self._db = Connection(path, read_only=read_only)
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, read_only: bool = False,
+                 timeout: float | None = None) -> None:
+        self._db = Connection(path, read_only=read_only, timeout=timeout)
         self.path = self._db.path
         self.read_only = self._db.read_only
 
@@ -124,6 +157,7 @@ class LedgerStore:
         return f"LedgerStore({self.path!r}{', read_only=True' if self.read_only else ''})"
 
     # -- writing -----------------------------------------------------------
+    @_guarded
     def write(self, ledger: Ledger | pl.DataFrame, *, name: str | None = None, scenario: object = None,
               replace: bool = False) -> bool:
         """Store ``ledger`` under its name, atomically.
@@ -156,6 +190,7 @@ class LedgerStore:
         """
         return writer.write(self._db, ledger, name=name, scenario=scenario, replace=replace)
 
+    @_guarded
     def stored(self, ledger: Ledger) -> str:
         """``"absent"``, ``"same"`` or ``"different"``: what is stored under ``ledger``'s name (read-only).
 
@@ -165,6 +200,7 @@ class LedgerStore:
         """
         return writer.stored(self._db, ledger)
 
+    @_guarded
     def attach(self, dataset: object, name: str | None = None, *, replace: bool = False) -> bool:
         """Make a Parquet ledger dataset (written by the Dask engine) a scenario of this store.
 
@@ -187,31 +223,38 @@ class LedgerStore:
         """
         return writer.attach(self._db, dataset, name, replace=replace)
 
+    @_guarded
     def write_tzdiff(self, name: str, diff: pl.DataFrame, *, replace: bool = False) -> bool:
         """Store a :func:`calsim.tzdiff` frame under ``name`` (same rules as :meth:`write`)."""
         return writer.write_tzdiff(self._db, name, diff, replace=replace)
 
     # -- reading -----------------------------------------------------------
+    @_guarded
     def sql(self, query: str, params: list[object] | None = None) -> pl.DataFrame:
         """Run ``query`` (bound ``params``: ``?`` or ``$1``) and return a polars frame (instants in UTC)."""
         return self._db.sql(query, params)
 
+    @_guarded
     def scenarios(self) -> pl.DataFrame:
         """One row per stored scenario (name, created, horizon, release, parameters, versions, rows)."""
         return queries.scenarios(self._db)
 
+    @_guarded
     def _known(self, names: list[str]) -> None:
         """Refuse a name no stored scenario has (:class:`UnknownScenarioError`, listing those stored)."""
         self._db.known(names)
 
+    @_guarded
     def ledger(self, name: str) -> pl.DataFrame:
         """The ledger frame stored as ``name``, equal to the one written (order and dtypes)."""
         return queries.ledger(self._db, name)
 
+    @_guarded
     def tzdiff(self, name: str) -> pl.DataFrame:
         """The tz diff frame stored under ``name``."""
         return queries.tzdiff(self._db, name)
 
+    @_guarded
     def compare(self, names: list[str] | str) -> pl.DataFrame:
         """One row per scenario, in the order given.
 
@@ -231,6 +274,7 @@ class LedgerStore:
         """
         return queries.compare(self._db, [names] if isinstance(names, str) else list(names))
 
+    @_guarded
     def export_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write every table to ``<directory>/<table>.parquet``; returns the paths.
 
@@ -240,6 +284,7 @@ class LedgerStore:
         return queries.export_parquet(self._db, directory)
 
     # -- reconciliation ----------------------------------------------------
+    @_guarded
     def reconcile(self, name: str, actual: pl.DataFrame | str | os.PathLike[str], *, grace: object = "5min",
                   max_shift: object = "3h", start: object = None, end: object = None) -> pl.DataFrame:
         """Classify an actual run history against the stored ledger ``name`` (read-only).

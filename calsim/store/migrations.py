@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ..errors import SchemaVersionError
 from ..simulation.ledger_schema import LEDGER_REASONS
-from .schema import WORKER_COLUMNS, enum_sql, gaps_sql
+from .schema import OCCURRENCE_TABLES_DDL, WORKER_COLUMNS, enum_sql, gaps_sql
 from .sql import identifier, literal
 from .tables import add_ledger_columns, create_scenario_table, refresh_occurrences_view
 
@@ -31,7 +31,7 @@ SCHEMA_VERSION = 5
 
 def _migrate_1_to_2(con: Any) -> None:
     """Version 1 kept every scenario in one ``occurrences`` table with a PRIMARY KEY; move each to its own table."""
-    con.execute("CREATE TABLE occurrence_tables (scenario VARCHAR PRIMARY KEY, table_name VARCHAR NOT NULL UNIQUE)")
+    con.execute(OCCURRENCE_TABLES_DDL)
     con.execute("ALTER TABLE occurrences RENAME TO occurrences_v1")
     for (name,) in con.execute("SELECT DISTINCT scenario FROM occurrences_v1 ORDER BY 1").fetchall():
         create_scenario_table(con, name, "occurrences_v1", f"WHERE scenario = {literal(name)}")

@@ -41,8 +41,8 @@ from ..simulation.ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS,
 from ..tzchanges import TZDIFF_SCHEMA
 from .sql import identifier, literals
 
-__all__ = ["KEY", "UTC", "WORKER_COLUMNS", "DDL_V1", "sql_type", "columns_sql", "enum_sql", "gaps_sql",
-           "gaps_sql_v1"]
+__all__ = ["KEY", "UTC", "WORKER_COLUMNS", "DDL_V1", "OCCURRENCE_TABLES_DDL", "sql_type", "columns_sql", "enum_sql",
+           "gaps_sql", "gaps_sql_v1"]
 
 KEY = ("scenario", "schedule_id", "revision", "nominal_local", "fold", "kind")
 #: The ledger columns layout version 5 added (worker-level simulation, issue 19): the tables, views
@@ -241,6 +241,10 @@ def gaps_sql(source: str) -> str:
     """``observation_gaps`` (layout 4) over the table or view ``source``, as :func:`calsim.simulation.views.gaps`."""
     return _GAPS.format(source=identifier(source))
 
+
+#: Layout 2's table of each scenario's rows: ``scenario`` -> ``table_name`` (:mod:`.tables`).
+OCCURRENCE_TABLES_DDL = ("CREATE TABLE occurrence_tables (scenario VARCHAR PRIMARY KEY, "
+                         "table_name VARCHAR NOT NULL UNIQUE)")
 
 DDL_V1 = [
     "CREATE TABLE calsim_meta (key VARCHAR PRIMARY KEY, value VARCHAR)",

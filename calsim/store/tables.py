@@ -71,10 +71,11 @@ from typing import Any
 from ..errors import StoreError
 from ..simulation.ledger_schema import LEDGER_SCHEMA
 from .schema import KEY, WORKER_COLUMNS, columns_sql, sql_type
-from .sql import identifier, literal
+from .sql import identifier, literal, literals
 
 __all__ = ["OCC_COLUMNS", "checked_table", "enum_of", "next_table", "fill_scenario_table", "create_scenario_table",
-           "add_ledger_columns", "drop_orphans", "is_view", "forget_scenario", "refresh_occurrences_view"]
+           "add_ledger_columns", "drop_orphans", "is_view", "forget_scenario", "refresh_occurrences_view",
+           "occurrences_sql", "dataset_sql", "wrapped_dataset_sql"]
 
 OCC_COLUMNS = ["seq", *LEDGER_SCHEMA.names()]
 _TABLE = re.compile(r"occ_[0-9]{1,18}")
@@ -190,8 +191,35 @@ def add_ledger_columns(con: Any, table: str, columns: tuple[str, ...]) -> None:
     if found is None:
         raise StoreError(f"occurrence_tables: view {table} is not one calsim makes (an attached dataset's); "
                          "the file was changed by hand")
-    nulls = ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in missing)
-    con.execute(f"CREATE OR REPLACE VIEW {identifier(table)} AS SELECT v.*, {nulls} FROM ({found[1]}) AS v")
+    con.execute(f"CREATE OR REPLACE VIEW {identifier(table)} AS {wrapped_dataset_sql(found[1], missing)}")
+
+
+def dataset_sql(files: list[str], have: object = None, columns: list[str] | None = None) -> str:
+    """The query of an attached dataset's view: the ledger ``columns`` (by default today's) of the Parquet ``files``.
+
+    A worker-level column the files lack (``have``: the columns they hold;
+    None, all of them) reads as NULL, as does every column of a dataset
+    without files. Written by :meth:`~calsim.LedgerStore.attach` and compared
+    by :mod:`.catalog` with what a store file holds: one definition for both.
+
+    >>> dataset_sql([], columns=["scenario"])
+    'SELECT CAST(NULL AS BIGINT) AS seq, CAST(NULL AS VARCHAR) AS "scenario" WHERE false'
+    """
+    columns = LEDGER_SCHEMA.names() if columns is None else columns
+    types = {c: sql_type(c, LEDGER_SCHEMA[c]) for c in columns}
+    if not files:
+        return ("SELECT CAST(NULL AS BIGINT) AS seq, "
+                + ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in columns) + " WHERE false")
+    present = set(columns) if have is None else set(have)  # type: ignore[call-overload]
+    cols = ", ".join(f"CAST({identifier(c) if c in present or c not in WORKER_COLUMNS else 'NULL'} AS {types[c]}) "
+                     f"AS {identifier(c)}" for c in columns)
+    return f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM read_parquet([{literals(files)}])"
+
+
+def wrapped_dataset_sql(inner: str, missing: tuple[str, ...] | list[str]) -> str:
+    """An older attached dataset's query ``inner`` with the ledger columns ``missing`` added as NULLs (a migration)."""
+    nulls = ", ".join(f"CAST(NULL AS {sql_type(c, LEDGER_SCHEMA[c])}) AS {identifier(c)}" for c in missing)
+    return f"SELECT v.*, {nulls} FROM ({inner}) AS v"
 
 
 def drop_orphans(con: Any) -> None:
@@ -236,12 +264,25 @@ def refresh_occurrences_view(con: Any) -> None:
     """
     tables = [checked_table(r[0])
               for r in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall()]
+    con.execute("CREATE OR REPLACE VIEW occurrences AS\n" + occurrences_sql(tables))
+
+
+def occurrences_sql(tables: list[str], columns: list[str] | None = None) -> str:
+    """The query of the ``occurrences`` view: the UNION ALL of ``tables``' ``columns`` (by default today's).
+
+    Without tables, no row of those columns' types. Written by
+    :func:`refresh_occurrences_view` and compared by :mod:`.catalog` with
+    what a store file holds (layouts 2 to 4 named the columns without the
+    worker-level ones).
+
+    >>> occurrences_sql(["occ_1"], ["seq", "schedule_id"])
+    'SELECT "seq", CAST(schedule_id AS VARCHAR) AS schedule_id FROM "occ_1"'
+    """
+    columns = OCC_COLUMNS if columns is None else columns
     if tables:
         cols = ", ".join("CAST(schedule_id AS VARCHAR) AS schedule_id" if c == "schedule_id" else identifier(c)
-                         for c in OCC_COLUMNS)
-        body = "\nUNION ALL\n".join(f"SELECT {cols} FROM {identifier(t)}" for t in tables)
-    else:
-        types = {"seq": "BIGINT", **{c: sql_type(c, t) for c, t in LEDGER_SCHEMA.items()}}
-        nulls = ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in OCC_COLUMNS)
-        body = f"SELECT {nulls} WHERE false"
-    con.execute("CREATE OR REPLACE VIEW occurrences AS\n" + body)
+                         for c in columns)
+        return "\nUNION ALL\n".join(f"SELECT {cols} FROM {identifier(t)}" for t in tables)
+    types = {"seq": "BIGINT", **{c: sql_type(c, t) for c, t in LEDGER_SCHEMA.items()}}
+    nulls = ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in columns)
+    return f"SELECT {nulls} WHERE false"

@@ -21,11 +21,14 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ..atomic import show_path
 from ..errors import DuplicateKeyError, InputError, LedgerSchemaError, ScenarioExistsError
 from ..simulation.ledger import Ledger
 from ..simulation.ledger_schema import LEDGER_SCHEMA
@@ -47,9 +50,10 @@ from .records import (
     schedules_frame,
     shown_name,
 )
-from .schema import KEY, WORKER_COLUMNS, sql_type
-from .sql import identifier, literal
-from .tables import drop_orphans, fill_scenario_table, forget_scenario, next_table, refresh_occurrences_view
+from .schema import KEY
+from .sql import identifier, literals
+from .tables import (dataset_sql, drop_orphans, fill_scenario_table, forget_scenario, next_table,
+                     refresh_occurrences_view)
 
 __all__ = ["write", "stored", "attach", "write_tzdiff"]
 
@@ -76,7 +80,8 @@ def write(db: Connection, ledger: Ledger | pl.DataFrame, *, name: str | None = N
         raise InputError(f"ledger: column 'scenario' holds {shown_name(other['scenario'][0])}, "
                          f"expected {shown_name(name)} in every row")
     assert isinstance(name, str)
-    with db.writing(f"ledger {shown_name(name)}"):
+    # Unbounded in time: the write reads the rows it was handed and the tables the store's check accepted.
+    with db.writing(f"ledger {shown_name(name)}"), db.unbounded():
         return _write(db, frame, name, ledger, scenario, replace)
 
 
@@ -193,11 +198,20 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
     check_name(name)
     if name != ds.name:
         raise InputError(f"name: the dataset holds scenario {ds.name!r}, not {name!r}")
-    files = [str(Path(f).resolve()) for f in ds.files]
-    missing = [f for f in files if not Path(f).is_file()]
-    if missing or any("://" in f for f in ds.files):
-        raise InputError(f"dataset: {missing[0] if missing else ds.files[0]!r} is not a local file "
+    if any("://" in f for f in ds.files):
+        raise InputError(f"dataset: {ds.files[0]!r} is not a local file "
                          "(attach datasets on a local or mounted filesystem)")
+    files = [str(Path(f).resolve()) for f in ds.files]
+    for f in files:
+        # Before DuckDB opens any: a FIFO would block the scan for ever, a device never end.
+        try:
+            st = os.stat(f)
+        except (OSError, ValueError) as exc:
+            why = "it does not exist" if isinstance(exc, FileNotFoundError) else getattr(exc, "strerror", None)
+            raise InputError(f"dataset: {show_path(f)} is not a local file ({why or type(exc).__name__}; attach "
+                             "datasets on a local or mounted filesystem)") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"dataset: {show_path(f)} is not a regular file (a dataset's parts are Parquet files)")
     meta = ds.metadata
     content = "dataset:" + hashlib.blake2b(json.dumps([files, meta], sort_keys=True, default=str).encode(),
                                            digest_size=16).hexdigest()
@@ -207,9 +221,8 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
     if rows and not replace:
         raise ScenarioExistsError(f"name: a different ledger is already stored as {shown_name(name)} in "
                                   f"{db.shown}; pass replace=True to replace it")
-    source = "read_parquet([" + ", ".join(literal(f) for f in files) + "])" if files else None
-    types = {c: sql_type(c, t) for c, t in LEDGER_SCHEMA.items()}
-    if source is not None:
+    if files:
+        source = "read_parquet([" + literals(files) + "])"
         bad = db.con.execute(f"SELECT count(*) FROM {source} WHERE scenario IS DISTINCT FROM ?", [name]).fetchall()[0]
         if bad[0]:
             raise InputError(f"dataset: {bad[0]} rows of {ds.path!r} belong to another scenario than {name!r}")
@@ -223,13 +236,9 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
         # A dataset written before the worker-level columns existed reads them as null (as a stored
         # ledger migrated to version 5 does); any other column missing fails the attach.
         have = {d[0] for d in db.con.execute(f"SELECT * FROM {source} LIMIT 0").description}
-        cols = ", ".join(f"CAST({identifier(c) if c in have or c not in WORKER_COLUMNS else 'NULL'} AS {types[c]}) "
-                         f"AS {identifier(c)}" for c in LEDGER_SCHEMA.names())
-        select = f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM {source}"
+        select = dataset_sql(files, have)
     else:
-        select = ("SELECT CAST(NULL AS BIGINT) AS seq, "
-                  + ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in LEDGER_SCHEMA.names())
-                  + " WHERE false")
+        select = dataset_sql([])
 
     def instant(text: object) -> object:
         return None if text is None else dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
