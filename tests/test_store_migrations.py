@@ -126,3 +126,27 @@ def test_a_version_3_store_is_migrated_and_its_gaps_view_follows_ledger_gaps(tmp
         assert (late["most_missed"], late["most_late"]) == (0, 3)
     with LedgerStore(path, read_only=True) as store:  # migrated once, for good
         assert store.sql("SELECT count(*) AS n FROM observation_gaps WHERE scenario = 'all'")["n"][0] == 1
+
+
+@pytest.mark.parametrize("change, said", [
+    ("CREATE MACRO enum_range(x) AS ['dst_gap']", "it holds macro 'enum_range'"),
+    ("CREATE OR REPLACE VIEW state_counts AS SELECT * FROM read_text('/etc/hostname')",
+     "view 'state_counts' is not the definition calsim writes for it (layout 3"),
+    ("ALTER TABLE scenarios ADD COLUMN note VARCHAR", "table scenarios has a column 'note' that calsim does not write")])
+def test_a_store_to_migrate_is_checked_before_it_is_changed(tmp_path, change, said):
+    """The migration reads the reason type, recreates every view from its text and rewrites the tables: a file
+    that is not calsim's layout 3 is refused first, and stays as it was (version 3, byte for byte)."""
+    import hashlib
+
+    from calsim.errors import StoreError
+
+    path = tmp_path / "v3.duckdb"
+    make_v3(path, hourly())
+    with duckdb.connect(str(path)) as con:
+        con.execute(change)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(StoreError, match="is not a ledger store as calsim writes it: " + said.replace("(", r"\(")):
+        LedgerStore(path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM calsim_meta").fetchall() == [("3",)]

@@ -21,7 +21,9 @@ table once it is known to be calsim's table, and refuses with a one-line
   ``occurrence_tables``, ``tz_diffs``, the ``occurrences`` table of layout 1,
   and each scenario's ``occ_<n>``) when one is missing, is a view, lacks a
   column, has a column of another type or one calsim does not write, or
-  computes a column (``GENERATED``: it would run an expression on every read);
+  computes a column (``GENERATED``: it would run an expression on every read;
+  ``DEFAULT``: on an insert), and, for the tables calsim writes to, any CHECK
+  or FOREIGN KEY constraint or index (run on every write);
 * any **view** that is not one calsim writes, or whose definition is not the
   text calsim writes for it: DuckDB keeps a view as its parsed query and shows
   it as SQL text (``duckdb_views().sql``); the text calsim would write, for
@@ -36,8 +38,9 @@ table once it is known to be calsim's table, and refuses with a one-line
   only files a store opened ``read_only`` may read (:attr:`Layout.files`,
   DuckDB's ``allowed_paths``).
 
-Other tables (in any schema), indexes and sequences are left alone: they are
-data, which runs nothing when nobody reads it, and calsim never reads them.
+Other tables (in any schema, with their indexes), and sequences are left
+alone: they are data, which runs nothing when nobody reads it, and calsim
+never reads them.
 Layouts 1 to 4 are checked as calsim wrote them, before a migration changes
 anything. What this cannot check is DuckDB's own reading of the file: a
 crafted file may still make DuckDB fail (or, at worst, crash) while it opens it.
@@ -146,6 +149,7 @@ def check(con: Any, shown: str) -> Layout:
             raise _refuse(shown, f"table {name!r} is {what}, expected calsim's table (layout {version})")
         _check_columns(shown, name, tables[name], expected[name] if name != "occurrences"
                        else _pick(tables[name], ledger, _COLUMN_SETS))
+    _check_writes(con, db, shown, fixed + (["occurrences"] if version == 1 else []))
     occ: dict[str, str] = {}
     if version >= 2:
         for scenario, table in con.execute("SELECT scenario, table_name FROM occurrence_tables").fetchall():
@@ -188,16 +192,37 @@ def _no_functions(con: Any, db: str, shown: str) -> None:
 
 
 def _tables(con: Any, db: str) -> dict[str, list[tuple[str, str, bool]]]:
-    """Each table of schema ``main``: its columns (name, type as DuckDB shows it, generated) in order."""
+    """Each table of schema ``main``: its columns (name, type as DuckDB shows it, computed) in order.
+
+    A column is "computed" when it is ``GENERATED`` (evaluated on every read)
+    or has a ``DEFAULT`` (evaluated on an insert that leaves it out); calsim
+    writes neither.
+    """
     out: dict[str, list[tuple[str, str, bool]]] = {
         t: [] for (t,) in con.execute("SELECT table_name FROM system.main.duckdb_tables() "
                                       "WHERE database_name = ? AND schema_name = 'main'", [db]).fetchall()}
-    for table, col, dtype, generated in con.execute(
-            "SELECT table_name, column_name, data_type, is_generated FROM system.main.duckdb_columns() "
+    for table, col, dtype, generated, default in con.execute(
+            "SELECT table_name, column_name, data_type, is_generated, column_default FROM system.main.duckdb_columns() "
             "WHERE database_name = ? AND schema_name = 'main' ORDER BY table_name, column_index", [db]).fetchall():
         if table in out:
-            out[table].append((col, dtype, bool(generated)))
+            out[table].append((col, dtype, bool(generated) or default is not None))
     return out
+
+
+def _check_writes(con: Any, db: str, shown: str, tables: list[str]) -> None:
+    """Refuse what would run an expression when calsim writes to its own ``tables``: a CHECK or FOREIGN KEY
+    constraint, an index (calsim declares keys only: PRIMARY KEY, UNIQUE, NOT NULL)."""
+    for table, kind in con.execute(
+            "SELECT table_name, constraint_type FROM system.main.duckdb_constraints() WHERE database_name = ? "
+            "AND schema_name = 'main' AND constraint_type NOT IN ('PRIMARY KEY', 'UNIQUE', 'NOT NULL') "
+            "ORDER BY ALL", [db]).fetchall():
+        if table in tables:
+            raise _refuse(shown, f"table {table} has a {kind} constraint, which calsim does not write")
+    for index, table in con.execute(
+            "SELECT index_name, table_name FROM system.main.duckdb_indexes() WHERE database_name = ? "
+            "AND schema_name = 'main' ORDER BY ALL", [db]).fetchall():
+        if table in tables:
+            raise _refuse(shown, f"table {table} has an index {shown_name(index)}, which calsim does not make")
 
 
 def _types(con: Any, db: str) -> dict[str, tuple[str, str, tuple[str, ...] | None]]:
@@ -270,9 +295,9 @@ def _check_columns(shown: str, table: str, got: list[tuple[str, str, bool]], wan
 
     ``enum_ids``: a scenario's table, whose ``schedule_id`` is its own ENUM (any values).
     """
-    for name, _, generated in got:
-        if generated:
-            raise _refuse(shown, f"column {table}.{shown_name(name)} is computed (GENERATED), "
+    for name, _, computed in got:
+        if computed:
+            raise _refuse(shown, f"column {table}.{shown_name(name)} is computed (GENERATED or DEFAULT), "
                                  "expected a stored column")
     have = {name: dtype for name, dtype, _ in got}
     for name, dtype in want:
@@ -369,9 +394,20 @@ _SCRATCH: Any = None
 _LOCK = threading.Lock()
 
 
+def _after_fork() -> None:
+    """A child made by ``fork`` makes its own scratch database and lock (DuckDB's threads, and a lock another
+    thread held, do not survive a fork)."""
+    global _SCRATCH, _LOCK
+    _SCRATCH, _LOCK = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def _scratch() -> Any:
     """A private in-memory DuckDB holding a new store's tables: what calsim's own text looks like once DuckDB
-    has parsed it. Nothing of a store file ever reaches it but view texts to parse."""
+    has parsed it. Nothing of a store file ever reaches it but view texts to parse. Called holding ``_LOCK``.
+    """
     global _SCRATCH
     if _SCRATCH is None:
         import duckdb
