@@ -323,6 +323,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _year(text: str) -> int:
+    """argparse type of ``reconcile --year``: a year a datetime holds (1..9999), digits only."""
+    raw = text.strip()
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= 9999):
+        raise argparse.ArgumentTypeError(f"expected a year from 1 to 9999, got {text[:40]!r}"
+                                         + (f" ({len(text):,} characters)" if len(text) > 40 else ""))
+    return int(raw)
+
+
 def _cmd_reconcile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -336,7 +345,8 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
         info = store.sql("SELECT horizon_start, horizon_end FROM scenarios WHERE name = $1", [args.scenario]).row(0)
         ids = store.sql("SELECT DISTINCT schedule_id FROM occurrences WHERE scenario = $1",
                         [args.scenario])["schedule_id"].to_list()
-        history = read_history(args.history, args.kind, crontab=args.crontab, ids=ids, timers=args.timer,
+        # Path(): the argument is always a file (a name with a line break is no history's text)
+        history = read_history(Path(args.history), args.kind, crontab=args.crontab, ids=ids, timers=args.timer,
                                zone=args.zone, year=args.year)
         renames = {}
         for spec in args.map or ():
@@ -568,7 +578,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--timer", action="append", default=None, metavar="FILE",
                    help="journal: a .timer unit of the scenario, so its Unit= service maps to it (repeatable)")
     s.add_argument("--zone", default="UTC", help="syslog: the host's zone for 'Mar  9 10:15:01' stamps (default UTC)")
-    s.add_argument("--year", type=int, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp")
+    s.add_argument("--year", type=_year, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp (1..9999)")
     s.add_argument("--map", action="append", metavar="NAME=SCHEDULE_ID",
                    help="rename a history id (unit, command:...) to a schedule id (repeatable)")
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")

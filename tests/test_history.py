@@ -285,3 +285,185 @@ def test_read_actual_names_the_missing_column_and_what_it_has():
     with pytest.raises(LedgerSchemaError, match=r"^actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' "
                                                 r"\(have \['schedule_id', 'started_utc'\]\)$"):
         read_actual(pl.DataFrame({"schedule_id": ["a"], "started_utc": ["2026-03-09T06:30:02Z"]}))
+
+
+# -- bounded readers (issue 26): the caps, the one regular-file reader, values checked where they are read ------
+
+
+def _parquet(tmp_path, frame: pl.DataFrame, name: str = "h.parquet") -> Path:
+    p = tmp_path / name
+    frame.write_parquet(p)
+    return p
+
+
+RUN = {"schedule_id": ["a", "b"], "started_utc": ["2026-03-09T06:30:02Z", "2026-03-09T07:30:02Z"],
+       "scheduled_utc": ["2026-03-09T06:30:00Z", "2026-03-09T07:30:00Z"]}
+
+
+class TestBounds:
+    def test_row_cap_refuses_a_csv_with_one_row_too_many(self):
+        text = "schedule_id,started_utc,scheduled_utc\n" + "a,2026-03-09T06:30:02Z,2026-03-09T06:30:00Z\n" * 3
+        assert read_history(text, max_rows=3).height == 3
+        with pytest.raises(InputError, match=r"3 lines after the header, over the limit of 2 rows"):
+            read_history(text, max_rows=2)
+
+    def test_row_cap_is_read_from_the_environment(self, monkeypatch):
+        from calsim.importers.history import max_history_rows
+
+        monkeypatch.setenv("CALSIM_MAX_HISTORY_ROWS", "7")
+        assert max_history_rows() == 7
+        monkeypatch.setenv("CALSIM_MAX_HISTORY_ROWS", "-1")
+        with pytest.raises(InputError, match=r"^CALSIM_MAX_HISTORY_ROWS: '-1' is not a whole number of rows"):
+            max_history_rows()
+
+    def test_parquet_rows_are_refused_by_what_the_footer_declares(self, tmp_path):
+        p = _parquet(tmp_path, pl.DataFrame(RUN))
+        assert read_history(p, max_rows=2).height == 2
+        with pytest.raises(InputError, match=r"declares 2 rows, over the limit of 1 \(raise it with max_rows="):
+            read_history(p, max_rows=1)
+
+    def test_byte_cap_refuses_a_file_before_reading_it(self, tmp_path):
+        p = tmp_path / "h.csv"
+        p.write_text("schedule_id,started_utc,scheduled_utc\n" + "a,2026-03-09T06:30:02Z,2026-03-09T06:30:00Z\n")
+        with pytest.raises(InputError, match=r"h.csv' is 82 bytes, over the limit of 50 \(raise it with max_bytes="):
+            read_history(p, max_bytes=50)
+
+    def test_parquet_text_is_counted_as_it_would_expand(self, tmp_path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        ids = pa.DictionaryArray.from_arrays(pa.array([0] * 100, pa.int32()), pa.array(["x" * 1000]))
+        times = pa.array(["2026-03-09T06:30:02Z"] * 100)
+        p = tmp_path / "h.parquet"
+        pq.write_table(pa.table({"schedule_id": ids, "started_utc": times, "scheduled_utc": times}), p)
+        assert p.stat().st_size < 8000  # the 1,000-character string once, not 100 times
+        assert read_history(p, max_bytes=200_000).height == 100
+        with pytest.raises(InputError, match=r"column 'schedule_id': its text takes more than 50,000 bytes once "
+                                             r"expanded"):
+            read_history(p, max_bytes=50_000)
+
+    def test_kubectl_output_has_its_own_smaller_cap(self, tmp_path, monkeypatch):
+        from calsim.importers import history
+
+        monkeypatch.setattr(history, "DEFAULT_MAX_FILE_BYTES", 1000)
+        with pytest.raises(InputError, match=r"jobs.json' is 66,749 bytes, over the limit of 1,000 for a document "
+                                             r"read whole"):
+            read_history(HIST / "jobs.json")
+
+    def test_a_journal_is_read_a_line_at_a_time(self, monkeypatch):
+        from calsim.importers import _history_input as history_input
+        from calsim.importers import history
+
+        seen = []
+        real = history._journal
+        monkeypatch.setattr(history, "_journal", lambda lines, *a: real(
+            (seen.append(n) or (n, line) for n, line in lines), *a))
+        data = (HIST / "journal.json").read_bytes()
+        whole = read_history(data, "journal")
+        monkeypatch.setattr(history_input, "CHUNK_BYTES", 4096)  # 41 kB in 11 pieces: lines cut across pieces
+        assert read_history(data, "journal").equals(whole)
+        assert seen == list(range(1, data.count(b"\n") + 1)) * 2
+
+    def test_u2028_inside_a_journal_string_is_no_line_break(self):
+        line = ('{"__REALTIME_TIMESTAMP": "1772841602486000", "MESSAGE_ID": "7d4958e842da4a758f6c1cdc7b36dcc5", '
+                '"MESSAGE": "Starting a\u2028b", "UNIT": "a.service"}\n')
+        assert read_history(line).row(0, named=True)["origin"] == "<history> line 1"
+
+
+class TestOneRegularFileReader:
+    def test_read_actual_refuses_a_fifo_without_opening_it(self, tmp_path):
+        import os
+
+        from calsim.importers.history import read_actual
+
+        os.mkfifo(tmp_path / "runs.csv")
+        with pytest.raises(InputError, match=r"runs.csv' is a FIFO \(named pipe\); expected a regular file"):
+            read_actual(tmp_path / "runs.csv")
+
+    def test_read_actual_of_a_path_reads_as_read_history(self, tmp_path):
+        from calsim.importers.history import read_actual
+
+        p = _parquet(tmp_path, pl.DataFrame(RUN))
+        assert read_actual(p).equals(read_actual(pl.DataFrame(RUN)))
+        assert read_actual(HIST / "runs.csv").equals(read_actual(pl.read_csv(HIST / "runs.csv")))
+
+    def test_a_symlink_to_a_regular_file_is_read(self, tmp_path):
+        (tmp_path / "link.csv").symlink_to(HIST / "runs.csv")
+        assert read_history(tmp_path / "link.csv").height == read_history(HIST / "runs.csv").height
+
+    def test_open_regular_refuses_a_file_swapped_for_a_fifo_after_the_stat(self, tmp_path, monkeypatch):
+        import os
+
+        from calsim import input_files
+
+        p = tmp_path / "h.csv"
+        p.write_text("x\n")
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        real_open = os.open
+        # Between the stat and the open, the name comes to mean a FIFO: the open does not block, fstat refuses it.
+        monkeypatch.setattr(input_files.os, "open", lambda path, flags, *a: real_open(fifo, flags, *a))
+        with pytest.raises(InputError, match=r"h.csv' is a FIFO \(named pipe\); expected a regular file"):
+            input_files.open_regular(p, "history")
+
+    def test_a_100_byte_file_is_read_in_one_read_of_its_size(self, tmp_path, monkeypatch):
+        import os
+
+        from calsim import input_files
+
+        p = tmp_path / "crontab"
+        p.write_text("0 3 * * * /bin/backup\n" * 4)
+        asked = []
+        real = os.read
+        monkeypatch.setattr(input_files.os, "read", lambda fd, n: asked.append(n) or real(fd, n))
+        monkeypatch.setenv("CALSIM_MAX_FILE_BYTES", str(1 << 40))
+        assert input_files.read_file(p, "crontab").count("\n") == 4
+        assert asked[0] == 89 and max(asked) <= 1 << 20  # the size + 1, never the cap
+
+
+class TestValues:
+    def test_scheduled_text_with_offsets_is_an_instant(self):
+        h = read_history("schedule_id,started,scheduled\na,2026-03-09T06:30:02Z,2026-03-09T06:30:00Z\n")
+        assert h["scheduled_utc"].to_list() == [dt.datetime(2026, 3, 9, 6, 30, tzinfo=UTC)]
+        assert "nominal_local" not in h.columns
+
+    def test_a_bad_time_is_named_by_line_and_column(self):
+        text = ("schedule_id,started_utc,scheduled_utc\na,2026-03-09T06:30:02Z,2026-03-09T06:30:00Z\n"
+                "a,2026-03-09T07:30:02Z,yesterday\n")
+        with pytest.raises(InputError, match=r"^history: <history> line 3: scheduled_utc: 'yesterday' is not an ISO "
+                                             r"8601 time \(allowed: e.g. '2026-03-09T06:30:00Z'"):
+            read_history(text)
+
+    def test_a_parquet_time_out_of_range_is_named_by_row(self, tmp_path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        p = tmp_path / "h.parquet"
+        pq.write_table(pa.table({"schedule_id": ["a", "b"], "started_utc": pa.array([0, 10**17], pa.timestamp("ms")),
+                                 "scheduled_utc": pa.array([0, 0], pa.timestamp("ms"))}), p)
+        with pytest.raises(InputError, match=r"row 2: started_utc: 100,000,000,000,000,000 ms since 1970-01-01 is "
+                                             r"out of range \(allowed: 0001-01-01..9999-12-31\)"):
+            read_history(p)
+
+    def test_a_frame_time_out_of_range_is_refused_not_wrapped(self):
+        frame = pl.DataFrame({"schedule_id": ["a"], "started_utc": pl.Series([10**17], dtype=pl.Int64).cast(
+            pl.Datetime("ms")), "scheduled_utc": [dt.datetime(2026, 1, 1, tzinfo=UTC)]})
+        with pytest.raises(InputError, match=r"^history: <frame> row 1: started_utc: 100,000,000,000,000,000 ms"):
+            read_history(frame)
+
+    def test_an_empty_schedule_id_is_refused(self):
+        with pytest.raises(InputError, match=r"line 2: schedule_id: None is empty \(every run names its schedule\)"):
+            read_history("schedule_id,started_utc,scheduled_utc\n,2026-03-09T06:30:02Z,2026-03-09T06:30:00Z\n")
+
+    def test_journal_ids_must_be_a_list_of_strings(self):
+        with pytest.raises(InputError, match=r"^ids: expected a list of schedule ids, got str"):
+            read_history(HIST / "journal.json", ids="billing/nightly")
+
+    def test_a_job_minute_suffix_dates_the_run_up_to_year_9999(self):
+        from calsim.importers.history import _LAST_MINUTE
+
+        job = {"kind": "Job", "metadata": {"name": f"b-{_LAST_MINUTE}", "namespace": "ops",
+                                           "ownerReferences": [{"kind": "CronJob", "name": "b"}]},
+               "status": {"startTime": "2026-03-06T06:00:03Z"}}
+        assert read_history(json.dumps(job) + "\n")["scheduled_utc"].to_list() == [
+            dt.datetime(9999, 12, 31, 23, 59, tzinfo=UTC)]

@@ -16,11 +16,11 @@ csv/parquet   columns below                                   ``scheduled`` / ``
                                                               ``nominal_local``
 ============  ==============================================  ======================================
 
-``kind=None`` tells them apart by content (Parquet by its magic bytes, a
-``.parquet`` path too). Every reader returns one row per run: ``schedule_id``
+``kind=None`` tells them apart by content (the first MiB: Parquet by its
+magic bytes). Every reader returns one row per run: ``schedule_id``
 str, ``scheduled_utc`` Datetime UTC (null when the log does not say it),
 ``started_utc`` Datetime UTC, ``finished_utc`` Datetime UTC, ``status``
-(``succeeded|failed|running`` or null) and ``origin`` (file and line or
+(``succeeded|failed|running`` or null) and ``origin`` (file and line, row or
 item), plus ``nominal_local``/``fold`` when a CSV has them.
 
 **Schedule ids.** A Job's id is ``namespace/cronjob`` as
@@ -36,7 +36,28 @@ does (``billing-nightly`` -> ``billing/nightly``), the stem + ``.timer``.
 ``started`` (required; naive means UTC); one of ``scheduled_utc`` (an
 instant), ``nominal_local`` (naive wall time) or ``scheduled`` (aware: an
 instant, naive: wall time), whose values may be empty (then matched by start);
-optional ``fold``, ``finished_utc``, ``status``.
+optional ``fold``, ``finished_utc``, ``status``. Other columns are not read.
+
+**Bounds.** A history is read from a regular file only (a FIFO, a device,
+a directory, a link to one are refused before anything is read:
+:func:`calsim.input_files.open_regular`), and never more than the caps:
+
+* bytes: :data:`~calsim.input_files.DEFAULT_MAX_HISTORY_BYTES` (1 GiB) of
+  file, and for Parquet of declared decompressed columns and of text once
+  expanded; ``kubectl``'s output, parsed as one document, at most
+  :data:`~calsim.input_files.DEFAULT_MAX_FILE_BYTES` (64 MiB);
+  ``CALSIM_MAX_FILE_BYTES`` raises them, ``max_bytes=`` sets them;
+* rows: :data:`DEFAULT_MAX_HISTORY_ROWS` (10 million) lines of a text
+  history, rows of a CSV or Parquet file (Parquet: as its footer declares,
+  before any page is read), Jobs of a ``kubectl`` list or runs;
+  ``CALSIM_MAX_HISTORY_ROWS`` or ``max_rows=`` sets it;
+* a line of a journal or syslog: :data:`MAX_LINE_BYTES` (16 MiB);
+
+text histories are read in 1 MiB pieces (the journal and syslog a line at a
+time, never whole), and a Parquet file's footer and page headers are checked
+before any page is decompressed (:mod:`calsim.importers._parquet`). Every
+parse failure is one :class:`~calsim.errors.InputError` naming the file,
+the line, row or item, the field and what is allowed.
 
 >>> import calsim.importers.history as h
 >>> log = "2026-03-09T06:30:01.204518+00:00 db1 CRON[4121]: (ops) CMD (/usr/local/bin/backup --full)\\n"
@@ -48,30 +69,38 @@ optional ``fold``, ``finished_utc``, ``status``.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
-import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 import polars as pl
 
-from ..input_files import DEFAULT_MAX_HISTORY_BYTES, read_file
-from ..errors import CalsimError, InputError, LedgerSchemaError
+from ..errors import InputError, shown
+from ..input_files import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_HISTORY_BYTES, max_file_bytes
+from ._history_input import (
+    DEFAULT_MAX_HISTORY_ROWS,
+    HEAD_BYTES,
+    MAX_LINE_BYTES,
+    Source,
+    lines,
+    max_history_rows,
+    too_many,
+    whole_number,
+    whole_text,
+)
+from ._history_table import HISTORY_SCHEMA, check_ids, load_table, read_actual, table
 
-__all__ = ["read_history", "read_actual", "detect_history", "HISTORY_KINDS", "HISTORY_SCHEMA"]
+__all__ = ["read_history", "read_actual", "detect_history", "max_history_rows", "HISTORY_KINDS", "HISTORY_SCHEMA",
+           "DEFAULT_MAX_HISTORY_ROWS", "MAX_LINE_BYTES"]
 
 HISTORY_KINDS = ("kubernetes", "journal", "syslog", "csv", "parquet")
-UTC = pl.Datetime("us", "UTC")
-HISTORY_SCHEMA = {"schedule_id": pl.String, "scheduled_utc": UTC, "started_utc": UTC, "finished_utc": UTC,
-                  "status": pl.String, "origin": pl.String}
-
 # kubernetes/pkg/controller/cronjob/utils.go getJobFromTemplate2: the annotation is
 # scheduledTime.In(<spec.timeZone>).Format(time.RFC3339), an instant with its offset;
 # getJobName names the Job "<cronjob>-<scheduledTime.Unix()/60>".
 _K8S_SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 _K8S_MANUAL = "cronjob.kubernetes.io/instantiate"  # "manual": kubectl create job --from=cronjob/...
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_LAST_MINUTE = (dt.datetime(9999, 12, 31, 23, 59, tzinfo=dt.timezone.utc) - _EPOCH) // dt.timedelta(minutes=1)
 
 # systemd's catalog (catalog/systemd.catalog.in; MESSAGE_ID values of src/systemd/sd-messages.h).
 _JOB_BEGUN = "7d4958e842da4a758f6c1cdc7b36dcc5"    # "Starting X..." (a start job began)
@@ -85,7 +114,9 @@ _CRON_LINE = re.compile(
     r"^(?:(?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r"|(?P<bsd>(?P<mon>[A-Z][a-z]{2})\s+(?P<day>\d{1,2})\s+(?P<hms>\d\d:\d\d:\d\d)))"
     r"\s+\S+\s+(?:CRON|CROND|crond|cron)\[\d+\]:\s+\((?P<user>[^)]*)\)\s+CMD\s+\((?P<cmd>.*)\)\s*$")
-_CRON_ANY = re.compile(r"\b(?:CRON|CROND|crond|cron)\[\d+\]:\s+\([^)]*\)\s+CMD\s+\(")
+# Unanchored, so bounded: the user name is at most 256 characters (Linux allows 32), or a
+# line of "CRON[1]: (CRON[1]: (..." would be scanned to its end from every occurrence.
+_CRON_ANY = re.compile(r"\b(?:CRON|CROND|crond|cron)\[\d{1,20}\]:\s{1,64}\([^)\n]{0,256}\)\s{1,64}CMD\s{1,64}\(")
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
                                        "Nov", "Dec"), 1)}
 
@@ -93,16 +124,26 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
 def detect_history(text: str) -> str:
     """The kind of a history given as text: ``kubernetes``, ``journal``, ``syslog`` or ``csv``.
 
+    Only the first MiB is looked at.
+
     >>> detect_history('{"__REALTIME_TIMESTAMP": "1773038400000000", "UNIT": "a.service"}\\n')
     'journal'
     """
-    body = text.lstrip("\ufeff \t\r\n")
+    return _detect(text[:HEAD_BYTES])
+
+
+def _detect(head: str) -> str:
+    body = head.lstrip("\ufeff \t\r\n")
     if body.startswith("{"):
-        first = body.split("\n", 1)[0]
+        first, complete, _ = body.partition("\n")
+        if first.strip() == "{":
+            return "kubernetes"  # kubectl prints one key a line; journalctl one entry a line
+        if '"__REALTIME_TIMESTAMP"' in first:
+            return "journal"
         try:
-            obj = json.loads(first)
-        except ValueError:
-            return "kubernetes"  # a pretty-printed object: kubectl's output
+            obj = json.loads(first) if complete else None
+        except (ValueError, RecursionError):
+            obj = None
         return "journal" if isinstance(obj, dict) and "__REALTIME_TIMESTAMP" in obj else "kubernetes"
     if _CRON_ANY.search(body):
         return "syslog"
@@ -111,15 +152,16 @@ def detect_history(text: str) -> str:
 
 def read_history(path_or_text: object, kind: str | None = None, *, crontab: object = None,
                  ids: Iterable[str] | None = None, timers: object = None, zone: str = "UTC",
-                 year: int | None = None, source: str | None = None) -> pl.DataFrame:
+                 year: int | None = None, source: str | None = None, max_rows: int | None = None,
+                 max_bytes: int | None = None) -> pl.DataFrame:
     """Read a run history (see the module docstring) into reconcile's frame.
 
     Parameters
     ----------
     path_or_text
-        A path (``str`` without a line break, or ``pathlib.Path``), the
-        content (``str`` with a line break, or ``bytes``), or for CSV/Parquet
-        a polars DataFrame.
+        A path (``str`` without a line break, or ``pathlib.Path``) of a
+        regular file, the content (``str`` with a line break, or ``bytes``),
+        or for CSV/Parquet a polars DataFrame.
     kind
         ``"kubernetes"``, ``"journal"``, ``"syslog"``, ``"csv"``,
         ``"parquet"`` or None (told by content).
@@ -141,9 +183,13 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
     zone, year
         syslog only, for traditional ``Mar  9 10:15:01`` stamps (no zone,
         no year): the host's zone (as cron's ``zone=``, default UTC) and the
-        year of the first line. ISO stamps with an offset need neither.
+        year of the first line (1..9999). ISO stamps with an offset need neither.
     source
         The name used in ``origin`` and messages (default: the path).
+    max_rows, max_bytes
+        The caps (module docstring): None for the defaults
+        (:func:`max_history_rows`; 1 GiB, 64 MiB for ``kubectl``'s output,
+        or ``CALSIM_MAX_FILE_BYTES``).
 
     Returns
     -------
@@ -153,186 +199,78 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
     Raises
     ------
     InputError
-        Unreadable input, or an item whose field is malformed (the message
-        names the file, the line or item, and the field).
+        Unreadable input, input over a cap, or an item whose field is
+        malformed (the message names the file, the line, row or item, the
+        field and what is allowed).
     """
     if kind is not None and kind not in HISTORY_KINDS:
         raise InputError(f"history: kind {kind!r} is unknown (allowed: {', '.join(HISTORY_KINDS)})")
+    rows_cap = max_history_rows(max_rows)
+    bytes_cap = whole_number(max_bytes, "max_bytes") if max_bytes is not None else max_file_bytes(DEFAULT_MAX_HISTORY_BYTES)
+    doc_cap = bytes_cap if max_bytes is not None else max_file_bytes(DEFAULT_MAX_FILE_BYTES)
     if isinstance(path_or_text, pl.DataFrame):
-        return _table(path_or_text, source or "<frame>")
-    data, label = _read(path_or_text, source)
-    if kind is None:
-        if data[:4] == b"PAR1":
-            kind = "parquet"
+        if kind not in (None, "csv", "parquet"):
+            raise InputError(f"history: a DataFrame is a csv or parquet history, not kind {kind!r}")
+        label = source or "<frame>"
+        if path_or_text.height > rows_cap:
+            raise too_many(label, f"{path_or_text.height:,} rows", rows_cap)
+        return table(path_or_text, label, "row").sort("schedule_id", "started_utc", maintain_order=True)
+    src = Source.of(path_or_text, source, bytes_cap)
+    try:
+        head = src.head()
+        if kind is None:
+            kind = "parquet" if head[:4] == b"PAR1" else _detect(head.decode("utf-8", "replace"))
+        if kind in ("csv", "parquet"):
+            frame, place = load_table(src, kind, rows_cap, bytes_cap)
+            out = table(frame, src.label, place)
+        elif kind == "kubernetes":
+            out = _frame(_kubernetes(whole_text(src, doc_cap), src.label, rows_cap))
+        elif kind == "journal":
+            known = _ids(ids)
+            units = _timer_units(timers)
+            out = _frame(_journal(lines(src, rows_cap), src.label, known, units, rows_cap))
         else:
-            kind = detect_history(_text(data, label))
-    if kind == "parquet":
-        try:
-            frame = pl.read_parquet(io.BytesIO(data))
-        except Exception as exc:  # polars raises its own and OSError-like errors for a broken file
-            raise InputError(f"history: {label}: not a readable Parquet file ({_first(exc)})") from None
-        out = _table(frame, label)
-    elif kind == "csv":
-        try:
-            frame = pl.read_csv(io.BytesIO(data), try_parse_dates=True, infer_schema_length=10000)
-        except Exception as exc:
-            raise InputError(f"history: {label}: not a readable CSV file ({_first(exc)})") from None
-        out = _table(frame, label)
-    elif kind == "kubernetes":
-        out = _frame(_kubernetes(_text(data, label), label))
-    elif kind == "journal":
-        out = _frame(_journal(_text(data, label), label, ids, _timer_units(timers)))
-    else:
-        out = _frame(_syslog(_text(data, label), label, crontab, zone, year))
+            tab = _syslog_setup(crontab, zone, year, src.label)
+            out = _frame(_syslog(lines(src, rows_cap), src.label, tab, zone, year, rows_cap))
+    finally:
+        src.close()
     return out.sort("schedule_id", "started_utc", maintain_order=True)
 
 
-# -- input ------------------------------------------------------------------------------------------------
-
-def _read(path_or_text: object, source: str | None) -> tuple[bytes, str]:
-    if isinstance(path_or_text, bytes):
-        return path_or_text, source or "<history>"
-    if isinstance(path_or_text, str) and ("\n" in path_or_text or "\r" in path_or_text):
-        return path_or_text.encode("utf-8", "surrogatepass"), source or "<history>"
-    if isinstance(path_or_text, (str, os.PathLike)):
-        data = read_file(path_or_text, "history", binary=True, limit=DEFAULT_MAX_HISTORY_BYTES)
-        assert isinstance(data, bytes)
-        return data, source or str(path_or_text)
-    raise InputError(f"history: expected a path, the file's text or a DataFrame, got {type(path_or_text).__name__}")
-
-
-def _text(data: bytes, label: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"history: {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-
-
-def _first(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0][:160] if text else type(exc).__name__)
+def _frame(rows: list[dict[str, object]]) -> pl.DataFrame:
+    if not rows:
+        return pl.DataFrame(schema=HISTORY_SCHEMA)
+    out = pl.DataFrame(rows, schema=HISTORY_SCHEMA, orient="row")
+    check_ids(out["schedule_id"], lambda i: str(rows[i]["origin"]), "history: ")
+    return out
 
 
 def _cut(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _frame(rows: list[dict[str, object]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=HISTORY_SCHEMA, orient="row") if rows else pl.DataFrame(schema=HISTORY_SCHEMA)
+    return shown(value)
 
 
 def _instant(value: object, where: str) -> dt.datetime:
     """An RFC 3339 / ISO 8601 time with ``Z`` or an offset, as an aware UTC datetime."""
-    if not isinstance(value, str):
-        raise InputError(f"{where}: expected an RFC 3339 time such as '2026-03-09T06:30:00Z', got {_cut(value)}")
+    allowed = "expected an RFC 3339 time such as '2026-03-09T06:30:00Z' (years 0001..9999)"
+    if not isinstance(value, str) or len(value) > 64:
+        raise InputError(f"{where}: {allowed}, got {_cut(value)}")
     try:
         t = dt.datetime.fromisoformat(value)
     except ValueError:
-        raise InputError(f"{where}: expected an RFC 3339 time such as '2026-03-09T06:30:00Z', got {_cut(value)}") from None
+        raise InputError(f"{where}: {allowed}, got {_cut(value)}") from None
     if t.tzinfo is None:
         raise InputError(f"{where}: {_cut(value)} has no offset (an instant needs 'Z' or '+HH:MM')")
     try:
         return t.astimezone(dt.timezone.utc)
     except OverflowError:
-        raise InputError(f"{where}: {_cut(value)} is out of range") from None
+        raise InputError(f"{where}: {_cut(value)} is out of range (allowed: 0001-01-01T00:00Z..9999-12-31T23:59Z)") \
+            from None
 
-
-# -- CSV / Parquet --------------------------------------------------------------------------------------
-
-def read_actual(actual: object) -> pl.DataFrame:
-    """A run history given as a frame or a CSV / Parquet path, in the columns reconcile compares.
-
-    ``schedule_id`` and ``started_utc`` (or ``started``; naive is UTC) are
-    required, with ``nominal_local`` (naive wall time), ``scheduled_utc``
-    (an instant) or ``scheduled`` (aware: an instant, naive: wall time);
-    ``fold`` and ``status`` are kept. Times come out as ``Datetime("us",
-    "UTC")`` (``nominal_local`` naive). Errors start with ``actual:``.
-
-    >>> import polars as pl
-    >>> read_actual(pl.DataFrame({"schedule_id": ["a"], "scheduled": ["2026-03-09T02:30"],
-    ...                           "started": ["2026-03-09T06:30:02Z"]})).columns
-    ['schedule_id', 'started_utc', 'nominal_local', 'status']
-    """
-    if isinstance(actual, (str, os.PathLike)):
-        p = Path(actual)
-        if not p.exists():
-            raise InputError(f"actual: no file {str(p)!r}")
-        if p.suffix.lower() == ".parquet":
-            frame = pl.read_parquet(p)
-        elif p.suffix.lower() == ".csv":
-            frame = pl.read_csv(p, try_parse_dates=True)
-        else:
-            raise InputError(f"actual: {str(p)!r} is neither .csv nor .parquet")
-    elif isinstance(actual, pl.DataFrame):
-        frame = actual
-    else:
-        raise InputError(f"actual: expected a polars DataFrame or a CSV/Parquet path, got {type(actual).__name__}")
-    frame = frame.rename({c: "started_utc" for c in ("started",) if c in frame.columns and "started_utc" not in frame.columns})
-    if "scheduled" in frame.columns:
-        t = frame.schema["scheduled"]
-        target = "scheduled_utc" if isinstance(t, pl.Datetime) and t.time_zone else "nominal_local"
-        if target not in frame.columns:
-            frame = frame.rename({"scheduled": target})
-    for need in ("schedule_id", "started_utc"):
-        if need not in frame.columns:
-            raise LedgerSchemaError(f"actual: missing column {need!r} (have {frame.columns})")
-    if "nominal_local" not in frame.columns and "scheduled_utc" not in frame.columns:
-        raise LedgerSchemaError(f"actual: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {frame.columns})")
-
-    def instant(c: str) -> pl.Expr:
-        t = frame.schema[c]
-        if t == pl.String:  # ISO text, with or without an offset: one zone for the whole column
-            e = pl.col(c).str.to_datetime(time_unit="us", time_zone="UTC")
-            return e.cast(UTC).alias(c)
-        e = pl.col(c)
-        if not isinstance(t, pl.Datetime) or not t.time_zone:
-            e = e.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-        return e.dt.convert_time_zone("UTC").cast(UTC).alias(c)
-
-    exprs = [pl.col("schedule_id").cast(pl.String), instant("started_utc")]
-    if "scheduled_utc" in frame.columns:
-        exprs.append(instant("scheduled_utc"))
-    if "nominal_local" in frame.columns:
-        t = frame.schema["nominal_local"]
-        if isinstance(t, pl.Datetime) and t.time_zone:
-            raise InputError("actual: 'nominal_local' must be naive wall time, got an aware column")
-        e = pl.col("nominal_local").str.to_datetime(time_unit="us") if t == pl.String else pl.col("nominal_local")
-        exprs.append(e.cast(pl.Datetime("us")))
-    if "fold" in frame.columns:
-        exprs.append(pl.col("fold").cast(pl.Int8))
-    exprs.append(pl.col("status").cast(pl.String) if "status" in frame.columns else pl.lit(None, pl.String).alias("status"))
-    try:
-        return frame.select(exprs)
-    except (pl.exceptions.PolarsError, ValueError) as exc:  # text that is no time, mixed naive and aware values
-        first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"actual: a time column holds a value that is not an ISO 8601 time ({first})") from None
-
-
-def _table(frame: pl.DataFrame, label: str) -> pl.DataFrame:
-    try:
-        out = read_actual(frame)
-        finished = frame["finished_utc"] if "finished_utc" in frame.columns else None
-        if finished is not None:
-            f = pl.DataFrame({"finished_utc": finished})
-            out = out.with_columns(read_actual(f.with_columns(
-                pl.lit("x").alias("schedule_id"), pl.col("finished_utc").alias("started_utc"),
-                pl.lit(None, UTC).alias("scheduled_utc")))["started_utc"].alias("finished_utc"))
-    except CalsimError as exc:
-        msg = str(exc)
-        raise type(exc)(f"history: {label}: {msg[len('actual: '):] if msg.startswith('actual: ') else msg}") from None
-    if "scheduled_utc" not in out.columns and "nominal_local" not in out.columns:  # pragma: no cover - read_actual
-        raise InputError(f"history: {label}: no scheduled time column")
-    for c, t in HISTORY_SCHEMA.items():
-        if c not in out.columns and not (c == "scheduled_utc" and "nominal_local" in out.columns):
-            out = out.with_columns(pl.lit(None, t).alias(c))
-    n = pl.int_range(2, pl.len() + 2).cast(pl.String)
-    return out.with_columns((pl.lit(f"{label} line ") + n).alias("origin"))
 
 
 # -- Kubernetes Jobs ----------------------------------------------------------------------------------------
 
-def _kubernetes(text: str, label: str) -> list[dict[str, object]]:
+def _kubernetes(text: str, label: str, max_rows: int) -> list[dict[str, object]]:
     from ._yaml import load_json, load_one
 
     where = f"kubernetes jobs: {label}"
@@ -347,63 +285,98 @@ def _kubernetes(text: str, label: str) -> list[dict[str, object]]:
         items = doc.get("items")
         if not isinstance(items, list):
             raise InputError(f"kubernetes jobs: {label}: items: expected a list of Jobs, got {_cut(items)}")
+    if len(items) > max_rows:
+        raise too_many(label, f"{len(items):,} items", max_rows)
     rows = []
     for i, job in enumerate(items):
-        where = f"kubernetes jobs: {label} item {i}"
-        if not isinstance(job, dict):
-            raise InputError(f"{where}: expected a Job object, got {_cut(job)}")
-        if job.get("kind", "Job") != "Job":
-            continue
-        meta, status = job.get("metadata") or {}, job.get("status") or {}
-        if not isinstance(meta, dict) or not isinstance(status, dict):
-            raise InputError(f"{where}: metadata and status must be objects")
-        name = meta.get("name")
-        where = f"{where} ({name})" if isinstance(name, str) else where
-        owners = meta.get("ownerReferences") or []
-        if not isinstance(owners, list):
-            raise InputError(f"{where}: metadata.ownerReferences: expected a list, got {_cut(owners)}")
-        cron = [o for o in owners if isinstance(o, dict) and o.get("kind") == "CronJob"]
-        if not cron:
-            continue  # a Job no CronJob created is not a scheduled run
-        owner = cron[0].get("name")
-        ns = meta.get("namespace", "default")
-        if not isinstance(owner, str) or not owner or not isinstance(ns, str):
-            raise InputError(f"{where}: metadata: expected a namespace and an owner CronJob name, got "
-                             f"{_cut(ns)} and {_cut(owner)}")
-        ann = meta.get("annotations") or {}
-        if not isinstance(ann, dict):
-            raise InputError(f"{where}: metadata.annotations: expected an object, got {_cut(ann)}")
-        scheduled = None
-        if _K8S_SCHEDULED in ann:
-            scheduled = _instant(ann[_K8S_SCHEDULED], f"{where}: annotation {_K8S_SCHEDULED}")
-        elif ann.get(_K8S_MANUAL) != "manual" and isinstance(name, str):
-            m = re.fullmatch(re.escape(owner) + r"-(\d{1,12})", name)
-            if m:  # before Kubernetes 1.28 the name alone tells the scheduled minute
-                scheduled = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=int(m[1]))
-        start = status.get("startTime", meta.get("creationTimestamp"))
-        if start is None:
-            continue  # created, never started (a suspended Job): not a run yet
-        started = _instant(start, f"{where}: status.startTime")
-        conds = status.get("conditions") or []
-        if not isinstance(conds, list):
-            raise InputError(f"{where}: status.conditions: expected a list, got {_cut(conds)}")
-        true = {c.get("type"): c for c in conds if isinstance(c, dict) and c.get("status") == "True"}
-        state, finished = ("running" if status.get("active") else None), None
-        if "Complete" in true or "SuccessCriteriaMet" in true:
-            state = "succeeded"
-        elif "Failed" in true or "FailureTarget" in true:
-            state = "failed"
-            last = (true.get("Failed") or true.get("FailureTarget") or {}).get("lastTransitionTime")
-            if last is not None:
-                finished = _instant(last, f"{where}: status.conditions[Failed].lastTransitionTime")
-        if status.get("completionTime") is not None:
-            finished = _instant(status["completionTime"], f"{where}: status.completionTime")
-        rows.append({"schedule_id": f"{ns}/{owner}", "scheduled_utc": scheduled, "started_utc": started,
-                     "finished_utc": finished, "status": state, "origin": f"{label} item {i}"})
+        row = _job(job, f"kubernetes jobs: {label} item {i}", f"{label} item {i}")
+        if row is not None:
+            rows.append(row)
     return rows
 
 
+def _job(job: object, where: str, origin: str) -> dict[str, object] | None:
+    """The run of one Job (None: not a scheduled run)."""
+    if not isinstance(job, dict):
+        raise InputError(f"{where}: expected a Job object, got {_cut(job)}")
+    if job.get("kind", "Job") != "Job":
+        return None
+    meta, status = job.get("metadata") or {}, job.get("status") or {}
+    if not isinstance(meta, dict) or not isinstance(status, dict):
+        raise InputError(f"{where}: metadata and status must be objects")
+    name = meta.get("name")
+    where = f"{where} ({_cut(name)[1:-1] if len(name) <= 80 else _cut(name)})" if isinstance(name, str) else where
+    owners = meta.get("ownerReferences") or []
+    if not isinstance(owners, list):
+        raise InputError(f"{where}: metadata.ownerReferences: expected a list, got {_cut(owners)}")
+    cron = [o for o in owners if isinstance(o, dict) and o.get("kind") == "CronJob"]
+    if not cron:
+        return None  # a Job no CronJob created is not a scheduled run
+    owner = cron[0].get("name")
+    ns = meta.get("namespace", "default")
+    if not isinstance(owner, str) or not owner or not isinstance(ns, str):
+        raise InputError(f"{where}: metadata: expected a namespace and an owner CronJob name, got "
+                         f"{_cut(ns)} and {_cut(owner)}")
+    ann = meta.get("annotations") or {}
+    if not isinstance(ann, dict):
+        raise InputError(f"{where}: metadata.annotations: expected an object, got {_cut(ann)}")
+    scheduled = None
+    if _K8S_SCHEDULED in ann:
+        scheduled = _instant(ann[_K8S_SCHEDULED], f"{where}: annotation {_K8S_SCHEDULED}")
+    elif ann.get(_K8S_MANUAL) != "manual" and isinstance(name, str) and name.startswith(owner + "-"):
+        suffix = name[len(owner) + 1:]
+        if suffix.isascii() and suffix.isdigit():  # before Kubernetes 1.28 the name alone tells the minute
+            if len(suffix) > 10 or int(suffix) > _LAST_MINUTE:
+                what = f"of {len(suffix):,} digits" if len(suffix) > 20 else repr(suffix)
+                raise InputError(f"{where}: metadata.name: the minute suffix {what} after {shown(owner + '-')} is "
+                                 f"past 9999-12-31 (allowed: minutes since 1970, 0..{_LAST_MINUTE:,}, as the CronJob "
+                                 "controller names its Jobs)")
+            scheduled = _EPOCH + dt.timedelta(minutes=int(suffix))
+    start = status.get("startTime", meta.get("creationTimestamp"))
+    if start is None:
+        return None  # created, never started (a suspended Job): not a run yet
+    started = _instant(start, f"{where}: status.startTime")
+    conds = status.get("conditions") or []
+    if not isinstance(conds, list):
+        raise InputError(f"{where}: status.conditions: expected a list, got {_cut(conds)}")
+    true: dict[str, dict] = {}
+    for k, c in enumerate(conds):
+        if not isinstance(c, dict):
+            continue
+        kind = c.get("type")
+        if not isinstance(kind, str):
+            raise InputError(f"{where}: status.conditions[{k}].type: expected a condition type such as 'Complete' "
+                             f"or 'Failed', got {_cut(kind)}")
+        if c.get("status") == "True":
+            true.setdefault(kind, c)
+    state, finished = ("running" if status.get("active") else None), None
+    if "Complete" in true or "SuccessCriteriaMet" in true:
+        state = "succeeded"
+    elif "Failed" in true or "FailureTarget" in true:
+        state = "failed"
+        last = (true.get("Failed") or true.get("FailureTarget") or {}).get("lastTransitionTime")
+        if last is not None:
+            finished = _instant(last, f"{where}: status.conditions[Failed].lastTransitionTime")
+    if status.get("completionTime") is not None:
+        finished = _instant(status["completionTime"], f"{where}: status.completionTime")
+    return {"schedule_id": f"{ns}/{owner}", "scheduled_utc": scheduled, "started_utc": started,
+            "finished_utc": finished, "status": state, "origin": origin}
+
+
 # -- systemd journal --------------------------------------------------------------------------------------
+
+def _ids(ids: object) -> set[str]:
+    if ids is None:
+        return set()
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise InputError(f"ids: expected a list of schedule ids, got {type(ids).__name__}")
+    out = set()
+    for v in ids:
+        if not isinstance(v, str):
+            raise InputError(f"ids: expected schedule ids (strings), got {_cut(v)}")
+        out.add(v)
+    return out
+
 
 def _timer_units(timers: object) -> dict[str, str]:
     """``{service unit: timer id}`` of the timers given (a schedule ``stem:k`` counts as ``stem``)."""
@@ -421,19 +394,22 @@ def _timer_units(timers: object) -> dict[str, str]:
     return units
 
 
-def _journal(text: str, label: str, ids: Iterable[str] | None, units: dict[str, str]) -> list[dict[str, object]]:
-    known = set(ids) if ids is not None else set()
-    known |= set(units.values())
+def _journal(lines: Iterable[tuple[int, str]], label: str, known: set[str], units: dict[str, str],
+             max_rows: int) -> list[dict[str, object]]:
+    known = known | set(units.values())
+    # "stem" is a group when "stem:<anything>" is known: every prefix before a colon, once.
+    groups = {k[:i] for k in known for i, c in enumerate(k) if c == ":"}
+    names: dict[str, str] = {}
     open_runs: dict[str, dict[str, object]] = {}
     last_run: dict[str, dict[str, object]] = {}
     rows: list[dict[str, object]] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in lines:
         if not line.strip():
             continue
         where = f"journal: {label} line {n}"
         try:
             e = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InputError(f"{where}: not a JSON object (expected `journalctl -o json` output, one entry a line)") from None
         if not isinstance(e, dict):
             raise InputError(f"{where}: expected a JSON object, got {_cut(e)}")
@@ -446,10 +422,10 @@ def _journal(text: str, label: str, ids: Iterable[str] | None, units: dict[str, 
         if event is None:
             continue
         raw = e.get("__REALTIME_TIMESTAMP")
-        if not isinstance(raw, str) or not raw.isdigit() or len(raw) > 17:
+        if not isinstance(raw, str) or not raw.isascii() or not raw.isdigit() or len(raw) > 17:
             raise InputError(f"{where}: __REALTIME_TIMESTAMP: expected microseconds since 1970 as a string of "
-                             f"digits, got {_cut(raw)}")
-        at = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=int(raw))
+                             f"at most 17 digits, got {_cut(raw)}")
+        at = _EPOCH + dt.timedelta(microseconds=int(raw))
         run = open_runs.get(unit)
         # A run opens at "Starting X..." (or "Started X." when the log lacks it). A oneshot
         # service logs "X: Deactivated successfully." before "Finished X.", and a failed one
@@ -457,6 +433,8 @@ def _journal(text: str, label: str, ids: Iterable[str] | None, units: dict[str, 
         if event == "begun" or (event == "started" and run is None):
             if run is not None:
                 rows.append(run)
+            if len(rows) + len(open_runs) >= max_rows:
+                raise too_many(label, f"more than {max_rows:,} runs", max_rows)
             run = {"schedule_id": unit, "scheduled_utc": None, "started_utc": at, "finished_utc": None,
                    "status": "running", "origin": f"{label} line {n}"}
             open_runs[unit] = last_run[unit] = run
@@ -472,7 +450,9 @@ def _journal(text: str, label: str, ids: Iterable[str] | None, units: dict[str, 
     rows.extend(open_runs.values())
     for r in rows:
         unit = str(r["schedule_id"])
-        r["schedule_id"] = units.get(unit) or _unit_id(unit, known)
+        if unit not in names:
+            names[unit] = units.get(unit) or _unit_id(unit, known, groups)
+        r["schedule_id"] = names[unit]
     return rows
 
 
@@ -503,34 +483,41 @@ def _event(message_id: object, message: object) -> str | None:
     return None
 
 
-def _unit_id(unit: str, known: set[str]) -> str:
+def _unit_id(unit: str, known: set[str], groups: set[str]) -> str:
     stem = unit[: -len(".service")]
     unescaped = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m[1], 16)), stem.replace("-", "/"))
     for cand in (unit, stem, unescaped, stem + ".timer"):
-        if cand in known or any(k.startswith(cand + ":") for k in known):
+        if cand in known or cand in groups:
             return cand  # a group of calendars (`stem:1`, `stem:2`): reconcile picks the one that fired
     return unit
 
 
 # -- cron syslog --------------------------------------------------------------------------------------------
 
-def _syslog(text: str, label: str, crontab: object, zone: str, year: int | None) -> list[dict[str, object]]:
-    from .crontab import from_crontab
+def _syslog_setup(crontab: object, zone: str, year: object, label: str):  # type: ignore[no-untyped-def]
+    """The crontab and the zone a syslog needs, checked before the log is read."""
     from ._result import Imported
+    from .crontab import from_crontab
 
     if crontab is None:
         raise InputError(f"syslog: {label}: crontab= is required (the crontab whose commands the CMD lines name)")
-    tab = crontab if isinstance(crontab, Imported) else from_crontab(crontab, zone=zone)
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int) or not 1 <= year <= 9999):
+        raise InputError(f"syslog: year: {_cut(year)} is not a year (allowed: a whole number from 1 to 9999)")
+    return crontab if isinstance(crontab, Imported) else from_crontab(crontab, zone=zone)
+
+
+def _syslog(lines: Iterable[tuple[int, str]], label: str, tab, zone: str,  # type: ignore[no-untyped-def]
+            year: int | None, max_rows: int) -> list[dict[str, object]]:
     by_command: dict[str, str] = {}
     for s in tab:
         cmd = tab.sources[s.id].command
         if cmd is not None:
             by_command.setdefault(cmd.strip(), s.id)
-    tz = None
     rows: list[dict[str, object]] = []
     last: dt.datetime | None = None
     last_month = 0
-    for n, line in enumerate(text.splitlines(), 1):
+    tz = None
+    for n, line in lines:
         m = _CRON_LINE.match(line.strip())
         if m is None:
             if _CRON_ANY.search(line):
@@ -551,22 +538,33 @@ def _syslog(text: str, label: str, crontab: object, zone: str, year: int | None)
                 tz = release().zone(zone)
             month = _MONTHS.get(m["mon"])
             if month is None:
-                raise InputError(f"{where}: time stamp {m['bsd']!r}: unknown month {m['mon']!r}")
+                raise InputError(f"{where}: time stamp {m['bsd']!r}: unknown month {m['mon']!r} "
+                                 "(allowed: Jan, Feb, ... Dec)")
             if month < last_month:  # the log crossed New Year
                 year += 1
+                if year > 9999:
+                    raise InputError(f"{where}: time stamp {m['bsd']!r}: the log crosses into year 10000 "
+                                     "(allowed: years 1..9999; check year=)")
             last_month = month
             try:
                 h, mi, se = (int(x) for x in m["hms"].split(":"))
                 wall = dt.datetime(year, month, int(m["day"]), h, mi, se, tzinfo=tz)
             except ValueError as exc:
-                raise InputError(f"{where}: time stamp {m['bsd']!r}: {exc}") from None
-            at = wall.astimezone(dt.timezone.utc)
-            # A repeated hour (clocks going back) prints the same wall times twice; lines are in
-            # order, so a time before the previous line's is the second pass (PEP 495 fold=1).
-            if last is not None and at < last:
-                at = wall.replace(fold=1).astimezone(dt.timezone.utc)
+                raise InputError(f"{where}: time stamp {m['bsd']!r} in year {year}: {exc}") from None
+            try:
+                at = wall.astimezone(dt.timezone.utc)
+                # A repeated hour (clocks going back) prints the same wall times twice; lines are in
+                # order, so a time before the previous line's is the second pass (PEP 495 fold=1).
+                if last is not None and at < last:
+                    at = wall.replace(fold=1).astimezone(dt.timezone.utc)
+            except OverflowError:
+                raise InputError(f"{where}: time stamp {m['bsd']!r} in year {year} (zone {zone}) is outside the "
+                                 "instants a datetime holds (allowed: 0001-01-01T00:00Z..9999-12-31T23:59Z; check "
+                                 "year=)") from None
             last = at
         cmd = m["cmd"].strip()
+        if len(rows) >= max_rows:
+            raise too_many(label, f"more than {max_rows:,} runs", max_rows)
         rows.append({"schedule_id": by_command.get(cmd, f"command:{cmd}"), "scheduled_utc": None,
                      "started_utc": at, "finished_utc": None, "status": None, "origin": f"{label} line {n}"})
     if not rows:

@@ -44,7 +44,9 @@ def reconcile(ledger: pl.DataFrame, actual: pl.DataFrame | str | os.PathLike[str
         ``due_utc`` (never meant to run) are left out.
     actual
         A frame, or a CSV / Parquet file (read by
-        :func:`calsim.importers.history.read_actual`), with ``schedule_id``, a scheduled
+        :func:`calsim.importers.history.read_actual`: a regular file only,
+        within the history caps, every value checked; a FIFO, a device or a
+        file declaring more rows than the cap is refused before it is read), with ``schedule_id``, a scheduled
         time and ``started_utc`` (or ``started``), optionally ``status``
         and ``fold``. The scheduled time is ``nominal_local`` (naive wall
         time), ``scheduled_utc`` (an instant), or ``scheduled`` (naive:
