@@ -525,6 +525,10 @@ def _build(rule: object):
     if isinstance(rule, RobfigCron):
         # Its calendar times, each a row; the few extra fires its walk makes at transitions the rows grow for.
         return _cron_profile(rule.cron)
+    profile = getattr(rule, "limits_profile", None)
+    if profile is not None:
+        # A rule kind that states its own bound (``ApschedulerCron``): _DayTable's fields in order.
+        return _DayTable(*profile())
     raise InputError(f"rule: cannot estimate a rule of type {type(rule).__name__}")
 
 
