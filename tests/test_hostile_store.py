@@ -1038,6 +1038,12 @@ CATALOG_CASES: dict[str, tuple[list[str], str]] = {
     "an index that runs on a write": (
         ["CREATE INDEX bomb ON schedules ((repeat(\"rule\", 1000000)))"],
         r"table schedules has an index 'bomb', which calsim does not make$"),
+    "occurrence_tables lists 100,001 scenarios": (
+        ["INSERT INTO occurrence_tables SELECT 's' || range, 'occ_' || (range + 10) FROM range(100001)"],
+        r"occurrence_tables lists more than 100,000 scenarios$"),
+    "occurrence_tables names a table the file does not hold": (
+        ["INSERT INTO occurrence_tables VALUES ('ghost', 'occ_99')"],
+        r"occurrence_tables names occ_99 for scenario 'ghost', and the file holds no such table$"),
     "a type calsim does not make": (["CREATE TYPE mood AS ENUM ('calm', 'angry')"],
                                     r"it holds type 'mood' \(ENUM\), which calsim does not make$"),
     "another program's DuckDB file": (
@@ -1477,3 +1483,15 @@ def test_a_dataset_whose_path_holds_quotes_and_brackets_is_still_calsims_own(tmp
     for read_only in (True, False):
         with LedgerStore(path, read_only=read_only) as store:
             assert store.ledger("ds").height == 24
+
+
+def test_a_child_forked_after_a_store_check_keeps_the_parents_scratch_database_unclosed():
+    # The catalog check parses view texts on a private in-memory DuckDB. A child made by fork (subprocess with a
+    # preexec_fn runs Python in it) must not close that database: its threads do not exist in the child, and
+    # closing it there was a segmentation fault before the child could exec.
+    from calsim.store import catalog
+
+    assert catalog._render("SELECT 1 AS one") is not None  # the scratch database exists now
+    p = subprocess.run([sys.executable, "-c", "print('child ran')"], capture_output=True, text=True,
+                       preexec_fn=lambda: None, timeout=120)
+    assert (p.returncode, p.stdout.strip()) == (0, "child ran"), p.stderr[-600:]

@@ -77,11 +77,14 @@ from .records import shown_name
 from .schema import DDL_V1, OCCURRENCE_TABLES_DDL, WORKER_COLUMNS, enum_sql, gaps_sql
 from .tables import OCC_COLUMNS, checked_table, dataset_sql, occurrences_sql, wrapped_dataset_sql
 
-__all__ = ["Layout", "check"]
+__all__ = ["Layout", "check", "MAX_SCENARIOS"]
 
 #: The ledger columns of a scenario's table or view: today's, or those of layouts 1 to 4 (without
 #: the worker-level columns layout 5 added), which a file of those layouts may hold.
 _COLUMN_SETS = (tuple(OCC_COLUMNS), tuple(c for c in OCC_COLUMNS if c not in WORKER_COLUMNS))
+#: Scenarios one store may hold: the ``occurrences`` view is the UNION ALL of their tables (a store of
+#: 100,000 scenarios makes a 60 MB view text, which DuckDB takes seconds to bind).
+MAX_SCENARIOS = 100_000
 _FIXED_TABLES = ("calsim_meta", "scenarios", "schedules", "occurrence_tables", "tz_diffs")
 _OCC_ENUM = re.compile(r"occ_[0-9]{1,18}_schedule_id")
 # A view's text as DuckDB shows it: which scenario tables an ``occurrences`` view reads (in its
@@ -152,7 +155,10 @@ def check(con: Any, shown: str) -> Layout:
     _check_writes(con, db, shown, fixed + (["occurrences"] if version == 1 else []))
     occ: dict[str, str] = {}
     if version >= 2:
-        for scenario, table in con.execute("SELECT scenario, table_name FROM occurrence_tables").fetchall():
+        rows = con.execute(f"SELECT scenario, table_name FROM occurrence_tables LIMIT {MAX_SCENARIOS + 1}").fetchall()
+        if len(rows) > MAX_SCENARIOS:
+            raise _refuse(shown, f"occurrence_tables lists more than {MAX_SCENARIOS:,} scenarios")
+        for scenario, table in rows:
             occ[checked_table(table)] = scenario
     known = {*_fixed_views(version), *(["occurrences"] if version >= 2 else []), *occ}
     for name in main_views:
@@ -392,12 +398,17 @@ def _check_dataset_view(shown: str, view: str, scenario: str, stored: str, versi
 
 _SCRATCH: Any = None
 _LOCK = threading.Lock()
+_FORSAKEN: list[Any] = []  # the parent's scratch databases, never closed in a child
 
 
 def _after_fork() -> None:
     """A child made by ``fork`` makes its own scratch database and lock (DuckDB's threads, and a lock another
-    thread held, do not survive a fork)."""
+    thread held, do not survive a fork). The parent's database is kept, not dropped: closing it in the child
+    would join threads the child does not have (a segmentation fault in every ``subprocess`` started with a
+    ``preexec_fn`` after a store was opened)."""
     global _SCRATCH, _LOCK
+    if _SCRATCH is not None:
+        _FORSAKEN.append(_SCRATCH)
     _SCRATCH, _LOCK = None, threading.Lock()
 
 
@@ -444,9 +455,18 @@ def _ledger_columns(reasons: tuple[str, ...]) -> dict[tuple[str, ...], list[tupl
     return {cols: [(c, full[c]) for c in cols] for cols in _COLUMN_SETS}
 
 
-@functools.lru_cache(maxsize=256)
 def _render(body: str) -> str | None:
-    """``body`` (one SELECT) as DuckDB prints it once parsed, or None if it does not parse."""
+    """``body`` (one SELECT) as DuckDB prints it once parsed, or None if it does not parse (remembered when short:
+    the views every store has, the ``occurrences`` view of a few scenarios)."""
+    return _render_short(body) if len(body) <= 65536 else _render_now(body)
+
+
+@functools.lru_cache(maxsize=256)
+def _render_short(body: str) -> str | None:
+    return _render_now(body)
+
+
+def _render_now(body: str) -> str | None:
     import duckdb
 
     with _LOCK:

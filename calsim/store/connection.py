@@ -19,7 +19,10 @@ Opening a file, in order, so that nothing in it runs before it is known to be ca
 3. The connection is made with DuckDB's extension autoload and autoinstall off
    and a time bound on every query (``max_execution_time`` of the session,
    :func:`query_timeout`), and the catalog is checked (again, for a file
-   opened for writing: it is locked now).
+   opened for writing: it is locked now; a new file or ``:memory:`` holds
+   nothing to check). The check reads the catalog in milliseconds and has a
+   bound of its own, at least a minute, so that a small bound set for
+   queries does not make opening a store depend on how busy the machine is.
 4. Opened ``read_only``, DuckDB's access to files outside the store is then
    turned off (``enable_external_access``), but for the Parquet files of the
    attached datasets the check found (``allowed_paths``), and the
