@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 import calsim
-from calsim.emulation import EXTRA, LOST, _Reach, emulated_rows, fire_chain, walk_start
+from calsim.emulation import EXTRA, FIRST_PASS, LOST, SECOND_PASS, _Reach, emulated_rows, fire_chain, walk_start
 from calsim.rules.cron import Cron
 from calsim.rules.robfig import RobfigCron
 from calsim.tz.clock import ZoneClock, civil, wall_seconds
@@ -249,6 +249,17 @@ def test_a_walk_that_gives_up_stalls_the_chain_just_after_its_last_fire():
     assert fires.tolist() == IDEAL[:21].tolist() and stalled == int(IDEAL[20]) + 1
 
 
+def test_a_walk_that_reads_past_its_answer_is_asked_when_a_transition_lies_within_that_look_ahead():
+    # The reach [19:30, 21:30) lies after the steps into 10:00 .. 19:00; a walk that reads the clock 3 h past its
+    # answer (systemd's probe of a repetition past its unit) is asked from 16:00 on, one that does not from 19:00.
+    plain, ahead = Walk(), Walk()
+    for walk, lookahead in ((plain, 0), (ahead, 3 * HOUR)):
+        fires, _ = fire_chain(IDEAL, reach_one(), walk, int(IDEAL[0]) - 1, int(IDEAL[-1]) + 1, lookahead)
+        assert fires.tolist() == IDEAL.tolist()
+    assert plain.calls == [int(IDEAL[k]) for k in (19, 20, 21)]
+    assert ahead.calls == [int(IDEAL[k]) for k in range(16, 22)]
+
+
 def test_the_first_step_from_the_walks_start_is_checked_too():
     # The walk starts just before the reach: its first step is the walk's own.
     start = TAU - HOUR - 1
@@ -261,39 +272,67 @@ def test_the_first_step_from_the_walks_start_is_checked_too():
 
 # -- emulated_rows, with a fake rule ------------------------------------------------------------------------------------
 
+OCTOBER = [utc_s(f"2026-10-{d:02d}T05:00Z") for d in range(1, 32)]  # 01:00 EDT
+NOVEMBER = [utc_s(f"2026-11-{d:02d}T06:00Z") for d in range(2, 20)]  # 01:00 EST
+FIRST, SECOND = utc_s("2026-11-01T05:00Z"), utc_s("2026-11-01T06:00Z")  # 01:00 on the fall-back day, both passes
+
+
 class FakeRule:
-    """``0 1 * * *`` in New York whose walk, on 2026-11-01, fires once, at 01:30 EST (the second pass, 06:30Z)."""
+    """``0 1 * * *`` in New York whose walk fires ``fires`` (UTC seconds), whatever the calendar says."""
 
     emulates = "fake"
     cron = Cron.parse("0 1 * * *")
-    FIRES = sorted([utc_s(f"2026-10-{d:02d}T05:00Z") for d in range(1, 32)] + [utc_s("2026-11-01T06:30Z")]
-                   + [utc_s(f"2026-11-{d:02d}T06:00Z") for d in range(2, 20)])
+
+    def __init__(self, fires):
+        self.fires = sorted(fires)
 
     def wall_times(self, lo, hi):
         return self.cron.wall_times(lo, hi)
 
     def next_after(self, clk, t):
-        k = int(np.searchsorted(self.FIRES, t, side="right"))
-        return self.FIRES[k] if k < len(self.FIRES) else None
+        k = int(np.searchsorted(self.fires, t, side="right"))
+        return self.fires[k] if k < len(self.fires) else None
 
 
-def test_an_extra_fire_gets_a_row_of_its_own_with_its_wall_time_and_fold():
-    tab = table("America/New_York")
+def fake_rows(fires) -> list[tuple[str, int, int, int | None]]:
+    """(wall time, fold, kind, UTC seconds or None) of the rows of 2026-10-31 .. 11-02 01:00 as ``fires`` walk."""
     walls = Cron.parse("0 1 * * *").wall_times(wall_us("2026-10-31T00:00"), wall_us("2026-11-03T00:00"))
-    r = emulated_rows(FakeRule(), tab, walls, wall_us("2026-10-31T00:00"), utc_s("2026-11-02T12:00Z") * US, None)
+    r = emulated_rows(FakeRule(fires), table("America/New_York"), walls, wall_us("2026-10-31T00:00"),
+                      utc_s("2026-11-02T12:00Z") * US, None)
     n = len(r.due)
     fold = np.zeros(n, int) if r.fold is None else r.fold
     has = np.ones(n, bool) if r.has_due is None else r.has_due
-    got = [(str(np.datetime64(int(w), "us")), int(f), int(k), int(d // US) if h else None)
-           for w, f, k, d, h in zip(r.wall, fold, r.kind, r.due, has)]
-    assert got == [
-        ("2026-10-31T01:00:00.000000", 0, 0, utc_s("2026-10-31T05:00Z")),
-        ("2026-11-01T01:00:00.000000", 0, LOST, None),  # the walk skipped both passes of 01:00 ...
-        ("2026-11-01T01:00:00.000000", 1, LOST, None),
-        ("2026-11-02T01:00:00.000000", 0, 0, utc_s("2026-11-02T06:00Z")),
-        ("2026-11-01T01:30:00.000000", 1, EXTRA, utc_s("2026-11-01T06:30Z")),  # ... for 01:30 EST, the second pass
-    ]
     assert r.note_vocab[LOST - 1:EXTRA] == ("dst_lost:fake", "dst_extra:fake")  # kind k's note is note_vocab[k - 1]
+    assert r.note_vocab[FIRST_PASS - 1:SECOND_PASS] == ("dst_fold_first", "dst_fold_second")
+    return [(str(np.datetime64(int(w), "us").astype("datetime64[m]")), int(f), int(k), int(d // US) if h else None)
+            for w, f, k, d, h in zip(r.wall, fold, r.kind, r.due, has)]
+
+
+def test_an_extra_fire_gets_a_row_of_its_own_with_its_wall_time_and_fold():
+    # The walk skips both passes of 01:00 on the fall-back day and fires 01:30 EST (the second pass) instead.
+    got = fake_rows(OCTOBER + [utc_s("2026-11-01T06:30Z")] + NOVEMBER)
+    assert got == [
+        ("2026-10-31T01:00", 0, 0, utc_s("2026-10-31T05:00Z")),
+        ("2026-11-01T01:00", 0, LOST, None),
+        ("2026-11-01T01:00", 1, LOST, None),
+        ("2026-11-02T01:00", 0, 0, utc_s("2026-11-02T06:00Z")),
+        ("2026-11-01T01:30", 1, EXTRA, utc_s("2026-11-01T06:30Z")),
+    ]
+
+
+def test_a_repeated_time_fired_in_its_first_pass_only_says_so():
+    got = fake_rows(OCTOBER + [FIRST] + NOVEMBER)
+    assert got[1:3] == [("2026-11-01T01:00", 0, FIRST_PASS, FIRST), ("2026-11-01T01:00", 1, LOST, None)]
+
+
+def test_a_repeated_time_fired_in_its_second_pass_only_says_so():
+    got = fake_rows(OCTOBER + [SECOND] + NOVEMBER)
+    assert got[1:3] == [("2026-11-01T01:00", 0, LOST, None), ("2026-11-01T01:00", 1, SECOND_PASS, SECOND)]
+
+
+def test_a_repeated_time_fired_in_both_passes_keeps_its_fold_rows():
+    got = fake_rows(OCTOBER + [FIRST, SECOND] + NOVEMBER)
+    assert got[1:3] == [("2026-11-01T01:00", 0, 2, FIRST), ("2026-11-01T01:00", 1, 2, SECOND)]
 
 
 # -- the walk's start and the expansion, against the walk called at every step ---------------------------------------

@@ -606,6 +606,7 @@ class ApschedulerCron:
         return items + [("second", "*")] if t[_SECOND] == "*" else items
 
     def explain(self) -> str:
+        """The trigger as APScheduler code would build it, e.g. ``CronTrigger(hour='2', minute='30', second='0')``."""
         parts = ["CronTrigger(" + ", ".join(f"{n}={_quote(v)}" for n, v in self._given(t) if v != "*") + ")"
                  for t in self.triggers]
         text = parts[0] if len(parts) == 1 else "OrTrigger([" + ", ".join(parts) + "])"
