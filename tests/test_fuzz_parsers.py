@@ -199,17 +199,20 @@ def _history(data, kind, **kw) -> None:
     only_calsim_errors(read_history, data, kind, **kw)
 
 
-def _keys(data, prefix=()):
+def field_paths(data, prefix=(), items=3):
+    """Every path (keys and indices) of a nested JSON value, for replacing one field; the first ``items`` entries
+    of each list (None: all)."""
     yield prefix
     if isinstance(data, dict):
         for k, v in data.items():
-            yield from _keys(v, prefix + (k,))
+            yield from field_paths(v, prefix + (k,), items)
     elif isinstance(data, list):
-        for i, v in enumerate(data[:3]):
-            yield from _keys(v, prefix + (i,))
+        for i, v in enumerate(data[:items]):
+            yield from field_paths(v, prefix + (i,), items)
 
 
-def _with(data, path, value):
+def replaced(data, path, value):
+    """A deep copy of ``data`` with the field at ``path`` set to ``value``."""
     import copy
 
     out = copy.deepcopy(data)
@@ -222,7 +225,7 @@ def _with(data, path, value):
     return out
 
 
-JOB_PATHS = list(_keys({"kind": "List", "items": JOBS["items"][:2]}))
+JOB_PATHS = list(field_paths({"kind": "List", "items": JOBS["items"][:2]}))
 
 
 @SOME
@@ -236,7 +239,7 @@ def test_history_kubernetes_spliced(cut, junk):
 @SOME
 @given(path=st.sampled_from(JOB_PATHS), value=JSON_VALUES)
 def test_history_kubernetes_field_values(path, value):
-    doc = _with({"kind": "List", "items": JOBS["items"][:2]}, path, value)
+    doc = replaced({"kind": "List", "items": JOBS["items"][:2]}, path, value)
     _history(_json.dumps(doc) + "\n", "kubernetes")
 
 

@@ -12,7 +12,6 @@ tests (test_history.py, test_hostile_store.py).
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import tempfile
@@ -24,7 +23,7 @@ from hypothesis import strategies as st
 
 import calsim
 from calsim.report import parse_parameter
-from test_fuzz_parsers import JUNK, only_calsim_errors, splice
+from test_fuzz_parsers import JUNK, field_paths, only_calsim_errors, replaced, splice
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)
@@ -41,28 +40,6 @@ def _file(name: str, text: str) -> Path:
     path = WORK / name
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     return path
-
-
-def _paths(data, prefix=()):
-    """Every (path of keys/indices) of a nested JSON value, for replacing one field."""
-    yield prefix
-    if isinstance(data, dict):
-        for k, v in data.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(data, list):
-        for i, v in enumerate(data):
-            yield from _paths(v, prefix + (i,))
-
-
-def _replaced(data, path, value):
-    out = copy.deepcopy(data)
-    if not path:
-        return value
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return out
 
 
 SPLICED = {  # reader, example file
@@ -117,13 +94,13 @@ def _structured_test(name):
         data = yaml.load(text, Loader=_Tags)  # noqa: S506 - SafeLoader subclass
     else:
         data = read(text)
-    paths = list(_paths(data))
+    paths = list(field_paths(data, items=None))
 
     @SOME
     @given(where=st.sampled_from(paths), value=VALUES)
     def test(where, value):
         try:
-            doc = write(_replaced(data, where, value))
+            doc = write(replaced(data, where, value))
         except (ValueError, TypeError, OverflowError, yaml.YAMLError):  # not writable as JSON/YAML: nothing to test
             return
         only_calsim_errors(reader, doc)
