@@ -48,6 +48,7 @@ from calsim.errors import AmbiguousTimeError, NonexistentTimeError
 from calsim.resolution import resolve_wall
 from calsim.rules.rrule import RRule
 from calsim.store import DuplicateKeyError, LedgerStore, ScenarioExistsError
+from calsim.tz.posix import days_from_civil
 from calsim.tz.tzif import ZoneTable
 from oracle import first_instant_after_gap
 from tzif_writer import tzif_bytes
@@ -281,6 +282,16 @@ def glibc_offsets(tz: str, instants: np.ndarray) -> np.ndarray:
 def _table(footer: str, initial: int) -> ZoneTable:
     # One explicit transition (2000-01-01T00:00Z, to the standard offset); the footer governs after it.
     return ZoneTable.from_bytes("Test/Footer", tzif_bytes([(946684800, initial)], initial, footer=footer))
+
+
+def test_days_from_civil_counts_days_as_datetime_does_february_of_leap_years_included():
+    # The zone clock the ported walks read (tz/clock.py) counts days from the first of the month: February 1 of
+    # a leap year is as far from the epoch as datetime says, and so is every other day of these years.
+    epoch = dt.date(1970, 1, 1).toordinal()
+    days = [dt.date(1899, 1, 1) + dt.timedelta(days=k) for k in range(0, 365 * 3 + 1)]
+    days += [dt.date(y, m, 1) for y in (1900, 1970, 2000, 2024, 2028, 2100, 2400) for m in range(1, 13)]
+    days += [dt.date(y, 2, 29) for y in (1904, 2000, 2028, 2400)] + [dt.date(y, 3, 1) for y in (1900, 2000, 2100)]
+    assert [days_from_civil(d.year, d.month, d.day) for d in days] == [d.toordinal() - epoch for d in days]
 
 
 # glibc evaluates a rule per UTC calendar year, so no footer here changes near New Year.

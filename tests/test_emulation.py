@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 import calsim
-from calsim.emulation import EXTRA, FIRST_PASS, LOST, SECOND_PASS, _Reach, emulated_rows, fire_chain, walk_start
+from calsim.emulation import EXTRA, FIRST_PASS, LOST, SECOND_PASS, STUCK, _Reach, emulated_rows, fire_chain, walk_start
 from calsim.rules.cron import Cron
 from calsim.rules.robfig import RobfigCron
 from calsim.tz.clock import ZoneClock, civil, wall_seconds
@@ -294,10 +294,21 @@ class FakeRule:
         return self.fires[k] if k < len(self.fires) else None
 
 
-def fake_rows(fires) -> list[tuple[str, int, int, int | None]]:
+class StallingRule(FakeRule):
+    """:class:`FakeRule` whose walk stops moving at ``stall``: ``next_after(stall) == stall``."""
+
+    def __init__(self, fires, stall):
+        super().__init__(fires)
+        self.stall = stall
+
+    def next_after(self, clk, t):
+        return t if t == self.stall else super().next_after(clk, t)
+
+
+def fake_rows(fires, rule=None) -> list[tuple[str, int, int, int | None]]:
     """(wall time, fold, kind, UTC seconds or None) of the rows of 2026-10-31 .. 11-02 01:00 as ``fires`` walk."""
     walls = Cron.parse("0 1 * * *").wall_times(wall_us("2026-10-31T00:00"), wall_us("2026-11-03T00:00"))
-    r = emulated_rows(FakeRule(fires), table("America/New_York"), walls, wall_us("2026-10-31T00:00"),
+    r = emulated_rows(rule or FakeRule(fires), table("America/New_York"), walls, wall_us("2026-10-31T00:00"),
                       utc_s("2026-11-02T12:00Z") * US, None)
     n = len(r.due)
     fold = np.zeros(n, int) if r.fold is None else r.fold
@@ -328,6 +339,14 @@ def test_a_repeated_time_fired_in_its_first_pass_only_says_so():
 def test_a_repeated_time_fired_in_its_second_pass_only_says_so():
     got = fake_rows(OCTOBER + [SECOND] + NOVEMBER)
     assert got[1:3] == [("2026-11-01T01:00", 0, LOST, None), ("2026-11-01T01:00", 1, SECOND_PASS, SECOND)]
+
+
+def test_the_instant_a_walk_stalls_at_is_stuck_itself_and_so_is_every_row_after_it():
+    # Next(FIRST) == FIRST: FIRST is no fire (the scheduler never gets past it), and it is the first stuck row.
+    fires = OCTOBER + [FIRST, SECOND] + NOVEMBER
+    got = fake_rows(fires, StallingRule(fires, FIRST))
+    assert got[0][2:] == (0, utc_s("2026-10-31T05:00Z"))
+    assert [row[2:] for row in got[1:]] == [(STUCK, None)] * 3
 
 
 def test_a_repeated_time_fired_in_both_passes_keeps_its_fold_rows():

@@ -93,6 +93,19 @@ class TestKubernetes:
             "concurrency_policy": "Allow", "starting_deadline_seconds": 30, "time_zone": None,
             "suspend": False, "too_many_missed": "code", "cron": "robfig"}
 
+    def test_calendar_mode_still_reads_the_spec_with_robfigs_grammar(self):
+        # cron="calendar" changes only the DST walk: day-of-week 5/2 is {5} in robfig (steps run over 0-6), so a
+        # CronJob fires Fridays only, where Vixie cron's 5/2 also runs Sundays.
+        s = presets.kubernetes(cron="calendar").apply(calsim.Schedule("j", "UTC", "2026-01-01T00:00", "0 12 * * 5/2"))
+        got, _ = expand_due(s, "2026-03-01T00:00Z", "2026-03-15T00:00Z")
+        assert s.rule.startswith("robfig:") and [t.isoweekday() for t in got] == [5, 5]
+
+    def test_calendar_mode_runs_both_passes_of_a_repeated_time(self):
+        s = presets.kubernetes(cron="calendar").apply(
+            calsim.Schedule("j", "America/New_York", "2026-01-01T00:00", "30 1 * * *"))
+        got, _ = expand_due(s, "2026-11-01T00:00Z", "2026-11-02T00:00Z")
+        assert got == [utc("2026-11-01T05:30Z"), utc("2026-11-01T06:30Z")]
+
 
 class TestTemporal:
     def test_defaults_one_year_window_and_earliest_after_an_outage(self):
@@ -316,6 +329,11 @@ class TestPreset:
         assert calsim.Scenario("t", [], "2026-01-01T00:00Z", "2026-01-02T00:00Z", tick=p.tick).tick_us > 0
         with pytest.raises(dataclasses.FrozenInstanceError):
             p.gap = "shift"  # type: ignore[misc]
+
+    def test_a_rule_the_scheduler_does_not_walk_gets_the_default_fallback_skip_both(self):
+        p = presets.Preset("walker", Policy(), gap="scheduler", fold="scheduler", tick="1s")
+        s = calsim.Schedule("a", "America/New_York", "2026-01-01T00:00", "FREQ=DAILY;BYHOUR=1;BYMINUTE=30")
+        assert p.dst_for(s) == ("skip", "both")
 
     def test_apply_one_gives_one_and_a_list_gives_a_list(self):
         a = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "0 3 * * *")

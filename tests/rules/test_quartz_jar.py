@@ -473,3 +473,20 @@ def test_a_midnight_in_beiruts_gap_is_skipped(jar):
     assert got == [("03-28 00:00", "03-28 00:00+0200", []), ("03-29 00:00", None, ["dst_gap_skipped"]),
                    ("03-30 00:00", "03-30 00:00+0300", [])]
     assert fired(got) == quartz_local(jar, "0 0 0 * * ?", "Asia/Beirut", "2026-03-27T12:00Z", "2026-03-30T12:00Z")
+
+
+
+def test_a_walk_from_before_trolls_two_hour_gap_passes_the_hour_after_it_as_setCalendarHour_does(jar, counts):
+    # 2026-03-29 01:00 +00 -> 03:00 +02. From a start before the change, the hour step sets 03:00 on a calendar
+    # still reading +00, gets another hour back, and setCalendarHour (hour read != hour set) adds one more:
+    # 03:00 +02 that day, which exists, is passed over. Only a gap of two hours shows the bump (Troll's is the
+    # one in tzdata); the chain of a trigger already running fires it (tested above for every zone).
+    zone, change = "Antarctica/Troll", transitions("Antarctica/Troll")[0]
+    starts = list(range(change - 7200, change + 7201, 600))
+    rule = QuartzCron.parse("quartz:0 0 3 * * ?")
+    want = jar.chains("0 0 3 * * ?", zone, starts, 2)
+    got = [walk(rule, zone, t, 2) for t in starts]
+    assert got == want
+    passed = [t for t, w in zip(starts, want) if w[0] - t > 86400]
+    assert passed, "no start whose walk passes 03:00 +02 on the day of the change"
+    _add(counts, "getTimeAfter calls", 2 * len(starts))
