@@ -547,3 +547,19 @@ def test_mktime_port_equals_glibc_on_call_sequences_that_carry_its_offset(report
             assert ours == (real if real[0] != -1 else [-1]), f"{zone} mktime({tm}): calsim {ours}, glibc {real}"
             count += 1
     report.append(f"glibc mktime: {count:,} calls compared with calsim.tz.glibc ({oracle.glibc_version()})")
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Europe/Dublin", "Australia/Lord_Howe", "Pacific/Chatham"])
+def test_the_period_in_force_at_a_transition_instant_is_the_new_one(zone):
+    # mktime's guess (LocalTime.guess_for) and localtime read the period of an instant: at a transition's own
+    # instant the new offset is in force (as zoneinfo, glibc's localtime_r and TZif say), one second before the old.
+    from zoneinfo import ZoneInfo
+
+    table = tz_release(RELEASE).table(zone)
+    g, z = LocalTime(table), ZoneInfo(zone)
+    changes = [t for t in table.utc.tolist() if 1767225600 <= t < 1798761600]  # 2026
+    assert len(changes) == 2
+    for t in changes:
+        for s in (t - 1, t):
+            want = dt.datetime.fromtimestamp(s, z)
+            assert g.period(s) == (int(want.utcoffset().total_seconds()), int(bool(want.dst()))), (zone, s)

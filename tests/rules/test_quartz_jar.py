@@ -490,3 +490,15 @@ def test_a_walk_from_before_trolls_two_hour_gap_passes_the_hour_after_it_as_setC
     passed = [t for t, w in zip(starts, want) if w[0] - t > 86400]
     assert passed, "no start whose walk passes 03:00 +02 on the day of the change"
     _add(counts, "getTimeAfter calls", 2 * len(starts))
+
+
+@pytest.mark.parametrize("expr", ["0 0 12 15W * ?", "0 0 12 1W * ?", "0 30 9 LW * ?", "0 0 0 2W * ?"])
+def test_a_W_day_fire_one_second_after_the_start_is_the_next_fire(jar, counts, expr):
+    # getTimeAfter(t) searches from t + 1 s: a weekday fire exactly there is not yet past (L1309, L1346: "<").
+    zone, rule = "Europe/Berlin", QuartzCron.parse("quartz:" + expr)
+    fires = jar.chains(expr, zone, [T2026], 12)[0]
+    starts = [f + d for f in fires for d in (-2, -1, 0)]
+    want = jar.chains(expr, zone, starts, 1)
+    assert [walk(rule, zone, t, 1) for t in starts] == want
+    assert all(w == [f] for f, w in zip(fires, want[1::3]))  # from fire - 1 s, the fire itself
+    _add(counts, "getTimeAfter calls", len(starts))
