@@ -95,6 +95,9 @@ CASES: list[Case] = [
         f"calsim.from_kubernetes({BOMB + chr(10) + 'apiVersion: batch/v1' + chr(10) + 'kind: CronJob' + chr(10) + 'spec: *i' + chr(10)!r})")),
     Case("yaml_alias_bomb_github", "files", "InputError", "alias", code=(
         f"calsim.from_github_actions({BOMB + chr(10) + 'on: {{schedule: *i}}' + chr(10) + 'jobs: {{}}' + chr(10)!r})")),
+    Case("github_schedule_key_twice", "files", "InputError", "'schedule' is given twice", code=(
+        "calsim.from_github_actions('on:\\n  schedule:\\n    - cron: \"0 3 * * *\"\\n  schedule:\\n"
+        "    - cron: \"0 4 * * *\"\\njobs: {}\\n')")),
     Case("yaml_alias_bomb_eventbridge", "files", "InputError", "alias", code=(
         f"calsim.from_eventbridge({BOMB + chr(10) + 'ScheduleExpression: *i' + chr(10)!r})")),
     Case("yaml_alias_bomb_job_history", "files", "InputError", "alias", code=(

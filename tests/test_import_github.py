@@ -46,10 +46,12 @@ def test_example_concurrency_group_keeps_one_pending_run():
     assert {s.policy.overlap for s in from_github_actions(EXAMPLE)} == {"buffer_latest"}
 
 
-def test_a_repeated_schedule_key_reads_the_last_one_as_yaml_does():
+def test_a_repeated_schedule_key_is_refused_as_github_refuses_the_workflow():
+    # GitHub: "(Line: 3, Col: 3): 'schedule' is already defined", and the workflow never runs. PyYAML would keep
+    # the last value, silently dropping the first schedule.
     text = "on:\n  schedule: []\n  schedule:\n    - cron: '0 4 * * *'\n    - cron: '0 5 * * *'\njobs: {}\n"
-    imported = from_github_actions(text)
-    assert [(s.rule, imported.sources[s.id].line) for s in imported] == [("0 4 * * *", 4), ("0 5 * * *", 5)]
+    with pytest.raises(InputError, match=r"line 3: key 'schedule' is given twice in one mapping \(lines 2 and 3\)"):
+        from_github_actions(text)
 
 
 def test_a_cron_without_timezone_is_utc_and_runs_at_that_utc_time():

@@ -130,7 +130,7 @@ def load_json(text: str, where: str) -> Any:
 def child(node: Any, key: str, *, ignore_case: bool = False) -> Any:
     """The value node of ``key`` in a YAML mapping node (None when absent or not a mapping), for line numbers.
 
-    Of a key given twice, the last one's node, whose value the data holds.
+    A key is given once (:func:`documents` refuses a mapping that repeats one).
 
     >>> _, node, _ = documents("On:\\n  schedule: []\\n", "example")[0]
     >>> child(node, "on", ignore_case=True).start_mark.line, child(node, "on")
@@ -140,8 +140,7 @@ def child(node: Any, key: str, *, ignore_case: bool = False) -> Any:
 
     if not isinstance(node, yaml.MappingNode):
         return None
-    # The last of a repeated key, as PyYAML builds the data (a node for the first one would not match it).
-    for k, v in reversed(node.value):
+    for k, v in node.value:
         if isinstance(k, yaml.ScalarNode) and (k.value.lower() == key.lower() if ignore_case else k.value == key):
             return v
     return None
@@ -168,6 +167,8 @@ def _check(root: Any, where: str) -> None:
         key = id(node)
         if done:
             busy.discard(key)
+            if isinstance(node, yaml.MappingNode):
+                _unique_keys(node, where)
             kids = children(node)
             size[key] = 1 + sum(size[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
@@ -189,6 +190,27 @@ def _check(root: Any, where: str) -> None:
         for kid in children(node):
             if id(kid) not in size:
                 stack.append((kid, False))
+
+
+def _unique_keys(node: Any, where: str) -> None:
+    """Refuse a mapping that gives one key twice.
+
+    YAML 1.2 (§3.2.1.1) requires a mapping's keys to be unique; PyYAML keeps
+    the last value silently, so ``schedule:`` given twice in a workflow would
+    drop the first schedule without a word. GitHub Actions and ``kubectl``
+    refuse such a document; so does calsim. (``<<`` merge keys may repeat.)
+    """
+    import yaml
+
+    counts: dict[tuple[str, str], list[int]] = {}
+    for k, _ in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value != "<<":
+            counts.setdefault((k.tag, k.value), []).append(k.start_mark.line + 1)
+    for (_, name), lines in counts.items():
+        if len(lines) > 1:
+            raise InputError(f"{where} line {lines[1]}: key {name[:40]!r} is given twice in one mapping (lines "
+                             f"{lines[0]} and {lines[1]}); YAML keys are unique, and calsim does not guess which "
+                             "one is meant")
 
 
 def _depth(data: Any, where: str) -> None:
