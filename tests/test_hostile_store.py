@@ -58,9 +58,10 @@ PY = sys.executable
 def run_limited(code: str, timeout: float = 60, prefix: list[str] | None = None,
                 cwd: str | None = None, args: list[str] | None = None,
                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter with 2 GiB of address space and 20 s of CPU."""
+    """Run ``code`` in a fresh interpreter with 4 GiB of address space and 20 s of CPU (polars 2 and DuckDB
+    reserve address space for each thread of their pools: under 2 GiB a thread could fail to start)."""
     limits = ("import resource\n"
-              "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
               "resource.setrlimit(resource.RLIMIT_CPU, (20, 20))\n")
     return subprocess.run([*(prefix or []), PY, "-c", limits + code, *(args or [])], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=None if env is None else {**os.environ, **env})

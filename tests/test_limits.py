@@ -5,7 +5,7 @@ The estimate (:mod:`calsim.limits`) must be an upper bound of the rows
 ones; every entry point (expand, simulate, tzdiff, preview) refuses above the
 limit and accepts at it; hostile inputs are refused in well under a second
 in a process that could not survive the expansion (``CASES``, run under
-``RLIMIT_AS`` 2 GiB and ``RLIMIT_CPU``).
+``RLIMIT_AS`` 4 GiB and ``RLIMIT_CPU``).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ FOLDS = ("first", "second", "both")
 GAPS = ("skip", "shift", "next_valid", "shift_backward")
 
 # ---------------------------------------------------------------------------
-# Hostile inputs, refused in a process limited to 2 GiB of address space
+# Hostile inputs, refused in a process limited to 4 GiB of address space
 # ---------------------------------------------------------------------------
 
 # (name, code, expected error class, text the one-line message must contain).
-# Each code runs after `import calsim` in a fresh process under RLIMIT_AS 2 GiB
+# Each code runs after `import calsim` in a fresh process under RLIMIT_AS 4 GiB
 # and RLIMIT_CPU 20 s: had the guard failed, it would allocate gigabytes.
 CASES = [
     ("secondly_100_years",
@@ -94,7 +94,9 @@ WIDE_CPU_S = 10.0
 
 _HARNESS = """
 import resource, sys, time
-resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+# 4 GiB: polars 2's thread pools (and a tokio runtime) reserve address space per thread; under 2 GiB a
+# thread could not be spawned (a panic) depending on what else was mapped. The CPU limit bounds the work.
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 import calsim
 import calsim.distributed
@@ -111,7 +113,7 @@ else:
 
 
 def run_limited(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run ``code`` (after ``import calsim``) in a fresh process under RLIMIT_AS 2 GiB and RLIMIT_CPU 20 s."""
+    """Run ``code`` (after ``import calsim``) in a fresh process under RLIMIT_AS 4 GiB and RLIMIT_CPU 20 s."""
     env = {k: v for k, v in os.environ.items() if k != limits.ENV}
     return subprocess.run([sys.executable, "-c", _HARNESS], input=code, capture_output=True, text=True,
                           timeout=timeout, env=env)
