@@ -339,6 +339,18 @@ def _classify(p: Pair) -> Stated | None:
     return next((s for s in STATED if s.applies(p)), None)
 
 
+@pytest.mark.parametrize("expr", ["*-*-* 02:30:00", "*:0/15", "Mon *-*-* 09:00"])
+def test_the_next_elapse_from_an_elapse_is_strictly_after_it(expr):
+    # calendar_spec_next_usec searches from usec + 1: a timer that elapsed at X is next due after X, never at X
+    # (a walk that gave X again would never move on). systemd-analyze, from X, says the same.
+    clock = ZoneClock(tz_release(RELEASE).table("UTC"))
+    rule = OnCalendar.parse(expr)
+    first = next_usec(rule, clock, 1775001600 * US, offset=0)  # after 2026-04-01 00:00Z
+    second = next_usec(rule, clock, first, offset=0)
+    assert second > first
+    assert oracle.calendar(expr, "UTC", first, 1) == (second,)
+
+
 def test_grid_covers_every_zone_both_changes_and_the_grammar():
     assert {z for z, _ in CHANGES} == set(ZONES) and all(sum(z == x for x, _ in CHANGES) >= 2 for z in ZONES)
     text = " ".join(EXPRESSIONS)
