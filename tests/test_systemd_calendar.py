@@ -351,6 +351,19 @@ def test_the_next_elapse_from_an_elapse_is_strictly_after_it(expr):
     assert oracle.calendar(expr, "UTC", first, 1) == (second,)
 
 
+def test_a_quarter_hourly_walk_moves_on_through_dublins_spring_change_as_systemd_analyze_does():
+    # Dublin's "negative DST": mktime moves 01:00 back before the start, and systemd >= 252.31 (PR #36897) skips
+    # such a match instead of taking it. Taken, the walk from 01:45 GMT would answer 01:00 and never move on.
+    clock = ZoneClock(tz_release(RELEASE).table("Europe/Dublin"))
+    rule, t = OnCalendar.parse("*:0/15"), 1774738800 * US  # 2026-03-28 23:00Z
+    chain = []
+    for _ in range(12):
+        t = next_usec(rule, clock, t)
+        chain.append(t)
+    assert all(b > a for a, b in zip(chain, chain[1:]))
+    assert oracle.calendar("*:0/15", "Europe/Dublin", 1774738800 * US, 12) == tuple(chain)
+
+
 def test_grid_covers_every_zone_both_changes_and_the_grammar():
     assert {z for z, _ in CHANGES} == set(ZONES) and all(sum(z == x for x, _ in CHANGES) >= 2 for z in ZONES)
     text = " ".join(EXPRESSIONS)
