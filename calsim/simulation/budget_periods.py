@@ -18,7 +18,8 @@ import numpy as np
 
 from ..times import US
 from .columns import _group_running_max, one_cost_fit
-from .rules import BIG, OVERLAP, beyond, fits, held_outcome, paused, period_index, period_of, period_start, up
+from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, fits, paused, period_index,
+                    period_of, period_start, up)
 from .state import NONE, R, S, RunState
 
 __all__ = ["budget_periods"]
@@ -53,6 +54,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     ok = np.ones(nb, dtype=bool)
     hard = ~np.isin(run.p_overlap, [OVERLAP["allow"], OVERLAP["skip"]])
     hard |= run.p_in_turn
+    hard |= run.p_max_active > 1  # (settled here: one run going at a time)
     ok[acct[paying & hard]] = False
     groups: dict[tuple[str, str], list[int]] = {}
     for a, b in enumerate(budgets):
@@ -521,53 +523,33 @@ def _running_sums(x: np.ndarray, a: np.ndarray, spent: np.ndarray) -> np.ndarray
     return out
 
 def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.ndarray, since: np.ndarray):
-    """A budget period opens at ``T`` for the held runs: their wait, expiry and catch-up, as the loop.
+    """A budget period opens at ``T`` for the held runs: their wait, then :func:`.rules.held_at_opening`
+    (the loop's order, expiry and catch-up; the same compiled function the loop calls).
 
     Returns the runs that arrive (rows, schedule, account) in the loop's
     order: schedules by their first held run, each one's by due instant.
     """
-    run.budget_wait[rows] += (T - since) / US
-    n = len(rows)
-    pos = np.arange(n)
-    # Each schedule's first place in the held list (accounts apart, held order within).
-    o = np.argsort(s, kind="stable")
-    s_o = s[o]
-    head = np.empty(n, dtype=bool)
-    head[0] = True
-    np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
-    firstpos = np.empty(n, dtype=np.int64)
-    hpos = np.flatnonzero(head)
-    firstpos[o] = np.repeat(pos[o][hpos], np.diff(np.append(hpos, n)))
-    expired = beyond(T - run.eligible[rows], run.p_maxlate[s], run.p_edge[s])
-    if expired.any():
-        run.state[rows[expired]] = S["expired"]
-        run.reason[rows[expired]] = R["max_lateness"]
-        live = ~expired
-        rows, s, a, firstpos = rows[live], s[live], a[live], firstpos[live]
-        n = len(rows)
-        if not n:
-            return None
-    # A backlog again, in due order per schedule: the catch-up mode decides.
-    o = np.lexsort((run.due[rows], firstpos))
-    rows, s, a, firstpos = rows[o], s[o], a[o], firstpos[o]
-    # firstpos is one value per schedule: its groups are the schedules.
-    head = np.empty(n, dtype=bool)
-    head[0] = True
-    np.not_equal(firstpos[1:], firstpos[:-1], out=head[1:])
-    gidx = np.cumsum(head) - 1
-    size = np.bincount(gidx)[gidx]
-    if (size > 1).any():
-        pos = np.arange(n) - np.flatnonzero(head)[gidx]
-        keep, coalesce = held_outcome(run.p_catchup[s], run.p_limit[s], pos, size)
-        drop = ~keep
-        if drop.any():
-            run.state[rows[drop]] = np.where(coalesce[drop], S["coalesced"], S["skipped"]).astype(np.int8)
-            run.reason[rows[drop]] = R["catchup"]
-            rows, s, a = rows[keep], s[keep], a[keep]
-            if not len(rows):
-                return None
-    return rows, s, a
+    from .compiled_rules import held_at_opening
 
+    run.budget_wait[rows] += (T - since) / US
+    # Each schedule's rank: the order of its first place in the held list (accounts apart, held order within).
+    _, first, inverse = np.unique(s, return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")[inverse]
+    i64 = np.int64
+    order, outcome = held_at_opening(int(T), rank.astype(i64), run.due[rows].astype(i64),
+                                     run.eligible[rows].astype(i64), run.p_maxlate[s].astype(i64),
+                                     run.p_edge[s].astype(i64), run.p_catchup[s].astype(i64), run.p_limit[s].astype(i64))
+    rows, s, a = rows[order], s[order], a[order]
+    for code, st, why in ((EXPIRES, "expired", "max_lateness"), (COALESCED_HELD, "coalesced", "catchup"),
+                          (SKIPPED_HELD, "skipped", "catchup")):
+        hit = outcome == code
+        if hit.any():
+            run.state[rows[hit]] = S[st]
+            run.reason[rows[hit]] = R[why]
+    keep = outcome == ARRIVES
+    if not keep.any():
+        return None
+    return rows[keep], s[keep], a[keep]
 
 
 def _period_cuts(table, period: str, t: np.ndarray) -> tuple[list[int], list[int], list[int]]:

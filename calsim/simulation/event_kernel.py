@@ -2,21 +2,25 @@
 
 :func:`settle` is the one implementation of the ordered path (numba,
 ``cache=True``: compiled once per install, then loaded from the cache);
-:mod:`.event_loop` prepares its arrays and writes its outcomes back. It is a
-line-by-line port of the former Python loop, kept in that loop's shape (the
-inner functions are its handlers) so that each rule can be read against
-:mod:`.rules`, where it is defined once for the column paths:
+:mod:`.event_loop` prepares its inputs (a few named structures of arrays:
+:class:`Rows`, :class:`Schedules`, :class:`Scheduler`, :class:`Budgets`,
+:class:`Outcomes`) and writes the outcomes back. The handlers are inner
+functions in the shape of the former Python loop; every run rule they apply
+(scheduler up, the ``max_lateness`` boundary, the period of an instant, the
+held runs at a period's opening and their catch-up) is :mod:`.rules`'
+function, compiled in (:mod:`.compiled_rules`), never a copy:
 
+* a run meets its schedule's overlap mode when ``max_active`` of its runs are
+  going (one, unless the policy sets more);
 * events at one instant: a finish, then a budget period's opening, then the
   picks (by schedule, then due instant), then a buffer_latest sync; ``seq``
   (the order they were made) breaks the remaining ties;
 * a run meets its schedule's overlap mode when it arrives and again when it
   leaves the capacity queue (the run it queued behind may be over, or a
   sibling that left the queue first may be going);
-* a budget period's opening first adds every held run's wait and expires the
-  ones too late, then, schedule by schedule (in the order they first waited,
-  each in due order), applies the catch-up mode to a backlog and lets the
-  rest arrive;
+* a budget period's opening adds every held run's wait, then
+  :func:`.rules.held_at_opening` orders them, expires the ones too late and
+  applies the catch-up mode to each schedule's backlog; the rest arrive;
 * a decision is final except a cancel after a start (``cancel_other``).
 
 Why compiled: the Python loop cost ~3 µs per row in CPython's per-operation
@@ -25,24 +29,42 @@ overhead, spread over every line; the same steps here cost ~0.1 µs.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from heapq import heappop, heappush
 
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
-from ..times import DAY_US, US
-from .rules import AGEING_US, CATCHUP, OVERLAP
+from . import compiled_rules
+from .rules import (AGEING_US, ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP, beyond, held_at_opening, local_day,
+                    period_of_day, up_one)
 from .state import NONE, R, S
 
-__all__ = ["settle", "queue_new", "queue_push", "queue_pop", "AGEING_US"]
+__all__ = ["settle", "Rows", "Schedules", "Budgets", "Outcomes", "queue_new", "queue_push", "queue_pop", "AGEING_US"]
+
+compiled_rules.drop_stale_caches(__file__)
+
+#: The rows to settle, in pick order (a backlog run in turn: its first run is the pick, ``follower`` marks the
+#: rest, listed after it in ``rest_idx[rest_ptr[i]:rest_ptr[i + 1]]``); ``chg`` what a start charges,
+#: ``occ`` how long it occupies its slot once started, ``success`` whether its attempts succeed.
+Rows = namedtuple("Rows", "pick sched due elig chg occ success follower rest_ptr rest_idx")
+#: Per schedule: its policy's codes (``max_active`` 0: unbounded) and paused spans (CSR: ``pause_ptr``).
+Schedules = namedtuple("Schedules", "overlap max_active account priority wait max_lateness edge catchup limit "
+                                    "pause_ptr pause_lo pause_hi")
+#: The scheduler and the run: outages (sorted starts and ends), capacity (-1: none), the horizon's end.
+Scheduler = namedtuple("Scheduler", "out_lo out_hi capacity end")
+#: Budgets: per account its ceiling (limit + :func:`.rules.fits`' tolerance) and group; per group (one zone and
+#: period kind) its kind, its transitions and offsets in µs (CSR), and its period openings from period ``p0``.
+Budgets = namedtuple("Budgets", "ceiling group kind utc_ptr utc off_ptr off p0 open_ptr opens")
+#: What the loop decides, per row (written in place).
+Outcomes = namedtuple("Outcomes", "state reason start finish started waited")
 
 
 FINISH, OPEN, PICK, LATEST = 0, 1, 2, 3  # event kinds, in their order at one instant
 HELD, STARTED = -1, -2  # arrive/try_start: waits (buffer, budget, capacity); started; else state * 256 + reason
 ALLOW, SKIP, BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, BUFFER_LATEST = (OVERLAP[k] for k in (
     "allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"))
-C_ALL, C_LATEST, C_EARLIEST, C_BOUNDED = (CATCHUP[k] for k in ("all", "latest", "earliest", "bounded"))
 DONE, FAILED, SKIPPED, EXPIRED, CANCELLED, COALESCED = (S[k] for k in (
     "done", "failed", "skipped", "expired", "cancelled", "coalesced"))
 R_OVERLAP, R_PAUSED, R_BUDGET, R_LATE, R_SUPERSEDED, R_CATCHUP, R_RETRIES = (R[k] for k in (
@@ -51,7 +73,6 @@ R_OVERLAP, R_PAUSED, R_BUDGET, R_LATE, R_SUPERSEDED, R_CATCHUP, R_RETRIES = (R[k
 _I64 = types.int64
 _T2 = types.UniTuple(_I64, 2)
 _T3 = types.UniTuple(_I64, 3)
-_T4 = types.UniTuple(_I64, 4)
 
 
 # -- the capacity queue ---------------------------------------------------------------------------
@@ -145,88 +166,36 @@ def queue_pop(entries, heap, bumps, meta, t):
             return entries[3][ins]
 
 
-# -- small rules, as :mod:`.rules` states them for one run ------------------------------------------
-
-
-@njit(cache=True)
-def _up(t, out_lo, out_hi):
-    """:func:`.rules.up`: the first instant at or after ``t`` at which the scheduler is up."""
-    for k in range(len(out_lo)):
-        if out_lo[k] <= t < out_hi[k]:
-            t = out_hi[k]
-    return t
-
-
-@njit(cache=True)
-def _beyond(lateness, limit, edge):
-    """:func:`.rules.beyond` for one run."""
-    return lateness > limit or (edge == 1 and lateness == limit and lateness > 0)
-
-
-@njit(cache=True)
-def _month_of_day(day):
-    """Months since 1970-01 of a day number (days since 1970-01-01): civil-from-days (H. Hinnant)."""
-    z = day + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    m = mp + 3 if mp < 10 else mp - 9
-    if m <= 2:
-        y += 1
-    return (y - 1970) * 12 + (m - 1)
-
-
-@njit(cache=True)
-def _period(t, g, g_kind, g_utc_ptr, g_utc, g_off_ptr, g_off):
-    """:func:`.rules.period_of`: the local day, ISO week or month (group ``g``'s zone and kind) of instant ``t``."""
-    lo, hi = g_utc_ptr[g], g_utc_ptr[g + 1]
-    j = np.searchsorted(g_utc[lo:hi], t // US, side="right")
-    day = (t + g_off[g_off_ptr[g] + j] * US) // DAY_US
-    kind = g_kind[g]
-    if kind == 0:
-        return day
-    if kind == 1:
-        return (day + 3) // 7
-    return _month_of_day(day)
-
-
-@njit(cache=True)
-def _backlog_runs(mode, limit, pos, size):
-    """:func:`.rules.backlog_outcome` for one member: (runs, coalesced)."""
-    from_end = size - 1 - pos
-    runs = (mode == C_ALL or (mode == C_LATEST and from_end == 0) or (mode == C_EARLIEST and pos == 0)
-            or (mode == C_BOUNDED and from_end < limit))
-    return runs, (not runs) and (mode == C_LATEST or mode == C_EARLIEST)
-
-
 # -- the loop ------------------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_idx,
-           p_overlap, p_account, p_priority, p_wait, p_maxlate, p_edge, p_catchup, p_limit,
-           pause_ptr, pause_lo, pause_hi, out_lo, out_hi, capacity,
-           ceiling, a_group, g_kind, g_utc_ptr, g_utc, g_off_ptr, g_off, g_p0, g_open_ptr, g_open,
-           end, expiring, buffering, has_batch,
-           state, reason, start, finish, started, waited):
-    """Settle the rows (in pick order) one event at a time; outcomes are written into the last six arrays.
+def settle(rows, sch, sched_, budgets, out):
+    """Settle ``rows`` (:class:`Rows`, in pick order) one event at a time; outcomes go into ``out``.
 
-    ``capacity`` is -1 for none;
-    ``ceiling[a]`` is budget ``a``'s limit plus :func:`.rules.fits`'
-    tolerance; its period openings ``g_open`` are precomputed from period
-    ``g_p0`` of its group (an opening past them is after ``end``, where an
-    opening does nothing).
+    ``sch`` is :class:`Schedules`, ``sched_`` :class:`Scheduler`, ``budgets``
+    :class:`Budgets` (an opening past its list is after the horizon's end,
+    where an opening does nothing), ``out`` :class:`Outcomes`. Every rule is
+    called from :mod:`.rules` (compiled in: :mod:`.compiled_rules`).
     """
+    pick, sched, due, elig, chg, occ, success = (rows.pick, rows.sched, rows.due, rows.elig, rows.chg, rows.occ,
+                                                  rows.success)
+    state, reason, start, finish, started, waited = out.state, out.reason, out.start, out.finish, out.started, out.waited
+    out_lo, out_hi, capacity, end = sched_.out_lo, sched_.out_hi, sched_.capacity, sched_.end
+    p_overlap, lim = sch.overlap, sch.max_active
     m = len(pick)
     n_s = len(p_overlap)
-    n_a = len(ceiling)
+    n_a = len(budgets.ceiling)
+    has_batch = len(rows.rest_idx) > 0
+    buffering = False
+    multi = False  # a schedule with max_active > 1: its going runs are listed
+    for s in range(n_s):
+        buffering |= p_overlap[s] == BUFFER_ONE or p_overlap[s] == BUFFER_ALL or p_overlap[s] == BUFFER_LATEST
+        multi |= lim[s] > 1
     heap = [(np.int64(0), np.int64(0), np.int64(0), np.int64(0))]  # events the loop makes: (time, kind, seq, payload)
     heap.pop()
     ctr = np.zeros(2, dtype=np.int64)  # [seq, active]
-    run_i = np.full(n_s, -1, dtype=np.int64)  # schedule -> the run holding it (-1: none)
+    run_i = np.full(n_s, -1, dtype=np.int64)  # schedule -> its last started run, while going (-1: none)
     run_fin = np.zeros(n_s, dtype=np.int64)
     freed = np.zeros(m, dtype=np.bool_)  # cancelled runs: their slot is free before their finish event
     spent = Dict.empty(_I64, types.float64)  # period * n_a + account -> cost started
@@ -237,6 +206,7 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
     # schedule -> FIFO of runs (head index in b_head / t_head): buffered; the rest of a backlog run in turn
     buffers = [_ints() for _ in range(n_s if buffering else 0)]
     turns = [_ints() for _ in range(n_s if has_batch else 0)]
+    going = [_ints() for _ in range(n_s if multi else 0)]  # schedule -> its runs going, in start order
     b_head = np.zeros(n_s, dtype=np.int64)
     t_head = np.zeros(n_s, dtype=np.int64)
     q_entries, q_heap, q_bumps, q_meta = _queue_native()
@@ -261,39 +231,50 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
         return i
 
     def is_paused(s, t):
-        for k in range(pause_ptr[s], pause_ptr[s + 1]):
-            if pause_lo[k] <= t < pause_hi[k]:
+        for k in range(sch.pause_ptr[s], sch.pause_ptr[s + 1]):
+            if sch.pause_lo[k] <= t < sch.pause_hi[k]:
                 return True
         return False
 
+    def n_going(s, t):
+        """How many runs of ``s`` are going at ``t`` (started, not finished or cancelled)."""
+        if lim[s] <= 1:
+            return 1 if run_i[s] >= 0 and run_fin[s] > t else 0
+        n = 0
+        for k in going[s]:
+            n += finish[k] > t
+        return n
+
     def try_start(i, t, from_queue):
         if hull_lo <= t < hull_hi:
-            t = _up(t, out_lo, out_hi)  # a buffered or budget-held run waits for the scheduler to be up
+            t = up_one(t, out_lo, out_hi)  # a buffered or budget-held run waits for the scheduler to be up
         s = sched[i]
-        if pause_ptr[s] < pause_ptr[s + 1] and is_paused(s, t):
+        if sch.pause_ptr[s] < sch.pause_ptr[s + 1] and is_paused(s, t):
             # Held (buffer, budget, capacity) into a pause: a paused schedule starts nothing.
             mark(i, SKIPPED, R_PAUSED)
             return SKIPPED * 256 + R_PAUSED
         if capacity >= 0 and ctr[1] >= capacity and not from_queue:
-            queue_push(q_entries, q_heap, q_bumps, q_meta, p_priority[s], elig[i], t, i)
+            queue_push(q_entries, q_heap, q_bumps, q_meta, sch.priority[s], elig[i], t, i)
             return HELD
-        a = p_account[s]
+        a = sch.account[s]
         if a >= 0:
-            g = a_group[a]
-            p = _period(t, g, g_kind, g_utc_ptr, g_utc, g_off_ptr, g_off)
+            g = budgets.group[a]
+            lo, hi = budgets.utc_ptr[g], budgets.utc_ptr[g + 1]
+            p = period_of_day(local_day(t, budgets.utc[lo:hi], budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]),
+                              budgets.kind[g])
             key = p * n_a + a
             before = spent.get(key, 0.0)
-            if not before + chg[i] <= ceiling[a]:  # rules.fits
-                if not p_wait[s]:
+            if not before + chg[i] <= budgets.ceiling[a]:  # rules.fits
+                if not sch.wait[s]:
                     mark(i, SKIPPED, R_BUDGET)
                     return SKIPPED * 256 + R_BUDGET
                 waiting[a].append((i, t))
                 nxt = key + n_a  # (account a, period p + 1)
                 if nxt not in opened:
                     opened[nxt] = True
-                    k = p + 1 - g_p0[g]
-                    if 0 <= k < g_open_ptr[g + 1] - g_open_ptr[g]:
-                        push(g_open[g_open_ptr[g] + k], OPEN, a)
+                    k = p + 1 - budgets.p0[g]
+                    if 0 <= k < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
+                        push(budgets.opens[budgets.open_ptr[g] + k], OPEN, a)
                 return HELD
             spent[key] = before + chg[i]
         # It starts: done or failed by its attempts, ending after its occupancy.
@@ -309,6 +290,8 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
             reason[i] = R_RETRIES
         run_i[s] = i
         run_fin[s] = fin
+        if multi and lim[s] > 1:
+            going[s].append(i)
         ctr[1] += 1
         push(fin, FINISH, i)
         return STARTED
@@ -320,7 +303,8 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
         if mode == BUFFER_LATEST and len(buffers[s]):
             while len(buffers[s]):  # a newer time takes the blocked one's place, running or not
                 mark(popleft(buffers, b_head, s), SKIPPED, R_OVERLAP)
-        if run_i[s] >= 0 and run_fin[s] > t and mode != ALLOW:
+        # The overlap mode applies when max_active runs of the schedule are going (one, unless set).
+        if mode != ALLOW and n_going(s, t) >= max(lim[s], 1):
             if mode == SKIP:
                 mark(i, SKIPPED, R_OVERLAP)
                 return SKIPPED * 256 + R_OVERLAP
@@ -333,11 +317,18 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
             if mode == BUFFER_ALL or mode == BUFFER_LATEST:
                 buffers[s].append(i)
                 return HELD
-            # cancel_other: the running one stops now, keeping its cost (a sent call is not refunded).
+            # cancel_other: the running one (the oldest going) stops now, keeping its cost (a sent call is not
+            # refunded).
             old = run_i[s]
+            if lim[s] > 1:
+                k = 0
+                while finish[going[s][k]] <= t:
+                    k += 1
+                old = going[s].pop(k)
             mark(old, CANCELLED, R_SUPERSEDED)
             finish[old] = t
-            run_i[s] = -1
+            if run_i[s] == old:
+                run_i[s] = -1
             freed[old] = True
             ctr[1] -= 1
         return try_start(i, t, from_queue)
@@ -346,7 +337,7 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
         """The next member of a backlog run in turn starts at ``t`` unless it is too late by now."""
         while len(turns[s]):
             i = popleft(turns, t_head, s)
-            if _beyond(_up(t, out_lo, out_hi) - elig[i], p_maxlate[s], p_edge[s]):
+            if beyond(up_one(t, out_lo, out_hi) - elig[i], sch.max_lateness[s], sch.edge[s]):
                 # APScheduler checks each run time's misfire grace when its turn comes (executors/base.py run_job).
                 mark(i, EXPIRED, R_LATE)
                 continue
@@ -361,84 +352,70 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
         s = sched[i]
         if run_i[s] == i:
             run_i[s] = -1
+        if multi and lim[s] > 1:
+            for k in range(len(going[s])):
+                if going[s][k] == i:
+                    going[s].pop(k)
+                    break
         if has_batch and len(turns[s]) and run_i[s] < 0:
             next_turn(s, t)
         if buffering and len(buffers[s]):
             if p_overlap[s] == BUFFER_LATEST:
                 # Kubernetes' Forbid: the sync after the Job ends (when the controller is up) starts the most
                 # recent unmet time, so a time picked at that instant comes first and replaces the blocked one.
-                push(_up(t, out_lo, out_hi), LATEST, s)
-            elif run_i[s] < 0:
-                # (Temporal checks its window only when a time is buffered: a buffered start always goes.)
-                try_start(popleft(buffers, b_head, s), t, False)
+                push(up_one(t, out_lo, out_hi), LATEST, s)
+            elif lim[s] <= 1:
+                if run_i[s] < 0:
+                    # (Temporal checks its window only when a time is buffered: a buffered start always goes.)
+                    try_start(popleft(buffers, b_head, s), t, False)
+            else:  # as many as max_active leaves room for (one may be held for budget or capacity)
+                for _ in range(lim[s] - n_going(s, t)):
+                    if len(buffers[s]):
+                        try_start(popleft(buffers, b_head, s), t, False)
         # (Runs queue only under a capacity.) Highest priority first, ageing one level per AGEING_US
         # waited so that low priority never starves; ties by eligibility (oldest first).
         while q_meta[2] > 0 and ctr[1] < capacity:
             arrive(queue_pop(q_entries, q_heap, q_bumps, q_meta, t), t, True)
 
     def on_open(t, a):
-        """A budget period opens: its held runs arrive, after expiry and catch-up."""
+        """A budget period opens: its held runs arrive, after expiry and catch-up (:func:`.rules.held_at_opening`)."""
         if t >= end:
             return
         held = waiting[a]
         n = len(held)
         if n == 0:
             return
-        rows = np.empty(n, dtype=np.int64)
+        rows_ = np.empty(n, dtype=np.int64)
         since = np.empty(n, dtype=np.int64)
         for k in range(n):
-            rows[k] = held[k][0]
+            rows_[k] = held[k][0]
             since[k] = held[k][1]
         held.clear()
-        # Schedules in the order they first waited, each one's runs in due order (stable).
-        rank_of = Dict.empty(_I64, _I64)
+        rank_of = Dict.empty(_I64, _I64)  # schedules in the order they first waited
         rank = np.empty(n, dtype=np.int64)
+        s_ = sched[rows_]
         for k in range(n):
-            s = sched[rows[k]]
-            if s not in rank_of:
-                rank_of[s] = len(rank_of)
-            rank[k] = rank_of[s]
-        by_due = np.argsort(due[rows], kind="mergesort")
-        o = by_due[np.argsort(rank[by_due], kind="mergesort")]
-        rows, since, rank = rows[o], since[o], rank[o]
-        live = np.ones(n, dtype=np.bool_)
+            if s_[k] not in rank_of:
+                rank_of[s_[k]] = len(rank_of)
+            rank[k] = rank_of[s_[k]]
+            waited[rows_[k]] += (t - since[k]) / 1e6
+        order, outcome = held_at_opening(t, rank, due[rows_], elig[rows_], sch.max_lateness[s_], sch.edge[s_],
+                                         sch.catchup[s_], sch.limit[s_])
         for k in range(n):
-            waited[rows[k]] += (t - since[k]) / 1e6
-        if expiring:
-            for k in range(n):
-                s = sched[rows[k]]
-                if _beyond(t - elig[rows[k]], p_maxlate[s], p_edge[s]):
-                    mark(rows[k], EXPIRED, R_LATE)
-                    live[k] = False
-        lo = 0
-        while lo < n:  # schedule by schedule
-            hi = lo
-            while hi < n and rank[hi] == rank[lo]:
-                hi += 1
-            size = 0
-            for k in range(lo, hi):
-                size += live[k]
-            keep = live[lo:hi].copy()
-            if size > 1:  # a backlog again: the catch-up mode decides
-                s = sched[rows[lo]]
-                pos = 0
-                for k in range(lo, hi):
-                    if live[k]:
-                        runs, coalesced = _backlog_runs(p_catchup[s], p_limit[s], pos, size)
-                        pos += 1
-                        if not runs:
-                            keep[k - lo] = False
-                            mark(rows[k], COALESCED if coalesced else SKIPPED, R_CATCHUP)
-            for k in range(lo, hi):
-                if keep[k - lo]:
-                    arrive(rows[k], t, False)
-            lo = hi
+            i = rows_[order[k]]
+            if outcome[k] == EXPIRES:
+                mark(i, EXPIRED, R_LATE)
+            elif outcome[k] != ARRIVES:
+                mark(i, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
+        for k in range(n):
+            if outcome[k] == ARRIVES:
+                arrive(rows_[order[k]], t, False)
 
     def on_latest(t, s):
         """The blocked time of a buffer_latest schedule, after the picks of this instant."""
-        while len(buffers[s]) and run_i[s] < 0:
+        while len(buffers[s]) and (run_i[s] < 0 if lim[s] <= 1 else n_going(s, t) < lim[s]):
             i = popleft(buffers, b_head, s)
-            if _beyond(t - elig[i], p_maxlate[s], p_edge[s]):
+            if beyond(t - elig[i], sch.max_lateness[s], sch.edge[s]):
                 # Too late by the time it could start (Kubernetes' deadline at the sync after the Job ends).
                 mark(i, EXPIRED, R_LATE)
                 continue
@@ -447,6 +424,7 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
     # The picks, in order, merged with the loop's own events: an event sorts
     # before a pick at its instant when its kind does (a finish, an opening).
     # (One call site per handler: numba inlines the inner functions.)
+    follower, rest_ptr, rest_idx = rows.follower, rows.rest_ptr, rows.rest_idx
     i = 0
     while True:
         while i < m and follower[i]:
@@ -462,15 +440,15 @@ def settle(pick, sched, due, elig, chg, occ, success, follower, rest_ptr, rest_i
             continue
         if i == m:
             break
-        out = arrive(i, pick[i], False)
+        res = arrive(i, pick[i], False)
         if has_batch and rest_ptr[i] < rest_ptr[i + 1]:
             s = sched[i]
             for k in range(rest_ptr[i], rest_ptr[i + 1]):
                 q = rest_idx[k]
-                if out != HELD and out != STARTED:
+                if res != HELD and res != STARTED:
                     # The wake-up's submission was refused (another instance going,
                     # paused, no budget): the whole backlog with it.
-                    mark(q, out // 256, out % 256)
+                    mark(q, res // 256, res % 256)
                 else:
                     turns[s].append(q)
         i += 1

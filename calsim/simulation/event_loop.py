@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import AGEING_US, BIG, FITS_TOLERANCE, OVERLAP, charge, period_index, period_start
+from ..times import US
+from .rules import AGEING_US, FITS_TOLERANCE, PERIOD_KINDS, charge, period_index, period_start
 from .state import RunState
 
 __all__ = ["event_loop", "AGEING_US", "CapacityQueue"]
@@ -31,7 +32,6 @@ def _kernel():
 
     return event_kernel
 
-_KINDS = {"day": 0, "week": 1, "month": 2}
 
 
 class CapacityQueue:
@@ -117,9 +117,9 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     first_t = np.array([int(pick.min()) if m else sc.end_us], dtype=i64)
     g_kind, utc, offs, p0, opens = [], [], [], [], []
     for _, table, period in groups.values():
-        g_kind.append(_KINDS[period])
-        utc.append(np.asarray(table.utc, dtype=i64))
-        offs.append(np.asarray(table.offsets, dtype=i64))
+        g_kind.append(PERIOD_KINDS[period])
+        utc.append(np.asarray(table.utc, dtype=i64) * US)  # (µs: rules.local_day)
+        offs.append(np.asarray(table.offsets, dtype=i64) * US)
         lo = int(period_index(table, period, first_t)[0])
         hi = int(period_index(table, period, np.array([sc.end_us], dtype=i64))[0]) + 1
         p0.append(lo)
@@ -129,25 +129,22 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     g_off_ptr, g_off = csr(offs)
     g_open_ptr, g_open = csr(opens)
 
-    state = run.state[order].copy()
-    reason = run.reason[order].copy()
-    start = run.start[order].astype(i64)
-    finish = run.finish[order].astype(i64)
-    started = run.started[order].copy()
-    waited = run.budget_wait[order].astype(np.float64)
-    buffering = bool(np.isin(run.p_overlap, [OVERLAP[k] for k in ("buffer_one", "buffer_all", "buffer_latest")])
-                     .any())
-    _kernel().settle(
-        pick, s, due, run.eligible[order].astype(i64), charge(run.p_cost[s], run.attempts_n[order]).astype(np.float64),
-        (run.finish[order] - run.pick[order]).astype(i64), run.success[order].copy(), follower, rest_ptr, rest_idx,
-        run.p_overlap.astype(i64), run.p_account.astype(i64), run.p_priority.astype(i64),
-        run.p_onbudget_wait.astype(bool), run.p_maxlate.astype(i64), run.p_edge.astype(i64),
-        run.p_catchup.astype(i64), run.p_limit.astype(i64),
-        pause_ptr, pause_lo, pause_hi, out_lo, out_hi, -1 if sc.capacity is None else int(sc.capacity),
-        np.array([b.limit + FITS_TOLERANCE for b in budgets], dtype=np.float64), a_group, np.array(g_kind, dtype=i64),
-        g_utc_ptr, g_utc, g_off_ptr, g_off, np.array(p0, dtype=i64), g_open_ptr, g_open,
-        int(sc.end_us), bool((run.p_maxlate < BIG).any()), buffering, has_batch,
-        state, reason, start, finish, started, waited)
+    k = _kernel()
+    out = k.Outcomes(run.state[order].copy(), run.reason[order].copy(), run.start[order].astype(i64),
+                     run.finish[order].astype(i64), run.started[order].copy(), run.budget_wait[order].astype(np.float64))
+    k.settle(
+        k.Rows(pick, s, due, run.eligible[order].astype(i64), charge(run.p_cost[s], run.attempts_n[order]).astype(np.float64),
+               (run.finish[order] - run.pick[order]).astype(i64), run.success[order].copy(), follower, rest_ptr, rest_idx),
+        k.Schedules(run.p_overlap.astype(i64), run.p_max_active.astype(i64), run.p_account.astype(i64),
+                    run.p_priority.astype(i64), run.p_onbudget_wait.astype(bool), run.p_maxlate.astype(i64),
+                    run.p_edge.astype(i64), run.p_catchup.astype(i64), run.p_limit.astype(i64),
+                    pause_ptr, pause_lo, pause_hi),
+        k.Scheduler(out_lo, out_hi, -1 if sc.capacity is None else int(sc.capacity), int(sc.end_us)),
+        k.Budgets(np.array([b.limit + FITS_TOLERANCE for b in budgets], dtype=np.float64), a_group,
+                  np.array(g_kind, dtype=i64), g_utc_ptr, g_utc, g_off_ptr, g_off, np.array(p0, dtype=i64),
+                  g_open_ptr, g_open),
+        out)
+    state, reason, start, finish, started, waited = out
     run.state[order] = state
     run.reason[order] = reason
     run.start[order] = start

@@ -180,7 +180,15 @@ class Policy:
         ``"buffer_latest"`` (one waits; a newer one takes its place, the older
         is ``skipped``/``overlap``: Kubernetes ``Forbid`` starts the most recent
         unmet time when the running Job ends, unless it is past
-        ``max_lateness`` by then: ``expired``). Default ``"allow"``.
+        ``max_lateness`` by then: ``expired``). Default ``"allow"``. The mode
+        applies when ``max_active`` runs are going.
+    max_active : int >= 1 or None
+        At most this many runs of the schedule going at once; one more meets
+        ``overlap`` (APScheduler ``max_instances``, Airflow ``max_active_runs``,
+        a worker pool's slots per job). None (default): one for every mode but
+        ``"allow"``, which starts any number; a limit needs a mode that says
+        what happens at it, so ``max_active`` with ``"allow"`` is refused.
+        ``cancel_other`` cancels the oldest run going.
     jitter : duration or None
         A deterministic delay in ``[0, jitter)``, never past the next occurrence.
     duration : duration, :class:`LogNormal` or None
@@ -256,6 +264,8 @@ class Policy:
 
     >>> Policy(catchup="bounded", limit=2, overlap="buffer_one").limit
     2
+    >>> Policy(overlap="buffer_all", max_active=2).max_active  # Airflow max_active_runs=2: the third waits
+    2
     """
 
     catchup: Catchup = "all"
@@ -263,6 +273,7 @@ class Policy:
     max_lateness: object = None
     misfire_grace: object = None
     overlap: Overlap = "allow"
+    max_active: int | None = None
     jitter: object = None
     duration: object = None
     cost: float = 0.0
@@ -331,6 +342,14 @@ class Policy:
         # Bounded so they fit the engine's int64 columns (and a message never renders a 5,000-digit int).
         if isinstance(self.priority, bool) or not isinstance(self.priority, int) or abs(self.priority) > 2**31:
             raise PolicyError(f"priority: expected an integer in -2**31..2**31, got {shown(self.priority)}")
+        if self.max_active is not None:
+            if (isinstance(self.max_active, bool) or not isinstance(self.max_active, int)
+                    or not 1 <= self.max_active <= 2**31):
+                raise PolicyError(f"max_active: {shown(self.max_active)} (allowed an integer from 1 to 2**31, or None)")
+            if self.overlap == "allow":
+                raise PolicyError(f"max_active: {self.max_active} needs an overlap mode that says what happens when "
+                                  f"{self.max_active} runs are going (allowed with overlap 'skip', 'buffer_one', "
+                                  "'buffer_all', 'cancel_other' or 'buffer_latest'; 'allow' starts any number)")
         if self.max_missed is not None and (not isinstance(self.max_missed, int) or isinstance(self.max_missed, bool)
                                             or not 0 <= self.max_missed <= 2**62):
             raise PolicyError(f"max_missed: {shown(self.max_missed)} (allowed an integer from 0 to 2**62, or None)")

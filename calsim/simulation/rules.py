@@ -36,6 +36,7 @@ __all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
 CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
+C_ALL, C_LATEST, C_EARLIEST, C_SKIP, C_BOUNDED = (CATCHUP[k] for k in CATCHUP)  # (ints: the compiled loops read them)
 OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4, "buffer_latest": 5}
 # What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
 EDGE = {"on_time": 0, "late": 1}
@@ -44,26 +45,33 @@ EDGE = {"on_time": 0, "late": 1}
 AGEING_US = 3600 * US
 # Budget room left over by float sums of fractional costs (:func:`fits`).
 FITS_TOLERANCE = 1e-9
+# Budget period kinds, as :func:`period_of_day` takes them.
+PERIOD_KINDS = {"day": 0, "week": 1, "month": 2}
 
 
 # -- when the scheduler is up ---------------------------------------------------------------------
+
+
+def up_one(t, out_lo, out_hi):
+    """:func:`up` for one instant, the outages as two arrays of starts and ends (the compiled loops' form)."""
+    for k in range(len(out_lo)):
+        if out_lo[k] <= t < out_hi[k]:
+            t = out_hi[k]
+    return t
 
 
 def up(t, outages: tuple[tuple[int, int], ...]):
     """The first instant at or after ``t`` at which the scheduler is up (outages are half-open ``[start, end)``).
 
     ``outages`` are sorted and disjoint; adjacent ones (one ends where the next
-    starts) chain. ``t`` is an int (one run, in the event loop) or an array.
+    starts) chain. ``t`` is an int (one run) or an array (the same walk per
+    element, :func:`up_one`'s rule; tests/test_simulate_rules.py proves them equal).
 
     >>> up(5, ((0, 10), (10, 20))), up(25, ((0, 10),))
     (20, 25)
     """
     if isinstance(t, (int, np.integer)):
-        t = int(t)
-        for start, end in outages:
-            if start <= t < end:
-                t = end
-        return t
+        return int(up_one(int(t), [a for a, _ in outages], [b for _, b in outages]))
     t = np.array(t, dtype=np.int64, copy=True)
     for start, end in outages:
         np.copyto(t, end, where=(t >= start) & (t < end))
@@ -195,15 +203,25 @@ def beyond(lateness, limit, edge):
     past it for ``edge`` 1 (``"late"``: Kubernetes considers only schedule
     times strictly after ``now - startingDeadlineSeconds``; Quartz misfires
     when ``nextFireTime <= now - misfireThreshold``). A run picked with no
-    lateness at all is never past a limit.
+    lateness at all is never past a limit. (Arrays or one run: the compiled
+    loops call this same function.)
 
     >>> beyond(np.array([5, 5, 0]), 5, np.array([0, 1, 1])).tolist()
     [False, True, False]
     """
-    out = lateness > limit
-    if np.ndim(edge) == 0 and edge == 0:
-        return out
-    return out | ((np.asarray(edge) == 1) & (lateness == limit) & (lateness > 0))
+    return np.logical_or(lateness > limit,
+                         np.logical_and(np.logical_and(edge == 1, lateness == limit), lateness > 0))
+
+
+def deadline(eligible, limit, edge):
+    """The last instant a run eligible at ``eligible`` may start within ``limit`` (:func:`beyond`'s rule as an
+    instant: ``t > deadline`` exactly when ``beyond(t - eligible, limit, edge)``; a limit of :data:`BIG` or more
+    gives an instant after every other).
+
+    >>> deadline(np.array([100, 100, 100]), np.array([5, 5, 0]), np.array([0, 1, 1])).tolist()
+    [105, 104, 100]
+    """
+    return eligible + limit - (edge == 1) * (limit > 0)
 
 
 # -- catch-up -------------------------------------------------------------------------------------
@@ -230,87 +248,143 @@ def backlog_groups(sched: np.ndarray, wake_at: np.ndarray, due: np.ndarray) -> t
     return order, pos, size
 
 
-def held_outcome(mode: np.ndarray, limit: np.ndarray, pos: np.ndarray, size: np.ndarray):
+def held_outcome(mode, limit, pos, size):
     """:func:`backlog_outcome` for runs held for budget when a period opens: one held run is no backlog.
 
     (It waited for room, not for the scheduler; several of one schedule are a
     backlog again, and the catch-up mode decides.)
     """
     runs, coalesced = backlog_outcome(mode, limit, pos, size)
-    return runs | (size == 1), coalesced & (size != 1)
+    return np.logical_or(runs, size == 1), np.logical_and(coalesced, size != 1)
 
 
-def backlog_outcome(mode: np.ndarray, limit: np.ndarray, pos: np.ndarray, size: np.ndarray):
+def backlog_outcome(mode, limit, pos, size):
     """Which members of a backlog run: ``(runs, coalesced)``; the others are ``skipped``/``catchup``.
 
     ``mode`` is the :data:`CATCHUP` code, ``pos`` each member's 0-based place in
     due order and ``size`` its backlog's size. ``"all"`` runs every member,
     ``"latest"`` the newest and ``"earliest"`` the oldest (the rest
     ``coalesced``), ``"skip"`` none, ``"bounded"`` the newest ``limit``.
+    (Arrays or one member: the compiled loops call this same function.)
     """
     from_end = size - 1 - pos
-    runs = mode == CATCHUP["all"]
-    runs |= (mode == CATCHUP["latest"]) & (from_end == 0)
-    runs |= (mode == CATCHUP["earliest"]) & (pos == 0)
-    runs |= (mode == CATCHUP["bounded"]) & (from_end < limit)
-    coalesced = ~runs & ((mode == CATCHUP["latest"]) | (mode == CATCHUP["earliest"]))
+    runs = np.logical_or(
+        np.logical_or(mode == C_ALL, np.logical_and(mode == C_LATEST, from_end == 0)),
+        np.logical_or(np.logical_and(mode == C_EARLIEST, pos == 0), np.logical_and(mode == C_BOUNDED, from_end < limit)))
+    coalesced = np.logical_and(np.logical_not(runs), np.logical_or(mode == C_LATEST, mode == C_EARLIEST))
     return runs, coalesced
+
+
+# Held runs at a budget period's opening (:func:`held_at_opening`): what becomes of each.
+ARRIVES, EXPIRES, COALESCED_HELD, SKIPPED_HELD = 0, 1, 2, 3
+
+
+def held_at_opening(t, rank, due, eligible, max_lateness, edge, mode, limit):
+    """The runs held for budget when a period opens at ``t``: their order, and what becomes of each.
+
+    Order: schedules in the order they first waited (``rank``: 0 for the
+    schedule whose run waited first), each one's runs by due instant (stable).
+    Then each run too late by now (:func:`beyond` its ``max_lateness``) expires,
+    and each schedule's runs left are a backlog again: :func:`held_outcome`
+    (one left runs; several meet the catch-up ``mode``). Returns ``(order,
+    outcome)``, ``outcome[k]`` for run ``order[k]``: :data:`ARRIVES` (it then
+    arrives at ``t``, in this order), :data:`EXPIRES`, :data:`COALESCED_HELD`
+    or :data:`SKIPPED_HELD`. Per-run arrays; compiled for the loops and the
+    budget-period columns alike (:mod:`.compiled_rules`).
+
+    >>> o, out = held_at_opening(10, np.array([1, 0, 0]), np.array([3, 2, 1]), np.zeros(3, np.int64),
+    ...                          np.full(3, 99), np.zeros(3, np.int64), np.full(3, C_LATEST), np.zeros(3, np.int64))
+    >>> o.tolist(), out.tolist()  # schedule 0 first (its runs by due: the older coalesced), then schedule 1
+    ([2, 1, 0], [2, 0, 0])
+    """
+    n = len(rank)
+    by_due = np.argsort(due, kind="mergesort")
+    order = by_due[np.argsort(rank[by_due], kind="mergesort")]
+    outcome = np.zeros(n, dtype=np.int64)
+    for k in range(n):
+        i = order[k]
+        if beyond(t - eligible[i], max_lateness[i], edge[i]):
+            outcome[k] = EXPIRES
+    lo = 0
+    while lo < n:  # schedule by schedule
+        hi = lo
+        while hi < n and rank[order[hi]] == rank[order[lo]]:
+            hi += 1
+        size = 0
+        for k in range(lo, hi):
+            size += outcome[k] == ARRIVES
+        pos = 0
+        for k in range(lo, hi):
+            if outcome[k] == ARRIVES:
+                i = order[k]
+                runs, coalesced = held_outcome(mode[i], limit[i], pos, size)
+                pos += 1
+                if not runs:
+                    outcome[k] = COALESCED_HELD if coalesced else SKIPPED_HELD
+        lo = hi
+    return order, outcome
 
 
 # -- budget periods -------------------------------------------------------------------------------
 
 
-def _period_of_day(day, period: str):
-    """Period index of local day numbers (days from 1970-01-01): the day, its ISO week, its month."""
-    if period == "day":
+def month_of_day(day):
+    """Months since 1970-01 of day numbers (days since 1970-01-01): civil-from-days (H. Hinnant,
+    "chrono-Compatible Low-Level Date Algorithms"), in integer arithmetic that holds for one day or an array.
+
+    >>> month_of_day(np.array([-1, 0, 31, 20454])).tolist()  # 1969-12-31, 1970-01-01, 1970-02-01, 2026-01-01
+    [-1, 0, 1, 672]
+    """
+    z = day + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153  # months from March
+    m = mp + 3 - 12 * (mp >= 10)
+    y = yoe + era * 400 + (m <= 2)
+    return (y - 1970) * 12 + (m - 1)
+
+
+def period_of_day(day, kind):
+    """Period index of local day numbers (days from 1970-01-01) for a :data:`PERIOD_KINDS` code: the day,
+    its ISO week (Monday first, counted from the week of 1970-01-01, a Thursday), its month (from 1970-01)."""
+    if kind == 0:
         return day
-    if period == "week":  # ISO weeks, Monday first; 1970-01-01 was a Thursday
+    if kind == 1:
         return (day + 3) // 7
-    return np.asarray(day).astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+    return month_of_day(day)
+
+
+def local_day(t, utc_us, offsets_us):
+    """The local day number of instant ``t`` (µs; one or an array) in a zone given as its transitions
+    (``utc_us``, ascending, µs) and the offsets (µs) in force: ``offsets_us[j]`` from ``utc_us[j - 1]`` on,
+    as the release's tables store them (``offset_at_utc``)."""
+    return (t + offsets_us[np.searchsorted(utc_us, t, side="right")]) // DAY_US
 
 
 def period_index(table, period: str, t: np.ndarray) -> np.ndarray:
     """Index of the local calendar period (``day``/``week``/``month`` in ``table``'s zone) of each instant (µs).
 
-    Days count from 1970-01-01, ISO weeks (Monday first) from the week of
-    1970-01-01, months from 1970-01. The offset in force is read from the
-    scenario's release (``table``), never from polars' or the system's zone
-    data. Only the zone's transitions within [min t, max t] are searched (a
-    year has a couple): about one pass over ``t``.
+    :func:`local_day` then :func:`period_of_day`. The offset in force is read
+    from the scenario's release (``table``), never from polars' or the
+    system's zone data; only the zone's transitions within [min t, max t] are
+    searched (a year has a couple).
     """
     if not len(t):
         return np.zeros(0, dtype=np.int64)
-    utc, offs = table.utc, table.offsets
-    # offsets[j] is in force from utc[j-1]: j = searchsorted(utc, t // US, "right"), as offset_at_utc.
-    j0 = int(np.searchsorted(utc, int(t.min()) // US, side="right"))
-    j1 = int(np.searchsorted(utc, int(t.max()) // US, side="right"))
-    off_us = offs[j0:j1 + 1].astype(np.int64) * US
-    if j1 == j0:
-        local = t + off_us[0]
-    else:
-        # utc <= t // US  <=>  utc * US <= t (integers)
-        local = off_us[np.searchsorted(utc[j0:j1].astype(np.int64) * US, t, side="right")]
-        local += t
-    day = np.floor_divide(local, DAY_US, out=local)
-    if period == "month":
-        # Months of the few distinct days' range: one searchsorted over month starts.
-        lo, hi = (int(x) for x in _period_of_day(np.array([day.min(), day.max()]), "month"))
-        firsts = np.arange(lo, hi + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
-        month = np.searchsorted(firsts, day, side="right")
-        month += lo - 1
-        return month
-    return _period_of_day(day, period)
+    j0 = int(np.searchsorted(table.utc, int(t.min()) // US, side="right"))
+    j1 = int(np.searchsorted(table.utc, int(t.max()) // US, side="right"))
+    day = local_day(t, table.utc[j0:j1].astype(np.int64) * US, table.offsets[j0:j1 + 1].astype(np.int64) * US)
+    return period_of_day(day, PERIOD_KINDS[period])
 
 
 def period_of(table, period: str):
-    """A scalar ``t -> period index`` with :func:`period_index`'s rule, for the event loop (one run at a time)."""
-    import bisect
-
-    utc, offs = table.utc.tolist(), table.offsets.tolist()
+    """A scalar ``t -> period index`` with :func:`period_index`'s rule (one run at a time)."""
+    utc, offs, kind = table.utc.astype(np.int64) * US, table.offsets.astype(np.int64) * US, PERIOD_KINDS[period]
 
     def of(t: int) -> int:
-        local = t + offs[bisect.bisect_right(utc, t // US)] * US
-        return int(_period_of_day(local // DAY_US, period))
+        return int(period_of_day(int(local_day(t, utc, offs)), kind))
 
     return of
 
@@ -328,11 +402,16 @@ def period_start(table, period: str, index):
         wall = idx * DAY_US
     elif period == "week":
         wall = (idx * 7 - 3) * DAY_US
-    else:
+    else:  # (the inverse of month_of_day)
         wall = idx.astype("datetime64[M]").astype("datetime64[us]").astype(np.int64)
     r = resolve_wall(np.atleast_1d(wall), table, gap="next_valid", fold="first")
     due = np.asarray(r.due, dtype=np.int64)
     return int(due[0]) if np.ndim(index) == 0 else due
+
+
+#: The rules the compiled loops call (:mod:`.compiled_rules`): written in the part of Python numba compiles.
+SCALAR_RULES = (up_one, beyond, deadline, backlog_outcome, held_outcome, held_at_opening, month_of_day, period_of_day,
+                local_day)
 
 
 def retry_wait(backoff_us: int, k: int, cap_us: int | None = None) -> int:

@@ -102,6 +102,8 @@ class RunState:
         self.p_suspend_catchup = arr(lambda p: CATCHUP[p.suspend_catchup or p.catchup], np.int8)
         self.p_suspend_limit = arr(lambda p: BIG if p.suspend_limit_us is None else p.suspend_limit_us)
         self.p_overlap = arr(lambda p: OVERLAP[p.overlap], np.int8)
+        # How many runs may be going before the overlap mode applies (0: any number, with "allow").
+        self.p_max_active = arr(lambda p: p.max_active or (0 if p.overlap == "allow" else 1))
         self.p_cost = arr(lambda p: float(p.cost), np.float64)
         self.p_dur = arr(lambda p: p.duration_us)
         self.p_sigma = arr(lambda p: p.duration.sigma if isinstance(p.duration, LogNormal) else 0.0, np.float64)

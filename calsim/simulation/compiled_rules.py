@@ -1,0 +1,53 @@
+"""The run rules of :mod:`.rules`, made callable from the compiled loops (numba), without a second copy.
+
+Each rule in :data:`.rules.SCALAR_RULES` is written once, in the part of
+Python numba compiles, so that one function serves both paths: the column
+steps call it with numpy arrays, and the kernels (:mod:`.event_kernel`,
+:mod:`.worker_kernel`) call it with one run's numbers, compiled into them
+(``register_jitable``: the function itself, typed where a kernel calls it).
+:func:`held_at_opening` is also compiled on its own for the budget-period
+columns, which call it from Python.
+
+numba's on-disk cache (``cache=True``) checks only the source file of the
+function it compiled, not the rules a kernel calls: :func:`drop_stale_caches`
+removes a kernel's cached code when a rule's module is newer than it, so a
+rule changed next month is never shadowed by last month's compiled kernel.
+
+This module imports numba (~0.5 s): only the loops import it, never
+``import calsim``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from numba import njit
+from numba.extending import register_jitable
+
+from . import randomness, rules
+
+__all__ = ["held_at_opening", "drop_stale_caches"]
+
+
+def drop_stale_caches(kernel_file: str) -> None:
+    """Delete numba's cache of ``kernel_file``'s functions if :mod:`.rules` or :mod:`.randomness` (the rules
+    its kernels call) changed after that cache was written (best effort: a read-only install keeps its cache,
+    written by the same install as the rules)."""
+    deps = max(os.path.getmtime(m.__file__) for m in (rules, randomness))
+    folder = os.path.join(os.path.dirname(kernel_file), "__pycache__")
+    stem = os.path.splitext(os.path.basename(kernel_file))[0]
+    for index in glob.glob(os.path.join(folder, f"{glob.escape(stem)}.*.nbi")):
+        try:
+            if os.path.getmtime(index) < deps:
+                for f in glob.glob(index[:-4] + "*.nb[ic]"):
+                    os.remove(f)
+        except OSError:
+            pass
+
+
+for _rule in rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ()):
+    register_jitable(_rule)
+
+#: :func:`.rules.held_at_opening`, compiled (the budget-period columns call it from Python).
+held_at_opening = njit(cache=True)(rules.held_at_opening)
