@@ -147,6 +147,8 @@ VARIANTS = [
     Variant("in_turn_grace_1800", (("coalesce", False), ("misfire_grace_time", 1800)), 1 / 3),
     # max_instances=3: a backlog is still one submission (one instance); later fire times may start beside it
     Variant("three_in_turn", (("coalesce", False), ("misfire_grace_time", None), ("max_instances", 3)), 2 / 3),
+    # max_instances=2 binding: runs of 2.5 periods
+    Variant("two_long", (("max_instances", 2),), 5 / 2),
 ]
 V = {v.name: v for v in VARIANTS}
 INSTANT = [v.name for v in VARIANTS if not v.duration]
@@ -381,15 +383,6 @@ def _monotonic_wake(p: Pair) -> bool:
     return p.cell.kind == "suspend_monotonic" and counterfactual_agrees(p, wake="wall")
 
 
-def _backlog_on_one_instance(p: Pair) -> bool:
-    """coalesce=False, max_instances > 1: one ``submit_job(job, run_times)`` is one instance working through
-    the backlog in turn (executors/base.py:58-75, 106-158); calsim starts the backlog at once."""
-    v = V[p.variant]
-    if v.get("max_instances") <= 1 or v.get("coalesce") or _outcome(p) != "executed" or _state(p)[0] != "done":
-        return False
-    return p.oracle.picked_utc is not None and p.calsim["started_utc"] == p.oracle.picked_utc < p.oracle.started_utc
-
-
 STATED = (
     Difference("coalesced times reported expired", _coalesced_reported_expired,
                "calsim marks them all 'expired', APScheduler reports the newest as missed and coalesces the rest"),
@@ -401,9 +394,6 @@ STATED = (
                "calsim runs keep their wall-clock duration", cascade=True),
     Difference("the wait after a suspend runs on CLOCK_MONOTONIC", _monotonic_wake,
                "after a suspend, BlockingScheduler/BackgroundScheduler wake late: their wait runs on CLOCK_MONOTONIC"),
-    Difference("max_instances > 1 still works a backlog on one instance", _backlog_on_one_instance,
-               "coalesce=False with max_instances > 1: one submission is one instance, so APScheduler still works "
-               "a backlog in turn on one instance; calsim starts it at once", cascade=True),
 )
 
 
@@ -438,11 +428,10 @@ def _fire_exactly_a_tick_before_restart(p: Pair) -> bool:
 
 
 def _busy_instance_reported_expired(p: Pair) -> bool:
-    """max_instances=1 and the job's instance still busy when the scheduler comes back past the grace:
+    """The job's max_instances instances still busy when the scheduler comes back past the grace:
     ``submit_job`` refuses the batch (``MaxInstancesReachedError``, executors/base.py:58-75) before ``run_job``
     would check the grace, so APScheduler reports ``max_instances``; calsim expires it first (``expired``)."""
-    return (_outcome(p) == "max_instances" and _state(p) == ("expired", "max_lateness")
-            and V[p.variant].get("max_instances") == 1)
+    return _outcome(p) == "max_instances" and _state(p) == ("expired", "max_lateness")
 
 
 STATED = STATED + (
@@ -452,7 +441,7 @@ STATED = STATED + (
                "a run going when the process goes down (Outage kind 'down') dies with it in APScheduler",
                cascade=True),
     Difference("a busy instance past the grace is reported expired", _busy_instance_reported_expired,
-               "a fire time refused because the one instance is busy is reported as max_instances in APScheduler"),
+               "a fire time refused because its instances are busy is reported as max_instances in APScheduler"),
 )
 UNSTATED = (
     Difference("an on-time fire at the outage's end is dropped", _on_time_fire_at_the_outage_end_dropped, "",
@@ -650,11 +639,10 @@ NEEDS = {  # the mutations that must take each difference away (its cause)
     "a fire less than one tick before a restart runs": ("agree", "kind", "timing"),
     "a run going at a suspend is frozen with it": ("kind", "frozen", "timing"),
     "the wait after a suspend runs on CLOCK_MONOTONIC": ("kind", "timing"),
-    "max_instances > 1 still works a backlog on one instance": ("agree", "setting", "timing"),
     "an on-time fire at the outage's end is dropped": ("agree", "timing"),
     "a run going at a restart is not killed": ("kind", "timing"),
     "a fire exactly one tick before a restart runs": ("agree", "kind", "timing"),
-    "a busy instance past the grace is reported expired": ("agree", "setting"),
+    "a busy instance past the grace is reported expired": ("agree",),  # (any max_instances: no setting cause)
 }
 
 
@@ -796,11 +784,11 @@ def test_no_coalesce_backlog_runs_in_turn_each_checked_against_grace_when_reache
     _assert_none(_one(variant, "minute=*/15", outages))
 
 
-def test_max_instances_above_1_still_works_a_backlog_on_one_instance():
-    """Stated difference. One submit_job(job, run_times) is one instance (executors/base.py:58-75), whatever
-    max_instances: the backlog of one wake-up runs in turn; max_instances=3 only lets *later* wake-ups start
-    another instance beside it (F+15 runs at once, while the backlog is still being worked through). calsim
-    starts the whole backlog at the resume."""
+def test_max_instances_3_works_a_backlog_on_one_instance_while_later_fires_start_beside_it():
+    """One submit_job(job, run_times) is one instance (executors/base.py:58-75), whatever max_instances: the
+    backlog of one wake-up runs in turn; max_instances=3 lets *later* wake-ups start another instance beside it
+    (F+15 runs at once, while the backlog is still being worked through). calsim: backlog="in_turn" with
+    max_active=3, the same starts."""
     variant = Variant("three", (("coalesce", False), ("misfire_grace_time", None), ("max_instances", 3)), 2 / 3)
     outages = [(F - H, F + 0.6 * S)]
     got = _oracle_outcomes(variant, "minute=*/15", outages)
@@ -809,10 +797,21 @@ def test_max_instances_above_1_still_works_a_backlog_on_one_instance():
     assert [got[F - k * 15 * MIN].started_utc for k in (4, 3, 2, 1, 0)] == [e + k * 10 * MIN for k in range(5)]
     assert got[F + 15 * MIN].started_utc == F + 15 * MIN
     rows = _calsim_rows(variant, "minute=*/15", outages)
-    assert [rows[F - k * 15 * MIN]["started_utc"] for k in (4, 3, 2, 1, 0)] == [e] * 5
-    cmp = _one(variant, "minute=*/15", outages)
-    assert sorted(p.due for p in cmp.disagreements) == [F - k * 15 * MIN for k in (3, 2, 1, 0)]
-    assert_only(cmp, "max_instances > 1 still works a backlog on one instance")
+    assert [rows[F - k * 15 * MIN]["started_utc"] for k in (4, 3, 2, 1, 0)] == [e + k * 10 * MIN for k in range(5)]
+    assert rows[F + 15 * MIN]["started_utc"] == F + 15 * MIN
+    _assert_none(_one(variant, "minute=*/15", outages))
+
+
+def test_max_instances_2_with_runs_of_two_and_a_half_periods_skips_the_third_as_apscheduler():
+    """max_instances=2, hourly runs of 150 min: a fire time that finds two instances going is refused
+    (``MaxInstancesReachedError``, executors/base.py:58-75): calsim's max_active=2 with overlap="skip"."""
+    variant = Variant("two", (("max_instances", 2),), 5 / 2)
+    got = _oracle_outcomes(variant, "hour=*,minute=0", [])
+    refused = sorted(t for t, o in got.items() if o.outcome == "max_instances")
+    assert refused, "the limit must bind in this case"
+    rows = _calsim_rows(variant, "hour=*,minute=0", [])
+    assert sorted(t for t, r in rows.items() if (r["state"], r["reason"]) == ("skipped", "overlap")) == refused
+    _assert_none(_one(variant, "hour=*,minute=0", []))
 
 
 def test_a_run_going_when_the_machine_suspends_is_frozen_with_it():

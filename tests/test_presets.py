@@ -173,10 +173,13 @@ class TestApscheduler:
         p = presets.apscheduler(misfire_grace_time=3600, coalesce=False, jobstore="persistent")
         assert (p.policy.catchup, p.policy.max_lateness_us, p.policy.backlog) == ("all", 3600 * US, "in_turn")
 
-    def test_more_instances_allow_overlap_and_say_it_is_unbounded(self):
+    def test_max_instances_is_max_active_with_the_rest_skipped(self):
         p = presets.apscheduler(max_instances=3)
-        assert p.policy.overlap == "allow"
-        assert "max_instances=3: calsim has no instance count, 'allow' is unbounded" in p.notes
+        assert (p.policy.overlap, p.policy.max_active) == ("skip", 3)
+        assert not any("max_instances" in str(n) and "unbounded" in str(n) for n in p.notes)
+
+    def test_coalesce_false_works_each_backlog_on_one_instance_whatever_max_instances(self):
+        assert presets.apscheduler(coalesce=False, max_instances=3).policy.backlog == "in_turn"
 
     def test_jitter_seconds(self):
         assert presets.apscheduler(jitter=30).policy.jitter_us == 30 * US

@@ -656,3 +656,68 @@ def test_an_unknown_engine_is_named_before_its_options_are_judged():
 def test_progress_must_be_none_or_a_bool():
     with pytest.raises(calsim.InputError, match=r"^progress: 'yes' \(allowed: None, True or False\)$"):
         calsim.simulate(_tiny(), progress="yes")
+
+
+# -- max_active: how many runs of one schedule may be going at once ------------------------------------------
+
+
+def _long_hourly(overlap, max_active, hours=12):
+    """Hourly runs of 3 h for ``hours`` hours under ``overlap`` and ``max_active``."""
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY",
+                        policy=calsim.Policy(duration="3h", overlap=overlap, max_active=max_active))
+    sc = calsim.Scenario("x", [s], "2026-01-01T00:00Z", f"2026-01-01T{hours:02d}:00Z")
+    return simulate(sc).sort("due_utc")
+
+
+def _going_at_each_start(f):
+    """How many runs are going just after each start (a finish at an instant frees its slot first)."""
+    runs = f.filter(pl.col("started_utc").is_not_null())
+    st, fin = runs["started_utc"].to_list(), runs["finished_utc"].to_list()
+    return [sum(1 for a, b in zip(st, fin) if a <= t < b) for t in st]
+
+
+def test_max_active_2_with_3_hour_runs_every_hour_skips_a_third_while_two_are_going():
+    f = _long_hourly("skip", 2)
+    assert max(_going_at_each_start(f)) == 2
+    # The rule, hour by hour: a run starts when fewer than two earlier starts are still going (3 h each).
+    starts: list[int] = []
+    expected = []
+    for h in range(12):
+        going = sum(1 for s in starts if s <= h < s + 3)
+        expected.append("done" if going < 2 else "skipped")
+        if going < 2:
+            starts.append(h)
+    assert f["state"].to_list() == expected
+    assert set(f.filter(pl.col("state") == "skipped")["reason"]) == {"overlap"}
+
+
+def test_max_active_2_with_buffer_all_queues_the_third_and_starts_it_when_a_slot_frees():
+    f = _long_hourly("buffer_all", 2, hours=6)
+    assert max(_going_at_each_start(f)) == 2
+    # First come, first served: each queued run starts at the earliest finish of the two going before it.
+    finishes: list[int] = []
+    expected = []
+    for h in range(6):
+        t = h if len([x for x in finishes if x > h]) < 2 else sorted(finishes)[-2]
+        expected.append(t)
+        finishes.append(t + 3)
+    got = [(r - dt.datetime(2026, 1, 1, tzinfo=UTC)) // dt.timedelta(hours=1) for r in f["started_utc"]]
+    assert got == expected
+
+
+def test_max_active_2_with_cancel_other_cancels_the_oldest_run_going():
+    f = _long_hourly("cancel_other", 2, hours=4)
+    # 00 and 01 run; 02 finds two going and cancels 00 (the oldest); 03 cancels 01.
+    assert f["state"].to_list() == ["cancelled", "cancelled", "done", "done"]
+    assert f["finished_utc"].to_list()[:2] == [utc("2026-01-01T02:00"), utc("2026-01-01T03:00")]
+
+
+def test_max_active_1_is_the_overlap_modes_default():
+    assert _long_hourly("skip", 1).equals(_long_hourly("skip", None))
+
+
+def test_max_active_with_allow_is_refused_naming_the_modes_that_say_what_happens_at_the_limit():
+    with pytest.raises(calsim.PolicyError, match=r"^max_active: 2 needs an overlap mode .* 'skip', 'buffer_one'"):
+        calsim.Policy(max_active=2)
+    with pytest.raises(calsim.PolicyError, match=r"^max_active: 0 \(allowed an integer from 1 to 2\*\*31, or None\)"):
+        calsim.Policy(overlap="skip", max_active=0)

@@ -44,8 +44,9 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
                               a suspend keeps the store: ``suspend_catchup``);
                               ``"persistent"`` (SQLAlchemy, ...): a restart
                               is like a suspend
-    ``max_instances`` (1)     1: ``overlap="skip"`` (skipped, not queued);         APS_GUIDE
-                              more: ``"allow"``
+    ``max_instances`` (1)     ``max_active``, with ``overlap="skip"``: a fire      APS_GUIDE,
+                              time that finds that many instances going is        APS_EXEC
+                              skipped, not queued
     ``jitter`` (s)            ``jitter``                                           APS_HISTORY
     cron rules                the ``CronTrigger`` firing the same times            APS_TRIGGER
                               (``dialect="apscheduler"``: an ``apscheduler:``
@@ -127,7 +128,7 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
                    "executor's threads), so the next fire time finds no instance going; calsim lets the run finish",
                    topic="runs", example="hourly runs of 80 min, down 10 min into one: APScheduler runs the next "
                                          "hour, calsim skips it (overlap)"),
-        Difference("a fire time refused because the one instance is busy is reported as max_instances in APScheduler "
+        Difference("a fire time refused because its instances are busy is reported as max_instances in APScheduler "
                    "even when it is also past the grace; calsim marks it expired", topic="catch-up",
                    example="runs of 80 min hourly, back 1.5 s late while one runs: max_instances vs expired"),
         Difference("after a suspend, BlockingScheduler/BackgroundScheduler wake late: their wait runs on "
@@ -175,13 +176,6 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
             "APScheduler 3.11.3's CronTrigger runs a gap time under a set hour shifted and loses some times next to "
             "a change (dst_gap='code' fires as it walks)", topic="DST",
             example="hour=2, minute=30 in America/New_York, 2026-03-08: APScheduler runs 03:30 EDT, calsim nothing"))
-    if max_instances > 1:
-        notes.append(f"max_instances={max_instances}: calsim has no instance count, 'allow' is unbounded")
-        if not coalesce:
-            notes.append(Difference(
-                "coalesce=False with max_instances > 1: one submission is one instance, so APScheduler still works a "
-                "backlog in turn on one instance; calsim starts it at once", topic="catch-up",
-                example="runs of 10 min every 15 min, back after 1 h: APScheduler runs the five one after another"))
     if jobstore == "memory":
         notes.append(Difference(
             "jobstore='memory': a restart (Outage kind 'down') re-adds the job from its next fire time at or after the "
@@ -193,8 +187,8 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
     return Preset(
         name="apscheduler",
         policy=Policy(catchup=after_down, max_lateness=misfire_grace_time,  # type: ignore[arg-type]
-                      overlap="skip" if max_instances == 1 else "allow", jitter=jitter or None,
-                      backlog="in_turn" if not coalesce and max_instances == 1 else "at_once",
+                      overlap="skip", max_active=max_instances, jitter=jitter or None,
+                      backlog="at_once" if coalesce else "in_turn",
                       suspend_catchup=after_suspend),  # type: ignore[arg-type]
         gap="scheduler" if code else "skip", fold="scheduler" if code else "both", tick="1s", notes=tuple(notes),
         sources=(APS_BASE, APS_GUIDE, APS_CRON, APS_HISTORY, APS_EXEC, APS_TRIGGER,

@@ -198,6 +198,7 @@ def settle(rows, sch, sched_, budgets, out):
     run_i = np.full(n_s, -1, dtype=np.int64)  # schedule -> its last started run, while going (-1: none)
     run_fin = np.zeros(n_s, dtype=np.int64)
     freed = np.zeros(m, dtype=np.bool_)  # cancelled runs: their slot is free before their finish event
+    turn_member = np.zeros(m if has_batch else 0, dtype=np.bool_)  # a member of a backlog run in turn
     spent = Dict.empty(_I64, types.float64)  # period * n_a + account -> cost started
     opened = Dict.empty(_I64, types.boolean)
     pair = [(np.int64(0), np.int64(0))]
@@ -357,7 +358,9 @@ def settle(rows, sch, sched_, budgets, out):
                 if going[s][k] == i:
                     going[s].pop(k)
                     break
-        if has_batch and len(turns[s]) and run_i[s] < 0:
+        if has_batch and len(turns[s]) and (lim[s] > 1 and turn_member[i] or lim[s] <= 1 and run_i[s] < 0):
+            # The instance working through a backlog takes its next member when its current one ends (with
+            # max_active > 1 other runs may go beside it: APScheduler max_instances, executors/base.py).
             next_turn(s, t)
         if buffering and len(buffers[s]):
             if p_overlap[s] == BUFFER_LATEST:
@@ -443,6 +446,7 @@ def settle(rows, sch, sched_, budgets, out):
         res = arrive(i, pick[i], False)
         if has_batch and rest_ptr[i] < rest_ptr[i + 1]:
             s = sched[i]
+            turn_member[i] = True
             for k in range(rest_ptr[i], rest_ptr[i + 1]):
                 q = rest_idx[k]
                 if res != HELD and res != STARTED:
@@ -451,6 +455,7 @@ def settle(rows, sch, sched_, budgets, out):
                     mark(q, res // 256, res % 256)
                 else:
                     turns[s].append(q)
+                    turn_member[q] = True
         i += 1
 
     # Whatever still waits for budget at the horizon's end never got it.

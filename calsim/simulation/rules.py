@@ -1,20 +1,25 @@
-"""Each run rule of the simulation, defined once (DESIGN.md §5).
+"""Each run rule of the simulation, defined once (DESIGN.md §5, ADR 0002).
 
-The column steps, the budget-period settling and the ordered event loop all
+The column steps, the budget-period settling and the compiled loops all
 decide through these small pure functions, so a rule fixed here is fixed on
-every path. Each takes numpy arrays (or plain ints where the event loop asks
-about one run) and returns what the rule says:
+every path. The ones the loops call (:data:`SCALAR_RULES`) are written in the
+part of Python numba compiles, so that the same function takes numpy arrays
+(the columns) or one run's numbers (compiled into the kernels by
+:mod:`.compiled_rules`):
 
 ========================  ====================================================================
 rule                      function
 ========================  ====================================================================
-scheduler up              :func:`up` (first up instant at or after ``t``), :func:`wake`
-                          (the wake-up that picks an occurrence), :func:`paused`
-misfire / deadline        :func:`beyond` (lateness past a limit, with the scheduler's edge)
+scheduler up              :func:`up` / :func:`up_one` (first up instant at or after ``t``),
+                          :func:`wake` (the wake-up that picks an occurrence), :func:`paused`
+misfire / deadline        :func:`beyond` (lateness past a limit, with the scheduler's edge),
+                          :func:`deadline` (the same boundary as an instant)
 catch-up                  :func:`backlog_groups` (a wake-up's backlog, in due order),
-                          :func:`backlog_outcome` (which members run, which are coalesced) and
-                          :func:`held_outcome` (runs held for budget, at a period's opening)
-budget period             :func:`period_index`, :func:`period_of`, :func:`period_start`
+                          :func:`backlog_outcome` (which members run, which are coalesced)
+held for budget           :func:`held_outcome`, :func:`held_at_opening` (order, expiry and
+                          catch-up of the runs held when a period opens)
+budget period             :func:`local_day`, :func:`period_of_day`, :func:`month_of_day`,
+                          :func:`period_index`, :func:`period_of`, :func:`period_start`
                           (local calendar periods from the scenario's release)
 budget charge             :func:`charge`, :func:`fits`
 ========================  ====================================================================
@@ -31,8 +36,10 @@ import numpy as np
 
 from ..times import DAY_US, US
 
-__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "retry_wait", "up", "wake", "slept_out", "paused", "beyond", "backlog_groups",
-           "backlog_outcome", "held_outcome", "period_index", "period_of", "period_start", "charge", "fits"]
+__all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "PERIOD_KINDS", "SCALAR_RULES",
+           "ARRIVES", "EXPIRES", "COALESCED_HELD", "SKIPPED_HELD", "retry_wait", "up", "up_one", "wake", "slept_out",
+           "paused", "beyond", "deadline", "backlog_groups", "backlog_outcome", "held_outcome", "held_at_opening",
+           "month_of_day", "period_of_day", "local_day", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
 CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
