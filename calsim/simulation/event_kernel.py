@@ -367,12 +367,10 @@ def settle(rows, sch, sched_, budgets, out):
                 # Kubernetes' Forbid: the sync after the Job ends (when the controller is up) starts the most
                 # recent unmet time, so a time picked at that instant comes first and replaces the blocked one.
                 push(up_one(t, out_lo, out_hi), LATEST, s)
-            elif lim[s] <= 1:
-                if run_i[s] < 0:
-                    # (Temporal checks its window only when a time is buffered: a buffered start always goes.)
-                    try_start(popleft(buffers, b_head, s), t, False)
-            else:  # as many as max_active leaves room for (one may be held for budget or capacity)
-                for _ in range(lim[s] - n_going(s, t)):
+            elif lim[s] > 1 or run_i[s] < 0:
+                # As many as max_active leaves room for (one may be held for budget or capacity). (Temporal
+                # checks its window only when a time is buffered: a buffered start always goes.)
+                for _ in range(1 if lim[s] <= 1 else lim[s] - n_going(s, t)):
                     if len(buffers[s]):
                         try_start(popleft(buffers, b_head, s), t, False)
         # (Runs queue only under a capacity.) Highest priority first, ageing one level per AGEING_US
