@@ -277,14 +277,15 @@ def test_in_turn_backlog_expiry_is_checked_at_each_members_start():
     assert got == [("01:00", "done", "01:55"), ("01:30", "expired", None), ("02:00", "skipped", None)]
 
 
-def test_coalesce_false_with_more_instances_runs_the_backlog_at_once():
+def test_coalesce_false_with_more_instances_still_works_the_backlog_on_one_instance():
+    # One submit_job(job, run_times) is one instance (APScheduler executors/base.py:58-75): 20-min runs in turn.
     p = presets.apscheduler(coalesce=False, max_instances=3, misfire_grace_time=None, jobstore="persistent")
-    assert p.policy.backlog == "at_once"
+    assert (p.policy.backlog, p.policy.max_active) == ("in_turn", 3)
     s = p.apply(calsim.Schedule("t", "UTC", "2026-01-01T00:00", "0 * * * *", policy=calsim.Policy(duration="20min")))
     sc = calsim.Scenario("t", [s], "2026-01-01T00:30Z", "2026-01-01T04:00Z", release="2026f", tick="1s",
                          outages=[calsim.Outage("2026-01-01T00:30Z", "2026-01-01T03:10Z")])
     starts = simulate(sc).filter(pl.col("state") == "done")["started_utc"].dt.strftime("%H:%M").to_list()
-    assert starts == ["03:10", "03:10", "03:10"]
+    assert starts == ["03:10", "03:30", "03:50"]
 
 
 # -- suspends and cron's restart --------------------------------------------------------------

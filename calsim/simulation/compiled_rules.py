@@ -4,9 +4,10 @@ Each rule in :data:`.rules.SCALAR_RULES` is written once, in the part of
 Python numba compiles, so that one function serves both paths: the column
 steps call it with numpy arrays, and the kernels (:mod:`.event_kernel`,
 :mod:`.worker_kernel`) call it with one run's numbers, compiled into them
-(``register_jitable``: the function itself, typed where a kernel calls it).
-:func:`held_at_opening` is also compiled on its own for the budget-period
-columns, which call it from Python.
+through the compiled function of the same name here (``njit`` of the rule
+itself: compiled and cached once, not again inside each kernel).
+:func:`held_at_opening` also serves the budget-period columns, which call it
+from Python.
 
 numba's on-disk cache (``cache=True``) checks only the source file of the
 function it compiled, not the rules a kernel calls: :func:`drop_stale_caches`
@@ -27,7 +28,8 @@ from numba.extending import register_jitable
 
 from . import randomness, rules
 
-__all__ = ["held_at_opening", "drop_stale_caches"]
+__all__ = ["drop_stale_caches", "up_one", "beyond", "deadline", "backlog_outcome", "held_outcome", "held_at_opening",
+           "month_of_day", "period_of_day", "local_day"]
 
 
 def drop_stale_caches(kernel_file: str) -> None:
@@ -47,7 +49,17 @@ def drop_stale_caches(kernel_file: str) -> None:
 
 
 for _rule in rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ()):
-    register_jitable(_rule)
+    register_jitable(_rule)  # (a rule calling a rule, as held_at_opening calls beyond)
 
-#: :func:`.rules.held_at_opening`, compiled (the budget-period columns call it from Python).
+# Each rule also as a compiled function of its own, for the kernels to call: numba then compiles (and caches)
+# it once, where a rule typed inside a kernel was compiled again with the kernel (its cold compile time
+# grew by a third with held_at_opening typed in place).
+up_one = njit(cache=True)(rules.up_one)
+beyond = njit(cache=True)(rules.beyond)
+deadline = njit(cache=True)(rules.deadline)
+backlog_outcome = njit(cache=True)(rules.backlog_outcome)
+held_outcome = njit(cache=True)(rules.held_outcome)
 held_at_opening = njit(cache=True)(rules.held_at_opening)
+month_of_day = njit(cache=True)(rules.month_of_day)
+period_of_day = njit(cache=True)(rules.period_of_day)
+local_day = njit(cache=True)(rules.local_day)

@@ -37,8 +37,8 @@ from numba import njit, types
 from numba.typed import Dict, List
 
 from . import compiled_rules
-from .rules import (AGEING_US, ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP, beyond, held_at_opening, local_day,
-                    period_of_day, up_one)
+from .compiled_rules import beyond, held_at_opening, local_day, period_of_day, up_one
+from .rules import AGEING_US, ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import NONE, R, S
 
 __all__ = ["settle", "Rows", "Schedules", "Budgets", "Outcomes", "queue_new", "queue_push", "queue_pop", "AGEING_US"]
@@ -166,6 +166,35 @@ def queue_pop(entries, heap, bumps, meta, t):
             return entries[3][ins]
 
 
+# -- a schedule's runs going (max_active > 1): functions of their own, called, not inlined at each call site --
+
+
+@njit(cache=True)
+def _count_after(items, finish, t):
+    """How many of ``items`` finish after ``t``."""
+    n = 0
+    for k in items:
+        n += finish[k] > t
+    return n
+
+
+@njit(cache=True)
+def _take_first_after(items, finish, t):
+    """Remove and return the first of ``items`` that finishes after ``t`` (one must)."""
+    k = 0
+    while finish[items[k]] <= t:
+        k += 1
+    return items.pop(k)
+
+
+@njit(cache=True)
+def _remove(items, i):
+    for k in range(len(items)):
+        if items[k] == i:
+            items.pop(k)
+            return
+
+
 # -- the loop ------------------------------------------------------------------------------------
 
 
@@ -241,10 +270,7 @@ def settle(rows, sch, sched_, budgets, out):
         """How many runs of ``s`` are going at ``t`` (started, not finished or cancelled)."""
         if lim[s] <= 1:
             return 1 if run_i[s] >= 0 and run_fin[s] > t else 0
-        n = 0
-        for k in going[s]:
-            n += finish[k] > t
-        return n
+        return _count_after(going[s], finish, t)
 
     def try_start(i, t, from_queue):
         if hull_lo <= t < hull_hi:
@@ -322,10 +348,7 @@ def settle(rows, sch, sched_, budgets, out):
             # refunded).
             old = run_i[s]
             if lim[s] > 1:
-                k = 0
-                while finish[going[s][k]] <= t:
-                    k += 1
-                old = going[s].pop(k)
+                old = _take_first_after(going[s], finish, t)
             mark(old, CANCELLED, R_SUPERSEDED)
             finish[old] = t
             if run_i[s] == old:
@@ -354,10 +377,7 @@ def settle(rows, sch, sched_, budgets, out):
         if run_i[s] == i:
             run_i[s] = -1
         if multi and lim[s] > 1:
-            for k in range(len(going[s])):
-                if going[s][k] == i:
-                    going[s].pop(k)
-                    break
+            _remove(going[s], i)
         if has_batch and len(turns[s]) and (lim[s] > 1 and turn_member[i] or lim[s] <= 1 and run_i[s] < 0):
             # The instance working through a backlog takes its next member when its current one ends (with
             # max_active > 1 other runs may go beside it: APScheduler max_instances, executors/base.py).
