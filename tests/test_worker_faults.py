@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
-from calsim.simulation.columns import _norm_ppf
 from calsim.simulation.randomness import RETRY_JITTER, id_key, uniform
 
 UTC = dt.timezone.utc
@@ -60,8 +59,9 @@ def test_a_crash_requeues_the_run_at_the_lease_end_as_attempt_two():
 
 
 def test_a_heartbeat_timeout_notices_the_crash_before_the_lease_ends():
-    """Same run, heartbeat timeout 10 s: expiry = min(12:01:30, 12:00:30 + 10 s) = 12:00:40."""
-    ledger = simulate([daily_noon(duration="60s")], workers=calsim.Workers(2, lease="90s", heartbeat="10s"),
+    """Same run, renew=False (Temporal), heartbeat timeout 10 s: expiry = min(12:01:30, 12:00:30 + 10 s) = 12:00:40."""
+    ledger = simulate([daily_noon(duration="60s")],
+                      workers=calsim.Workers(2, lease="90s", heartbeat="10s", renew=False),
                       events=[calsim.WorkerCrash("2026-01-01T12:00:30Z", workers=[0])],
                       failures=calsim.Failures(0.0, max_attempts=3))
     assert ledger.attempt_log["started_utc"][1] == at("2026-01-01T12:00:40")
@@ -185,10 +185,25 @@ def test_backoff_jitter_is_the_seeded_draw_of_each_attempt(mode):
 
 
 def test_the_compiled_normal_quantile_equals_the_column_one():
-    from calsim.simulation.worker_kernel import norm_ppf
+    from calsim.simulation import compiled_rules, randomness
 
     u = np.concatenate([np.linspace(1e-12, 1 - 1e-12, 2001), [0.02425, 0.97575, 0.5]])
-    assert [norm_ppf(x) for x in u] == _norm_ppf(u).tolist()
+    assert [compiled_rules.norm_ppf_one(x) for x in u] == randomness.norm_ppf(u).tolist()
+
+
+def test_the_compiled_draw_equals_the_column_one_bit_for_bit():
+    from calsim.simulation import compiled_rules, randomness
+    from calsim.simulation.worker_loop import _seed64
+
+    rng = np.random.default_rng(5)
+    keys = rng.integers(0, 2**63, 500, dtype=np.int64).view(np.uint64) * np.uint64(2) + np.uint64(1)
+    nominal = rng.integers(-2**60, 2**60, 500, dtype=np.int64)
+    fold = rng.integers(0, 2, 500)
+    for seed, tag, attempt in ((0, 1, 0), (2**40 + 3, 3, 2), (-7, 5, 9)):
+        cols = randomness.uniform(keys, nominal, fold, seed, tag, attempt)
+        one = [compiled_rules.uniform_one(np.int64(k.view(np.int64)), n, f, _seed64(seed), tag, attempt)
+               for k, n, f in zip(keys, nominal, fold)]
+        assert one == cols.tolist()
 
 
 # -- rate limits -------------------------------------------------------------------------------------
@@ -460,15 +475,8 @@ S = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
     (lambda: calsim.Scenario("x", [S], T0, T1, breakers=[calsim.Breaker("account:nobody")]),
      "breaker.scope: 'account:nobody' covers no schedule"),
     (lambda: calsim.Scenario("x", [S], T0, T1, workers=calsim.Workers(2), capacity=3),
-     "scenario.capacity: not used in a worker-level scenario"),
-    (lambda: calsim.Scenario("x", [calsim.Schedule("a", "UTC", T0[:-1], "FREQ=HOURLY",
-                                                   policy=calsim.Policy(account="t"))], T0, T1,
-                             workers=calsim.Workers(2), budgets=[calsim.Budget("t", 10)]),
-     "scenario.budgets: not supported in a worker-level scenario"),
-    (lambda: calsim.Scenario("x", [calsim.Schedule("a", "UTC", T0[:-1], "FREQ=HOURLY",
-                                                   policy=calsim.Policy(overlap="buffer_one"))], T0, T1,
-                             workers=calsim.Workers(2)),
-     "policy.overlap: schedule 'a' has overlap='buffer_one', not supported"),
+     "scenario.capacity: 3 with workers=Workers(2): the workers are the capacity"),
+    (lambda: calsim.Workers(2, renew="yes"), "workers.renew: 'yes' (allowed True"),
 ])
 def test_worker_level_input_is_refused_with_a_message_naming_field_value_and_allowed(make, message):
     with pytest.raises(calsim.CalsimError) as err:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .randomness import DURATION, FAILURE, JITTER, uniform
+from .randomness import DURATION, FAILURE, JITTER, norm_ppf, uniform
 from .rules import (BIG, CATCHUP, OVERLAP, retry_wait, backlog_groups, backlog_outcome, beyond, fits, paused, period_index,
                     period_start, up, wake)
 from ..times import LAST_US
@@ -260,7 +260,7 @@ def _attempts_of(run: RunState, idx: np.ndarray, f, max_att: int, p_fail: float)
         if lognormal:
             sig = sigma[a]
             u = uniform(key[a], nominal[a], fold[a], run.sc.seed, DURATION, k)
-            z = _norm_ppf(np.clip(u, 1e-12, 1 - 1e-12))
+            z = norm_ppf(np.clip(u, 1e-12, 1 - 1e-12))
             dur = np.where(sig > 0, dur * np.exp(sig * z), dur)
         occupancy[a] += dur.astype(np.int64)
         attempts_[a] += 1
@@ -651,30 +651,3 @@ def _max_concurrency(start: np.ndarray, finish: np.ndarray) -> int:
     level = np.arange(1, len(st) + 1, dtype=np.int64)
     level -= np.searchsorted(fi, st, side="right")
     return int(level.max())
-
-
-def _norm_ppf(u: np.ndarray) -> np.ndarray:
-    """Inverse standard normal CDF (Acklam's rational approximation, |error| < 1.2e-9), vectorised."""
-    a = [-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
-         -3.066479806614716e01, 2.506628277459239e00]
-    b = [-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
-         -1.328068155288572e01]
-    c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
-         4.374664141464968e00, 2.938163982698783e00]
-    d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00]
-    lo, hi = 0.02425, 1 - 0.02425
-    # Each branch is evaluated only where it applies (the tails hold ~5% of
-    # the draws): the same formulas element by element, so the same values.
-    out = np.empty(len(u), dtype=np.float64)
-    low, high = u < lo, u > hi
-    mid_rows = ~(low | high)
-    um = u[mid_rows] - 0.5
-    r = um * um
-    out[mid_rows] = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * um / \
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
-    for rows, sign in ((low, 1.0), (high, -1.0)):
-        if rows.any():
-            q = np.sqrt(-2 * np.log(np.maximum(u[rows] if sign > 0 else 1 - u[rows], 1e-300)))
-            out[rows] = sign * (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / \
-                ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
-    return out

@@ -29,7 +29,7 @@ from numba.extending import register_jitable
 from . import randomness, rules
 
 __all__ = ["drop_stale_caches", "up_one", "beyond", "deadline", "backlog_outcome", "held_outcome", "held_at_opening",
-           "month_of_day", "period_of_day", "local_day"]
+           "month_of_day", "period_of_day", "local_day", "uniform_one", "norm_ppf_one"]
 
 
 def drop_stale_caches(kernel_file: str) -> None:
@@ -48,7 +48,7 @@ def drop_stale_caches(kernel_file: str) -> None:
             pass
 
 
-for _rule in rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ()):
+for _rule in rules.SCALAR_RULES + randomness.SCALAR_RULES:
     register_jitable(_rule)  # (a rule calling a rule, as held_at_opening calls beyond)
 
 # Each rule also as a compiled function of its own, for the kernels to call: numba then compiles (and caches)
@@ -63,3 +63,5 @@ held_at_opening = njit(cache=True)(rules.held_at_opening)
 month_of_day = njit(cache=True)(rules.month_of_day)
 period_of_day = njit(cache=True)(rules.period_of_day)
 local_day = njit(cache=True)(rules.local_day)
+uniform_one = njit(cache=True)(randomness.uniform_one)
+norm_ppf_one = njit(cache=True)(randomness.norm_ppf_one)

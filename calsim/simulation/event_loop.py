@@ -66,6 +66,39 @@ class CapacityQueue:
         return self._items[_kernel().queue_pop(*self._q, t)]
 
 
+def _csr(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(parts) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in parts])
+    return ptr, (np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64))
+
+
+def budget_groups(run: RunState, first_t: int) -> tuple:
+    """The scenario's budgets as the kernels read them (:class:`.event_kernel.Budgets`' fields).
+
+    Accounts of one zone and period kind share a group: its transitions and
+    offsets (µs, :func:`.rules.local_day`) and its period openings from the
+    period of ``first_t`` (the first pick) to one past the horizon's end,
+    computed here once from the scenario's release.
+    """
+    sc, i64 = run.sc, np.int64
+    groups: dict[tuple[str, str], tuple] = {}  # (zone, period) -> (its index, table, period)
+    for a, b in enumerate(sc.budgets):
+        groups.setdefault((b.zone, b.period), (len(groups), run.budget_tables[a], b.period))
+    a_group = np.array([groups[(b.zone, b.period)][0] for b in sc.budgets], dtype=i64)
+    g_kind, utc, offs, p0, opens = [], [], [], [], []
+    for _, table, period in groups.values():
+        g_kind.append(PERIOD_KINDS[period])
+        utc.append(np.asarray(table.utc, dtype=i64) * US)
+        offs.append(np.asarray(table.offsets, dtype=i64) * US)
+        lo = int(period_index(table, period, np.array([first_t], dtype=i64))[0])
+        hi = int(period_index(table, period, np.array([sc.end_us], dtype=i64))[0]) + 1
+        p0.append(lo)
+        # Openings past period(end) + 1 are after the horizon's end, where an opening does nothing.
+        opens.append(period_start(table, period, np.arange(lo, max(lo, hi) + 1, dtype=i64)).astype(i64))
+    return (np.array([b.limit + FITS_TOLERANCE for b in sc.budgets], dtype=np.float64), a_group,
+            np.array(g_kind, dtype=i64), *_csr(utc), *_csr(offs), np.array(p0, dtype=i64), *_csr(opens))
+
+
 def event_loop(run: RunState, rows: np.ndarray) -> None:
     """Settle ``rows`` one event at a time (each run's occupancy is ``finish - pick`` until it starts, and
     its success is ``run.success``: :func:`.columns.attempts` and :func:`.columns.needs_order`)."""
@@ -96,11 +129,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             np.add.at(rest_ptr, first[~new] + 1, 1)
             np.cumsum(rest_ptr, out=rest_ptr)
 
-    def csr(parts):
-        ptr = np.zeros(len(parts) + 1, dtype=i64)
-        ptr[1:] = np.cumsum([len(x) for x in parts])
-        return ptr, (np.concatenate(parts).astype(i64) if parts else np.zeros(0, dtype=i64))
-
+    csr = _csr
     # Pauses per schedule, as spans [lo, hi) (CSR).
     spans = [np.array(run.pauses.get(k) or [], dtype=i64).reshape(-1, 2) for k in range(len(run.scheds))]
     pause_ptr, pause_lo = csr([x[:, 0] for x in spans])
@@ -108,26 +137,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     out_lo = np.array([a for a, _ in run.outages], dtype=i64)
     out_hi = np.array([b for _, b in run.outages], dtype=i64)
 
-    # Budgets: accounts of one zone and period kind share a group (its offsets and period openings).
-    budgets = sc.budgets
-    groups: dict[tuple[str, str], tuple] = {}  # (zone, period) -> (its index, table, period)
-    for a, b in enumerate(budgets):
-        groups.setdefault((b.zone, b.period), (len(groups), run.budget_tables[a], b.period))
-    a_group = np.array([groups[(b.zone, b.period)][0] for b in budgets], dtype=i64)
-    first_t = np.array([int(pick.min()) if m else sc.end_us], dtype=i64)
-    g_kind, utc, offs, p0, opens = [], [], [], [], []
-    for _, table, period in groups.values():
-        g_kind.append(PERIOD_KINDS[period])
-        utc.append(np.asarray(table.utc, dtype=i64) * US)  # (µs: rules.local_day)
-        offs.append(np.asarray(table.offsets, dtype=i64) * US)
-        lo = int(period_index(table, period, first_t)[0])
-        hi = int(period_index(table, period, np.array([sc.end_us], dtype=i64))[0]) + 1
-        p0.append(lo)
-        # Openings past period(end) + 1 are after the horizon's end, where an opening does nothing.
-        opens.append(period_start(table, period, np.arange(lo, max(lo, hi) + 1, dtype=i64)).astype(i64))
-    g_utc_ptr, g_utc = csr(utc)
-    g_off_ptr, g_off = csr(offs)
-    g_open_ptr, g_open = csr(opens)
+    budgets = budget_groups(run, int(pick.min()) if m else sc.end_us)
 
     k = _kernel()
     out = k.Outcomes(run.state[order].copy(), run.reason[order].copy(), run.start[order].astype(i64),
@@ -140,9 +150,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                     run.p_edge.astype(i64), run.p_catchup.astype(i64), run.p_limit.astype(i64),
                     pause_ptr, pause_lo, pause_hi),
         k.Scheduler(out_lo, out_hi, -1 if sc.capacity is None else int(sc.capacity), int(sc.end_us)),
-        k.Budgets(np.array([b.limit + FITS_TOLERANCE for b in budgets], dtype=np.float64), a_group,
-                  np.array(g_kind, dtype=i64), g_utc_ptr, g_utc, g_off_ptr, g_off, np.array(p0, dtype=i64),
-                  g_open_ptr, g_open),
+        k.Budgets(*budgets),
         out)
     state, reason, start, finish, started, waited = out
     run.state[order] = state

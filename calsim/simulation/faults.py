@@ -54,19 +54,28 @@ class Workers:
     """``count`` workers take runs; each run's attempt is leased to one of them.
 
     A worker holds an attempt from its start until its acknowledgement
-    (``Policy(ack_delay=...)`` after its end). The lease is the per-attempt
-    deadline (Temporal's Start-To-Close timeout, SQS's visibility timeout):
-    an attempt on a worker that crashed at ``c`` is given up at
-    ``min(start + lease, c + heartbeat)`` (``heartbeat`` is the heartbeat
-    *timeout*: a live worker beats continuously) and requeued at that instant
-    with reason ``lease_expired`` as attempt + 1, counted against
-    ``Failures(max_attempts=...)`` (Temporal, SQS and Kubernetes count it; with
-    no attempt left the run is ``failed``/``lease_expired``). No backoff is added
-    (SQS makes the message visible at once; Temporal would add its 1 s retry
-    interval). An attempt longer than the lease times out at ``start + lease``
-    the same way (the worker is presumed cancelled; a zombie still writing is
-    not modelled). Free workers are taken lowest number first; runs waiting for
-    one are served by priority, then in the order they became ready.
+    (``Policy(ack_delay=...)`` after its end). With ``renew=True`` (default)
+    the lease is a job queue's claim: claiming writes ``lease_until = start +
+    lease``, each heartbeat (every ``heartbeat`` from the claim) extends it to
+    ``heartbeat + lease``, and only an expired lease lets another worker claim
+    the job (SQS ``ChangeMessageVisibility``, a claim row's ``lease_owner`` /
+    ``lease_until``). So a run longer than its lease finishes while its worker
+    heartbeats, and the attempt of a worker that crashed at ``c`` is claimable
+    at its last heartbeat's ``lease_until``; without heartbeats nothing renews
+    it, and an attempt longer than the lease times out at ``start + lease``.
+    With ``renew=False`` the lease is Temporal's Start-To-Close timeout and
+    ``heartbeat`` its heartbeat *timeout* (a live worker beats continuously): a
+    crash at ``c`` is noticed at ``min(start + lease, c + heartbeat)``, and an
+    attempt longer than the lease times out at ``start + lease``. Either way
+    the job is requeued at that instant with reason ``lease_expired`` as
+    attempt + 1, counted against ``Failures(max_attempts=...)`` (Temporal, SQS
+    and Kubernetes count it; with no attempt left the run is
+    ``failed``/``lease_expired``). No backoff is added (SQS makes the message
+    visible at once; Temporal would add its 1 s retry interval); a timed-out
+    worker is presumed cancelled (a zombie still writing is not modelled).
+    Free workers are taken lowest number first; runs waiting for one are
+    served by priority (ageing one level per hour waited), then in the order
+    they became ready.
 
     Parameters
     ----------
@@ -75,7 +84,11 @@ class Workers:
     lease : duration, keyword-only
         Per-attempt deadline (default ``"1h"``: Celery's Redis visibility timeout).
     heartbeat : duration or None, keyword-only
-        Heartbeat timeout, shorter than ``lease`` (None, default: no heartbeats; a crash is noticed at the lease's end).
+        Shorter than ``lease``: the heartbeat interval with ``renew=True``, the heartbeat timeout with
+        ``renew=False`` (None, default: no heartbeats; a crash is noticed at the lease's end).
+    renew : bool, keyword-only
+        Whether each heartbeat extends the lease (True, default: a job queue's claim; False: Temporal's
+        Start-To-Close timeout with a heartbeat timeout).
     crash_rate : rate or None, keyword-only
         Seeded random crashes per worker, e.g. ``"1/day"`` (a Poisson process drawn per worker from the
         scenario's seed); None (default): only :class:`WorkerCrash` events.
@@ -93,6 +106,7 @@ class Workers:
     _: KW_ONLY
     lease: object = "1h"
     heartbeat: object = None
+    renew: bool = True
     crash_rate: object = None
     down_for: object = "5min"
     lease_us: int = field(init=False, repr=False, compare=False)
@@ -110,6 +124,9 @@ class Workers:
             raise InputError(f"workers.heartbeat: {shown(self.heartbeat)} is not shorter than the lease "
                              f"{shown(self.lease)} (allowed a duration below the lease, or None)")
         set_(self, "heartbeat_us", hb)
+        if not isinstance(self.renew, bool):
+            raise InputError(f"workers.renew: {shown(self.renew)} (allowed True: each heartbeat extends the lease, "
+                             "or False: the lease is a Start-To-Close timeout)")
         set_(self, "crash_per", None if self.crash_rate is None else parse_rate(self.crash_rate, "workers.crash_rate"))
         set_(self, "down_for_us", _duration(self.down_for, "workers.down_for", allow_zero=True))
 

@@ -392,16 +392,10 @@ class Scenario:
                 raise InputError(f"breaker.scope: {shown(b.scope)} covers no schedule of scenario {shown(self.name)}")
         if not self.worker_level:
             return
-        where = "a worker-level scenario (workers, crashes, rate limits, breakers, schedulers > 1 or error classes)"
-        if self.budgets:
-            raise InputError(f"scenario.budgets: not supported in {where}; simulate budgets without them")
-        if self.capacity is not None:
-            raise InputError(f"scenario.capacity: not used in {where}; give workers=Workers({self.capacity}) instead")
-        for sid, p in pols:
-            if p.overlap not in ("allow", "skip") or p.backlog != "at_once":
-                what = f"overlap={p.overlap!r}" if p.overlap not in ("allow", "skip") else f"backlog={p.backlog!r}"
-                raise InputError(f"policy.overlap: schedule {shown(sid)} has {what}, not supported in {where} "
-                                 "(allowed overlap 'allow' or 'skip', backlog 'at_once')")
+        if self.capacity is not None and self.workers is not None:
+            raise InputError(f"scenario.capacity: {self.capacity} with workers=Workers({self.workers.count}): the "
+                             "workers are the capacity (allowed one of them: capacity counts runs, workers count "
+                             "workers)")
 
     @property
     def worker_level(self) -> bool:

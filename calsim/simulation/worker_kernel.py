@@ -1,96 +1,114 @@
-"""The worker-level loop's compiled body: one attempt at a time, through breakers, rate limits and workers.
+"""The worker-level loop's compiled body: one attempt at a time, through overlap, breakers, workers, budgets and rate limits.
 
 :func:`settle` is the one implementation (numba, ``cache=True``);
-:mod:`.worker_loop` lays its arrays out and writes the outcomes back. A *job*
-is one scheduler instance's execution of an occurrence (one per occurrence,
-or one per instance with ``dedupe="none"``); an *attempt* is one try of a job
-on a worker. The rules (``docs/research/worker_faults.md``):
+:mod:`.worker_loop` lays its inputs out as a few named structures
+(:class:`Jobs`, :class:`RowsW`, :class:`PolicyW`, :class:`Limits`,
+:class:`Pool`, :class:`Draws`, :class:`~.event_kernel.Budgets`,
+:class:`OutcomesW`) and writes the outcomes back. A *job* is one scheduler
+instance's execution of an occurrence (one per occurrence, or one per
+instance with ``dedupe="none"``); an *attempt* is one try of a job on a
+worker. Workers are the capacity resource: a scenario with ``capacity`` and
+no :class:`~calsim.Workers` has one implicit pool of that many (no crashes,
+no lease). Every run rule is :mod:`.rules`' or :mod:`.randomness`' function,
+compiled on its own (:mod:`.compiled_rules`). The rules
+(``docs/research/worker_faults.md``):
 
-* an attempt that becomes ready meets, in order: the overlap mode (``skip``:
-  a job of the same schedule and instance still going), the breakers of its
-  schedule, a worker (the lowest-numbered free one; waiting jobs by
-  priority, then ready order), then its rate limit (a token, GCRA in
-  integers), waited for on the worker, as a client-side limiter's ``Wait``
-  in the task does, so the source never sees more than the bucket allows;
+* a job that becomes ready (its pickup, a budget period's opening, a buffered
+  or in-turn job's turn) meets, in order: its schedule's overlap mode when
+  ``max_active`` of its jobs are going (every mode; ``cancel_other`` cancels
+  the oldest), the breakers of its schedule, then the queue for a worker
+  (highest priority first, ageing one level per hour waited, then ready
+  order); on the worker: its ``max_lateness`` (first attempts), a pause of its
+  schedule, its budget (each attempt charges its cost in the local period of
+  its start; no room: it waits for the next period's opening, where
+  :func:`.rules.held_at_opening` orders, expires and catches up the held
+  first attempts, or is skipped with ``on_budget="skip"``), then its rate
+  limit (a token, GCRA in integers, exact: the k-th queued start of a bucket
+  is the ceiling of its exact rational instant), waited for on the worker;
 * a started attempt ends at ``start + duration`` and is acknowledged
   ``ack_delay`` later, holding its worker until then; its effect happens at
   ``start + effect_at * duration`` unless the attempt fails;
-* a crash loses the worker's attempt: its effect counts if the crash came at
-  or after the effect point, and the job is requeued at
-  ``min(start + lease, crash + heartbeat)``, attempt + 1 (``lease_expired``);
-  an attempt whose acknowledgement would come after ``start + lease`` is
-  timed out there the same way;
-* a failed attempt is transient (retry after the capped, jittered backoff, counted from its report,
-  or ``retries_exhausted``), ``review`` or ``permanent``, drawn per attempt.
+* a lease (``Workers(renew=True)``, the default) is ``lease_until = claim +
+  lease``, extended to ``heartbeat + lease`` by each heartbeat (every
+  ``heartbeat`` from the claim): a live worker never loses its attempt, and
+  a crashed worker's attempt is claimable again when its last
+  ``lease_until`` passes (attempt + 1, ``lease_expired``). ``renew=False``:
+  the lease is a Start-To-Close timeout and ``heartbeat`` a heartbeat
+  timeout (Temporal): a crash at ``c`` is noticed at ``min(start + lease,
+  c + heartbeat)``, and an attempt whose acknowledgement would come after
+  ``start + lease`` is timed out there;
+* a failed attempt is transient (retry after the capped, jittered backoff,
+  counted from its report, or ``retries_exhausted``), ``review`` or
+  ``permanent``, drawn per attempt;
+* a backlog run in turn (``backlog="in_turn"``) is one chain per instance:
+  each member becomes ready when the one before it ends; a head refused when
+  it arrives (overlap, breaker) takes the chain with it.
 
-Events at one instant: a worker coming up, then attempt ends, crashes,
-lease expiries, then jobs becoming ready (occurrences before retries), then
-jobs that got their token. Draws are :func:`.randomness.uniform`'s, computed
-here per attempt (:func:`uniform`), so a run's draws do not depend on order.
+Events at one instant: a worker coming up, then attempt ends, crashes, lease
+expiries, budget period openings, held jobs arriving, then jobs becoming
+ready (occurrences before retries), then jobs that got their token, then a
+``buffer_latest`` sync. Draws are :func:`.randomness.uniform_one`'s, per
+attempt, so a run's draws do not depend on order.
+
+Why one flat loop: numba inlines an inner function at every call site, and
+handlers calling handlers multiplied the compiled code (minutes to compile
+instead of seconds); the handlers are the branches of one ``if`` instead.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from heapq import heappop, heappush
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.typed import Dict
 
-from .event_kernel import _ints
+from . import compiled_rules
+from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one
+from .event_kernel import _ints, _queue_native, queue_pop, queue_push
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
+from .rules import ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 
-__all__ = ["settle", "uniform", "norm_ppf"]
+__all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
-UP, END, CRASH, EXPIRE, READY, GO = 0, 1, 2, 3, 4, 5  # event kinds, in their order at one instant
-DONE, FAILED, SKIPPED, EXPIRED = S["done"], S["failed"], S["skipped"], S["expired"]
-R_OVERLAP, R_LATE, R_RETRIES, R_LEASE, R_REVIEW, R_PERMANENT, R_RATE, R_BREAKER = (R[k] for k in (
-    "overlap", "max_lateness", "retries_exhausted", "lease_expired", "review", "permanent", "rate_limited",
-    "breaker_open"))
-BIGT = np.iinfo(np.int64).max // 4
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
+compiled_rules.drop_stale_caches(__file__)
 
+UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8  # order at one instant
+DONE, FAILED, SKIPPED, EXPIRED, CANCELLED, COALESCED = (S[k] for k in (
+    "done", "failed", "skipped", "expired", "cancelled", "coalesced"))
+R_OVERLAP, R_LATE, R_RETRIES, R_LEASE, R_REVIEW, R_PERMANENT, R_RATE, R_BREAKER, R_BUDGET, R_PAUSED, \
+    R_SUPERSEDED, R_CATCHUP = (R[k] for k in (
+        "overlap", "max_lateness", "retries_exhausted", "lease_expired", "review", "permanent", "rate_limited",
+        "breaker_open", "budget", "paused", "superseded", "catchup"))
+ALLOW, SKIP, BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, BUFFER_LATEST = (OVERLAP[k] for k in (
+    "allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"))
+BIGT = BIG
+_I64 = types.int64
 
-@njit(cache=True)
-def _mix(x):
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True)
-def uniform(key, nominal, fold, seed, tag, attempt):
-    """:func:`.randomness.uniform` for one draw (``seed`` already as its uint64 value)."""
-    x = _mix(np.uint64(key) ^ np.uint64(seed))
-    x = _mix(x ^ np.uint64(nominal))
-    x = _mix(x ^ (np.uint64(fold) << np.uint64(8)) ^ np.uint64(tag) ^ (np.uint64(attempt) << np.uint64(16)))
-    return np.float64(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True)
-def norm_ppf(u):
-    """:func:`.columns._norm_ppf` for one value (Acklam's approximation, the same formulas)."""
-    if u < 0.02425:
-        q = np.sqrt(-2 * np.log(max(u, 1e-300)))
-        return (((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e00) * q
-                  - 2.549732539343734e00) * q + 4.374664141464968e00) * q + 2.938163982698783e00) / \
-            ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e00) * q
-              + 3.754408661907416e00) * q + 1)
-    if u > 1 - 0.02425:
-        q = np.sqrt(-2 * np.log(max(1 - u, 1e-300)))
-        return -(((((-7.784894002430293e-03 * q - 3.223964580411365e-01) * q - 2.400758277161838e00) * q
-                   - 2.549732539343734e00) * q + 4.374664141464968e00) * q + 2.938163982698783e00) / \
-            ((((7.784695709041462e-03 * q + 3.224671290700398e-01) * q + 2.445134137142996e00) * q
-              + 3.754408661907416e00) * q + 1)
-    um = u - 0.5
-    r = um * um
-    return (((((-3.969683028665376e01 * r + 2.209460984245205e02) * r - 2.759285104469687e02) * r
-              + 1.383577518672690e02) * r - 3.066479806614716e01) * r + 2.506628277459239e00) * um / \
-        (((((-5.447609879822406e01 * r + 1.615858368580409e02) * r - 1.556989798598866e02) * r
-           + 6.680131188771972e01) * r - 1.328068155288572e01) * r + 1)
+#: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
+#: (-1: none) and ``follower`` whether it waits for the one before it.
+Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
+#: Per row: schedule, the last instant a first attempt may start (:func:`.rules.deadline`), eligibility, due
+#: instant, and the draws' key, nominal instant and fold.
+RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold")
+#: Per schedule: duration (median) and lognormal sigma, overlap code and max_active (0: any number), rate limit
+#: (-1: none), effect point, ack delay, priority, breakers (CSR), account (-1: none), on_budget wait, cost per
+#: attempt, max_lateness, edge, catch-up code and limit, paused spans (CSR).
+PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack priority br_ptr br_idx account wait "
+                                "cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
+#: Breakers (after, open_for) and rate limits (count per period, period, burst).
+Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
+#: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
+Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down")
+#: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
+#: error-class shares (transient, review), the horizon's end.
+Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end")
+#: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
+#: wait (µs), budget wait (µs).
+OutcomesW = namedtuple("OutcomesW", "j_state j_reason start finish started attempts effects worker rate_wait "
+                                    "budget_wait")
 
 
 @njit(cache=True)
@@ -103,7 +121,7 @@ def _bools():
 @njit(cache=True)
 def backoff_wait(k, backoff, cap, mode, u):
     """The wait before retry ``k`` (1 for the second attempt): ``min(cap, backoff * 2**(k-1))``, then jitter
-    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``)."""
+    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``); the doubling saturates as :func:`.rules.retry_wait`."""
     d = backoff
     for _ in range(k - 1):
         if d >= cap or d > BIGT // 2:
@@ -118,40 +136,66 @@ def backoff_wait(k, backoff, cap, mode, u):
 
 
 @njit(cache=True)
-def settle(job_row, job_inst, job_ready, n_inst,
-           r_s, r_deadline, r_key, r_nominal, r_fold,
-           p_dur, p_sigma, p_skip, p_rl, p_effect, p_ack, p_priority, br_ptr, br_idx,
-           b_after, b_open, rl_count, rl_period, rl_burst,
-           n_workers, lease, heartbeat, cr_t, cr_w, cr_down,
-           seed, origin, p_fail, max_att, backoff, max_backoff, jitter_mode, share_t, share_r,
-           j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait):
-    """Settle every job (arrays by job, sorted by ``job_ready``; per row; per schedule; per breaker; per
-    rate limit; per crash); writes each job's terminal ``j_state``/``j_reason`` and the rows' outcomes.
+def _remove(items, x):
+    for k in range(len(items)):
+        if items[k] == x:
+            items.pop(k)
+            return
+
+
+@njit(cache=True)
+def _paused(ptr, lo, hi, s, t):
+    for k in range(ptr[s], ptr[s + 1]):
+        if lo[k] <= t < hi[k]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
+    """Settle every job; writes each job's terminal state and reason and the rows' outcomes into ``out``.
 
     Returns the attempt log, one column per attempt in start order: job, start, end (start + duration),
     when it let go of its worker, worker (-1: none numbered), outcome (0 succeeded, 1 failed, 2 lost in a
-    crash, 3 timed out by its lease)."""
+    crash, 3 timed out by its lease, 4 cancelled by a newer run)."""
+    job_row, job_inst, job_ready = jobs.row, jobs.inst, jobs.ready
+    r_s, r_deadline = rows.s, rows.deadline
+    j_state, j_reason, start, finish, started = out.j_state, out.j_reason, out.start, out.finish, out.started
+    attempts, effects, worker, rate_wait, budget_wait = out.attempts, out.effects, out.worker, out.rate_wait, \
+        out.budget_wait
+    seed, max_att, lease, heartbeat = draws.seed, draws.max_att, pool.lease, pool.heartbeat
     m = len(job_row)
-    n_s = len(p_dur)
-    # Native (reflected) lists: numba's typed List costs ~10x more per access.
+    n_s = len(pol.dur)
+    n_inst = 1
+    for j in range(m):
+        n_inst = max(n_inst, job_inst[j] + 1)
+    n_keys = n_s * n_inst
+    n_a = len(budgets.ceiling)
+    buffering = False
+    multi = False
+    for s in range(n_s):
+        o = pol.overlap[s]
+        buffering |= o == BUFFER_ONE or o == BUFFER_ALL or o == BUFFER_LATEST
+        multi |= o == CANCEL_OTHER or o == BUFFER_LATEST or pol.max_active[s] > 1
     heap = [(np.int64(0), np.int64(0), np.int64(0), np.int64(0), np.int64(0))]
     heap.pop()
     seq = np.zeros(1, dtype=np.int64)
     j_k = np.zeros(m, dtype=np.int64)  # attempts made
     j_tok = np.zeros(m, dtype=np.bool_)  # holds a token for its next attempt
-    j_live = np.zeros(m, dtype=np.bool_)  # started and not terminal (overlap "skip")
-    running = np.zeros(n_s * n_inst, dtype=np.int64)
+    j_live = np.zeros(m, dtype=np.bool_)  # started and not terminal (overlap)
+    j_att = np.full(m, -1, dtype=np.int64)  # its running attempt (-1: none)
+    j_nodl = np.zeros(m, dtype=np.bool_)  # released from buffer_one/buffer_all: no deadline (Temporal)
+    running = np.zeros(n_keys, dtype=np.int64)
+    live = [_ints() for _ in range(n_keys if multi else 0)]  # (schedule, instance) -> its live jobs, oldest first
+    buffers = [_ints() for _ in range(n_keys if buffering else 0)]
+    b_head = np.zeros(n_keys, dtype=np.int64)
     # attempts
-    a_job = _ints()
-    a_start = _ints()
-    a_end = _ints()
-    a_effect = _ints()
-    a_worker = _ints()
-    a_status = _ints()  # 0 running, 1 over, 2 lost in a crash (awaiting its expiry)
+    a_job, a_start, a_end, a_effect, a_worker, a_status = _ints(), _ints(), _ints(), _ints(), _ints(), _ints()
     a_fails = _bools()
-    a_over = _ints()  # when it let go of its worker (end + ack, crash, lease)
-    a_outcome = _ints()  # 0 succeeded, 1 failed, 2 lost in a crash, 3 timed out
+    a_over = _ints()  # when it let go of its worker (end + ack, crash, lease, cancel)
+    a_outcome = _ints()
     # workers
+    n_workers = pool.count
     n_w = max(n_workers, 0)
     w_busy = np.full(n_w, -1, dtype=np.int64)
     w_down = np.zeros(n_w, dtype=np.int64)  # down until
@@ -161,41 +205,46 @@ def settle(job_row, job_inst, job_ready, n_inst,
     for w in range(n_w):
         free.append(w)
         w_free[w] = True
-    waiting = [(np.int64(0), np.int64(0), np.int64(0), np.int64(0))]  # (-priority, ready, seq, job)
-    waiting.pop()
-    # rate limits: TAT in units of µs * count, relative to origin (bucket full at the start)
-    tat = np.zeros(len(rl_count), dtype=np.int64)
-    # breakers: 0 closed, 1 open, 2 half-open (trial job chosen)
-    b_state = np.zeros(len(b_after), dtype=np.int64)
-    b_count = np.zeros(len(b_after), dtype=np.int64)
-    b_until = np.zeros(len(b_after), dtype=np.int64)
-    b_trial = np.full(len(b_after), -1, dtype=np.int64)  # the trial's job
-    b_trial_att = np.full(len(b_after), -1, dtype=np.int64)
+    # jobs waiting for a worker: those whose token came first (FIFO), then the capacity queue (aged priority)
+    first_line = _ints()
+    q_entries, q_heap, q_bumps, q_meta = _queue_native()
+    tat = np.zeros(len(lim.rl_count), dtype=np.int64)  # GCRA: µs * count, from the origin
+    b_state = np.zeros(len(lim.b_after), dtype=np.int64)  # 0 closed, 1 open, 2 half-open (trial chosen)
+    b_count = np.zeros(len(lim.b_after), dtype=np.int64)
+    b_until = np.zeros(len(lim.b_after), dtype=np.int64)
+    b_trial = np.full(len(lim.b_after), -1, dtype=np.int64)
+    b_trial_att = np.full(len(lim.b_after), -1, dtype=np.int64)
+    spent = Dict.empty(_I64, types.float64)  # period * n_a + account -> cost started
+    opened = Dict.empty(_I64, types.boolean)
+    pair = [(np.int64(0), np.int64(0))]
+    pair.pop()
+    waiting = [pair.copy() for _ in range(n_a)]  # account -> [(job, since)] held for budget
+    todo = _ints()  # jobs whose state changed to terminal, to follow up (turns, buffers, breakers, live lists)
 
     def push(t, kind, a, b):
         seq[0] += 1
         heappush(heap, (t, kind, seq[0], a, b))
 
-    for i in range(len(cr_t)):
-        push(cr_t[i], CRASH, i, 0)
+    for i in range(len(pool.cr_t)):
+        push(pool.cr_t[i], CRASH, i, 0)
 
-    def terminal(j, st, rs, t):
+    def terminal(j, st, rs):
+        if j_state[j] >= 0:
+            return
         j_state[j] = st
         j_reason[j] = rs
-        r = job_row[j]
-        if j_live[j]:
-            j_live[j] = False
-            running[r_s[r] * n_inst + job_inst[j]] -= 1
-        for q in range(br_ptr[r_s[r]], br_ptr[r_s[r] + 1]):
-            b = br_idx[q]
-            if b_trial[b] == j and b_trial_att[b] < 0:  # a trial dropped before it started
-                b_state[b] = 1
-                b_trial[b] = -1
+        todo.append(j)
+
+    def release(w, t):
+        w_busy[w] = -1
+        if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
+            heappush(free, w)
+            w_free[w] = True
 
     def breaker_result(j, a, ok, t):
         s = r_s[job_row[j]]
-        for q in range(br_ptr[s], br_ptr[s + 1]):
-            b = br_idx[q]
+        for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+            b = pol.br_idx[q]
             if b_state[b] == 2 and b_trial_att[b] == a:
                 b_trial[b] = -1
                 b_trial_att[b] = -1
@@ -204,81 +253,92 @@ def settle(job_row, job_inst, job_ready, n_inst,
                     b_count[b] = 0
                 else:
                     b_state[b] = 1
-                    b_until[b] = t + b_open[b]
+                    b_until[b] = t + lim.b_open[b]
             elif b_state[b] == 0:
                 if ok:
                     b_count[b] = 0
                 else:
                     b_count[b] += 1
-                    if b_count[b] >= b_after[b]:
+                    if b_count[b] >= lim.b_after[b]:
                         b_state[b] = 1
                         b_count[b] = 0
-                        b_until[b] = t + b_open[b]
+                        b_until[b] = t + lim.b_open[b]
             # open or half-open: results of attempts started before it opened are ignored (Polly)
 
-    def requeue_or_end(j, t, rs):
-        if j_k[j] < max_att:
-            push(t, READY, j, 1)
-        else:
-            terminal(j, FAILED, rs, t)
-
-    def take_worker(t):
-        while len(free):
-            w = heappop(free)
-            w_free[w] = False
-            if w_busy[w] < 0 and w_hold[w] < 0 and w_down[w] <= t:
-                return w
-        return -1
-
-    def release(w, t):
-        w_busy[w] = -1
-        if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
-            heappush(free, w)
-            w_free[w] = True
-
-    def enqueue(j, t, first_in_line):
-        """Queue ``j`` for a worker (by priority, then ready instant; a job whose token came goes first)."""
-        seq[0] += 1
-        key = -BIGT if first_in_line else -p_priority[r_s[job_row[j]]]
-        heappush(waiting, (key, t, seq[0], j))
-
-    # One flat loop, each handler written once: numba inlines an inner function at every call site, and
-    # handlers calling handlers multiplied the compiled code (minutes to compile instead of seconds).
+    # The events and the jobs' ready instants, merged; each branch below is one handler. After each event,
+    # the jobs it made terminal are followed up (``todo``), then queued jobs take free workers.
     nxt = 0
-    while nxt < m or len(heap):
+    while True:
+        while nxt < m and jobs.follower[nxt]:
+            nxt += 1
         if nxt < m and (len(heap) == 0 or (job_ready[nxt], READY) <= (heap[0][0], heap[0][1])):
             t, kind, a, b = job_ready[nxt], READY, nxt, 0
             nxt += 1
-        else:
+        elif len(heap):
             t, kind, _, a, b = heappop(heap)
-        if kind == READY:  # overlap, then the breakers, then the queue for a worker
+        else:
+            break
+        if kind == READY or kind == HELD_READY:  # overlap, then the breakers, then the queue for a worker
             j = a
+            if j_state[j] >= 0:
+                continue
             r = job_row[j]
             s = r_s[r]
+            key = s * n_inst + job_inst[j]
             first = j_k[j] == 0
-            if first and p_skip[s] and running[s * n_inst + job_inst[j]] > 0:
-                terminal(j, SKIPPED, R_OVERLAP, t)
-                continue
+            mode = pol.overlap[s]
+            if first and b == 0:
+                if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:
+                    while len(buffers[key]) > b_head[key]:  # a newer time takes the blocked one's place
+                        terminal(buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
+                        b_head[key] += 1
+                cap = pol.max_active[s]
+                if mode != ALLOW and running[key] >= max(cap, 1):
+                    if mode == SKIP or (mode == BUFFER_ONE and len(buffers[key]) > b_head[key]):
+                        terminal(j, SKIPPED, R_OVERLAP)
+                    elif mode == CANCEL_OTHER:
+                        old = live[key].pop(0)  # the oldest going stops now, keeping its cost
+                        att = j_att[old]
+                        if att >= 0 and a_status[att] == 0:
+                            a_status[att] = 1
+                            a_over[att] = t
+                            a_outcome[att] = 4
+                            finish[job_row[old]] = max(finish[job_row[old]], t)
+                            if a_worker[att] >= 0:
+                                release(a_worker[att], t)
+                        j_live[old] = False
+                        running[key] -= 1
+                        terminal(old, CANCELLED, R_SUPERSEDED)
+                        b = 2  # (overlap passed: on to the breakers)
+                    else:
+                        buffers[key].append(j)
+                    if b != 2:
+                        continue
             blocked = False
-            for q in range(br_ptr[s], br_ptr[s + 1]):
-                bq = br_idx[q]
+            for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                bq = pol.br_idx[q]
                 if b_state[bq] == 2 or (b_state[bq] == 1 and t < b_until[bq]):
                     blocked = True
             if blocked:
-                terminal(j, SKIPPED if first else FAILED, R_BREAKER, t)
-                continue
-            for q in range(br_ptr[s], br_ptr[s + 1]):
-                bq = br_idx[q]
-                if b_state[bq] == 1:  # past open_for: this attempt is the half-open trial
-                    b_state[bq] = 2
-                    b_trial[bq] = j
-                    b_trial_att[bq] = -1
-            enqueue(j, t, False)
+                terminal(j, SKIPPED if first else FAILED, R_BREAKER)
+            else:
+                for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                    bq = pol.br_idx[q]
+                    if b_state[bq] == 1:  # past open_for: this attempt is the half-open trial
+                        b_state[bq] = 2
+                        b_trial[bq] = j
+                        b_trial_att[bq] = -1
+                queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[s], t, t, j)
         elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
             if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
                 release(b, t)
-            enqueue(a, t, j_tok[a])  # a token lost with a crashed worker: queued as any job, for a new one
+            if j_state[a] >= 0:
+                continue
+            if j_tok[a]:
+                first_line.append(a)
+            else:  # its token was lost with a crashed worker: queued as any job, for a new one
+                queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[r_s[job_row[a]]], t, t, a)
         elif kind == END:
             if a_status[a] != 0:
                 continue
@@ -286,6 +346,7 @@ def settle(job_row, job_inst, job_ready, n_inst,
             a_over[a] = t
             a_outcome[a] = 1 if a_fails[a] else 0
             j = a_job[a]
+            j_att[j] = -1
             r = job_row[j]
             w = a_worker[a]
             finish[r] = max(finish[r], a_end[a])
@@ -294,26 +355,27 @@ def settle(job_row, job_inst, job_ready, n_inst,
             if not a_fails[a]:
                 effects[r] += 1
                 breaker_result(j, a, True, t)
-                terminal(j, DONE, -1, t)
+                terminal(j, DONE, -1)
             else:
                 breaker_result(j, a, False, t)
                 k = j_k[j]
-                cu = uniform(r_key[r], r_nominal[r], r_fold[r], seed, CLASS, k - 1) if share_t < 1.0 else 0.0
-                if cu >= share_t + share_r:
-                    terminal(j, FAILED, R_PERMANENT, t)
-                elif cu >= share_t:
-                    terminal(j, FAILED, R_REVIEW, t)
+                cu = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, CLASS, k - 1) \
+                    if draws.share_t < 1.0 else 0.0
+                if cu >= draws.share_t + draws.share_r:
+                    terminal(j, FAILED, R_PERMANENT)
+                elif cu >= draws.share_t:
+                    terminal(j, FAILED, R_REVIEW)
                 elif k < max_att:
                     ju = 0.0
-                    if jitter_mode > 0:
-                        ju = uniform(r_key[r], r_nominal[r], r_fold[r], seed, RETRY_JITTER, k)
+                    if draws.jitter_mode > 0:
+                        ju = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, RETRY_JITTER, k)
                     # the backoff runs from the failure's report (its acknowledgement), never from the past
-                    push(t + backoff_wait(k, backoff, max_backoff, jitter_mode, ju), READY, j, 1)
+                    push(t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
                 else:
-                    terminal(j, FAILED, R_RETRIES, t)
+                    terminal(j, FAILED, R_RETRIES)
         elif kind == CRASH:
-            w = cr_w[a]
-            w_down[w] = max(w_down[w], t + cr_down[a])
+            w = pool.cr_w[a]
+            w_down[w] = max(w_down[w], t + pool.cr_down[a])
             push(w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
                 j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
@@ -326,9 +388,13 @@ def settle(job_row, job_inst, job_ready, n_inst,
                 w_busy[w] = -1
                 if t >= a_effect[att] and not a_fails[att]:
                     effects[job_row[a_job[att]]] += 1  # done but not acknowledged: the retry repeats it
-                x = a_start[att] + lease
-                if heartbeat >= 0:
-                    x = min(x, t + heartbeat)
+                st0 = a_start[att]
+                if pool.renew and heartbeat > 0:
+                    x = st0 + (t - st0) // heartbeat * heartbeat + lease  # the last heartbeat's lease_until
+                else:
+                    x = st0 + lease
+                    if heartbeat >= 0:
+                        x = min(x, t + heartbeat)  # Temporal: the heartbeat timeout
                 push(x, EXPIRE, att, 0)
         elif kind == EXPIRE:
             if a_status[a] == 1:
@@ -342,69 +408,195 @@ def settle(job_row, job_inst, job_ready, n_inst,
                 a_over[a] = t
                 a_outcome[a] = 3
             a_status[a] = 1
+            j_att[j] = -1
             finish[r] = max(finish[r], t)
             breaker_result(j, a, False, t)
-            requeue_or_end(j, t, R_LEASE)
+            if j_state[j] < 0:
+                if j_k[j] < max_att:
+                    push(t, READY, j, 1)
+                else:
+                    terminal(j, FAILED, R_LEASE)
         elif kind == UP:
             if w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
                 heappush(free, a)
                 w_free[a] = True
-        # Dispatch: queued jobs take free workers (any number when none are counted), then a token
-        # (waited for on the worker, as a client-side limiter's Wait in the task), then start.
-        while len(waiting):
-            w = -1
-            if n_workers >= 0:
-                w = take_worker(t)
-                if w < 0:
+        elif kind == OPEN:  # a budget period opens for account a: its held jobs, after expiry and catch-up
+            if t < draws.end and len(waiting[a]):
+                held = waiting[a]
+                n = len(held)
+                hj = np.empty(n, dtype=np.int64)
+                for k in range(n):
+                    hj[k] = held[k][0]
+                    budget_wait[job_row[hj[k]]] += t - held[k][1]
+                held.clear()
+                rank_of = Dict.empty(_I64, _I64)  # (schedule, instance) in the order they first waited
+                rank = np.empty(n, dtype=np.int64)
+                hr = job_row[hj]
+                hs = r_s[hr]
+                for k in range(n):
+                    kk = hs[k] * n_inst + job_inst[hj[k]]
+                    if kk not in rank_of:
+                        rank_of[kk] = len(rank_of)
+                    rank[k] = rank_of[kk]
+                    if j_k[hj[k]] > 0:
+                        rank[k] = n + k  # a retry is no backlog: alone, in held order
+                order, outcome = held_at_opening(t, rank, rows.due[hr], rows.elig[hr], pol.max_lateness[hs],
+                                                 pol.edge[hs], pol.catchup[hs], pol.limit[hs])
+                for k in range(n):
+                    j = hj[order[k]]
+                    if j_k[j] > 0 or outcome[k] == ARRIVES:
+                        push(t, HELD_READY, j, 1 if j_k[j] > 0 else 0)  # (a first attempt meets overlap again)
+                    elif outcome[k] == EXPIRES:
+                        terminal(j, EXPIRED, R_LATE)
+                    else:
+                        terminal(j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
+        elif kind == LATEST:  # a buffer_latest schedule's blocked time, after the picks of this instant
+            key = a
+            while len(buffers[key]) > b_head[key] and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1):
+                j = buffers[key][b_head[key]]
+                b_head[key] += 1
+                if j_state[j] < 0:
+                    push(t, READY, j, 2)  # (the deadline at the dispatch expires it if too late by now)
                     break
-            j = heappop(waiting)[3]
+
+        # Follow up the jobs that became terminal: their live lists, buffers, the next in turn, a dropped trial.
+        while len(todo):
+            j = todo.pop()
             r = job_row[j]
             s = r_s[r]
-            if j_k[j] == 0 and not j_tok[j] and t > r_deadline[r]:
-                terminal(j, EXPIRED, R_LATE, t)
+            key = s * n_inst + job_inst[j]
+            if j_live[j]:
+                j_live[j] = False
+                running[key] -= 1
+                if multi:
+                    _remove(live[key], j)
+            for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                bq = pol.br_idx[q]
+                if b_trial[bq] == j and b_trial_att[bq] < 0:  # a trial dropped before it started
+                    b_state[bq] = 1
+                    b_trial[bq] = -1
+            nx = jobs.turn_next[j]
+            if nx >= 0 and j_state[nx] < 0:
+                if j_k[j] == 0 and j_state[j] == SKIPPED and (j_reason[j] == R_OVERLAP or j_reason[j] == R_BREAKER
+                                                             or j_reason[j] == R_PAUSED or j_reason[j] == R_BUDGET):
+                    terminal(nx, SKIPPED, j_reason[j])  # the wake-up's submission was refused: the backlog with it
+                else:
+                    push(t, READY, nx, 2)  # the instance takes the next member (overlap: its own turn)
+            if buffering and len(buffers[key]) > b_head[key]:
+                if pol.overlap[s] == BUFFER_LATEST:
+                    push(t, LATEST, key, 0)
+                else:
+                    free_slots = max(pol.max_active[s], 1) - running[key]
+                    while free_slots > 0 and len(buffers[key]) > b_head[key]:
+                        nb = buffers[key][b_head[key]]
+                        b_head[key] += 1
+                        if j_state[nb] < 0:
+                            j_nodl[nb] = True  # (Temporal checks its window only when a time is buffered)
+                            push(t, READY, nb, 2)
+                            free_slots -= 1
+
+        # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
+        # their deadline, a pause, their budget and a token (waited for on the worker), then start.
+        while len(first_line) or q_meta[2] > 0:
+            w = -1
+            if n_workers >= 0:
+                w = -1
+                while len(free):
+                    cand = heappop(free)
+                    w_free[cand] = False
+                    if w_busy[cand] < 0 and w_hold[cand] < 0 and w_down[cand] <= t:
+                        w = cand
+                        break
+                if w < 0:
+                    break
+            if len(first_line):
+                j = first_line.pop(0)
+            else:
+                j = queue_pop(q_entries, q_heap, q_bumps, q_meta, t)
+            r = job_row[j]
+            s = r_s[r]
+            if j_state[j] >= 0:  # cancelled while it waited
                 if w >= 0:
                     release(w, t)
                 continue
-            lim = p_rl[s]
-            if lim >= 0 and not j_tok[j]:
-                c = rl_count[lim]
-                rel = t - origin
-                need = tat[lim] - (rl_burst[lim] - 1) * rl_period[lim]
-                go_at = rel
-                if need > rel * c:
-                    go_at = (need + c - 1) // c
-                if j_k[j] == 0 and go_at + origin > r_deadline[r]:
-                    terminal(j, SKIPPED, R_RATE, t)
+            if j_k[j] == 0 and not j_tok[j]:
+                if t > r_deadline[r] and not j_nodl[j]:
+                    terminal(j, EXPIRED, R_LATE)
                     if w >= 0:
                         release(w, t)
                     continue
-                tat[lim] = max(tat[lim], go_at * c) + rl_period[lim]
-                rate_wait[r] += go_at + origin - t
-                if go_at + origin > t:
+                if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and _paused(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
+                    terminal(j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
+                    if w >= 0:
+                        release(w, t)
+                    continue
+            acct = pol.account[s]
+            if acct >= 0 and not j_tok[j]:
+                g = budgets.group[acct]
+                p = period_of_day(local_day(t, budgets.utc[budgets.utc_ptr[g]:budgets.utc_ptr[g + 1]],
+                                            budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]), budgets.kind[g])
+                bkey = p * n_a + acct
+                before = spent.get(bkey, 0.0)
+                if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
+                    if w >= 0:
+                        release(w, t)
+                    if not pol.wait[s]:
+                        terminal(j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
+                        continue
+                    waiting[acct].append((j, t))
+                    nk = bkey + n_a
+                    if nk not in opened:
+                        opened[nk] = True
+                        kk = p + 1 - budgets.p0[g]
+                        if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
+                            push(budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
+                    continue
+                spent[bkey] = before + pol.cost[s]
+            rl = pol.rl[s]
+            if rl >= 0 and not j_tok[j]:
+                c = lim.rl_count[rl]
+                rel = t - draws.origin
+                need = tat[rl] - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
+                go_at = rel
+                if need > rel * c:
+                    go_at = (need + c - 1) // c
+                if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
+                    terminal(j, SKIPPED, R_RATE)
+                    if w >= 0:
+                        release(w, t)
+                    continue
+                # Exact: the bucket moves by its period from the conforming instant itself, never from the
+                # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
+                tat[rl] = max(tat[rl], rel * c) + lim.rl_period[rl]
+                rate_wait[r] += go_at + draws.origin - t
+                if go_at + draws.origin > t:
                     j_tok[j] = True
                     if w >= 0:
                         w_hold[w] = j
-                    push(go_at + origin, GO, j, w)
+                    push(go_at + draws.origin, GO, j, w)
                     continue
             # start attempt k of job j at t on worker w
             k = j_k[j]
             j_k[j] = k + 1
             j_tok[j] = False
             attempts[r] += 1
+            key = s * n_inst + job_inst[j]
             if k == 0:
                 j_live[j] = True
-                running[s * n_inst + job_inst[j]] += 1
-            d = p_dur[s]
-            if p_sigma[s] > 0:
-                u = uniform(r_key[r], r_nominal[r], r_fold[r], seed, DURATION, k)
-                z = norm_ppf(min(max(u, 1e-12), 1 - 1e-12))
-                d = np.int64(np.float64(d) * np.exp(p_sigma[s] * z))
+                running[key] += 1
+                if multi:
+                    live[key].append(j)
+            d = pol.dur[s]
+            if pol.sigma[s] > 0:
+                u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
+                z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
+                d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
             fails = False
-            if p_fail > 0:
-                fails = uniform(r_key[r], r_nominal[r], r_fold[r], seed, FAILURE, k) < p_fail
+            if draws.p_fail > 0:
+                fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
             e = t + d
-            eff = t + np.int64(p_effect[s] * d) if p_effect[s] < 1.0 else e
-            ack = e + p_ack[s]
+            eff = t + np.int64(pol.effect[s] * d) if pol.effect[s] < 1.0 else e
+            ack = e + pol.ack[s]
             if not started[r]:
                 started[r] = True
                 start[r] = t
@@ -418,20 +610,34 @@ def settle(job_row, job_inst, job_ready, n_inst,
             a_fails.append(fails)
             a_over.append(-1)
             a_outcome.append(-1)
-            for q in range(br_ptr[s], br_ptr[s + 1]):
-                bq = br_idx[q]
+            j_att[j] = na
+            for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                bq = pol.br_idx[q]
                 if b_trial[bq] == j and b_trial_att[bq] < 0:
                     b_trial_att[bq] = na
             if w >= 0:
                 w_busy[w] = na
                 worker[r] = w
-                if ack > t + lease:
-                    push(t + lease, EXPIRE, na, 0)  # timed out: Start-To-Close
+                if ack > t + lease and not (pool.renew and heartbeat > 0):
+                    push(t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
                     continue
             push(ack, END, na, 0)
-    n_a = len(a_job)
-    log = np.empty((6, n_a), dtype=np.int64)
+
+    # Whatever still waits for budget at the horizon's end never got it; buffered jobs never started.
     for a in range(n_a):
+        for k in range(len(waiting[a])):
+            j, since = waiting[a][k]
+            budget_wait[job_row[j]] += max(0, draws.end - since)
+            if j_state[j] < 0:
+                j_state[j] = SKIPPED if j_k[j] == 0 else FAILED
+                j_reason[j] = R_BUDGET
+    for j in range(m):
+        if j_state[j] < 0:  # buffered, or in turn behind a member still held at the end
+            j_state[j] = SKIPPED
+            j_reason[j] = R_OVERLAP
+    n_att = len(a_job)
+    log = np.empty((6, n_att), dtype=np.int64)
+    for a in range(n_att):
         log[0, a] = a_job[a]
         log[1, a] = a_start[a]
         log[2, a] = a_end[a]

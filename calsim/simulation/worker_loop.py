@@ -31,19 +31,21 @@ import polars as pl
 from ..times import US
 from .faults import WorkerCrash
 from .randomness import CRASH, id_key, uniform
-from .rules import BIG, EDGE
+from .rules import BIG, deadline
 from .state import NONE, S, RunState
 
 __all__ = ["worker_loop", "crash_plan"]
 
 _JITTER_MODES = {"none": 0, "full": 1, "equal": 2}
-#: An attempt's outcome in the attempt log (the kernel's codes 0..3).
-OUTCOMES = ["succeeded", "failed", "lost", "timed_out"]
+#: An attempt's outcome in the attempt log (the kernel's codes 0..4).
+OUTCOMES = ["succeeded", "failed", "lost", "timed_out", "cancelled"]
 
 
 def worker_loop(run: RunState) -> None:
     """Settle every row of ``run`` that runs (after :func:`.columns.catch_up`), one attempt at a time."""
-    from .worker_kernel import settle
+    from . import worker_kernel as k
+    from .event_kernel import Budgets
+    from .event_loop import budget_groups
 
     sc = run.sc
     rows = np.flatnonzero(run.has_due & (run.state < 0))
@@ -60,12 +62,9 @@ def worker_loop(run: RunState) -> None:
     # A wake-up's backlog in due order (DESIGN §5), then by schedule: the order jobs queue for workers.
     order = np.lexsort((job_inst, run.s[rows][job_row], run.due[rows][job_row], job_ready))
     job_row, job_inst, job_ready = job_row[order], job_inst[order], job_ready[order]
+    turn_next, follower = _turns(run, rows, job_row, job_inst)
 
     s = run.s[rows].astype(i64)
-    # The last instant a first attempt may start: eligible + max_lateness, or one µs before it where a
-    # lateness equal to the limit is already past it (limit_edge="late"; rules.beyond: never at lateness 0).
-    deadline = np.where(run.p_maxlate[s] >= BIG, BIG, run.eligible[rows] + np.minimum(run.p_maxlate[s], BIG)
-                        - ((run.p_edge[s] == EDGE["late"]) & (run.p_maxlate[s] > 0)))
     pol = run.pol
     limits = {r.name: i for i, r in enumerate(sc.rate_limits)}
     p_rl = np.array([limits.get(p.rate_limit, -1) if p.rate_limit else -1 for p in pol], dtype=i64)
@@ -73,38 +72,47 @@ def worker_loop(run: RunState) -> None:
     br_ptr = np.zeros(len(pol) + 1, dtype=i64)
     br_ptr[1:] = np.cumsum([len(x) for x in scopes])
     br_idx = np.array([b for x in scopes for b in x], dtype=i64)
+    spans = [np.array(run.pauses.get(q) or [], dtype=i64).reshape(-1, 2) for q in range(len(run.scheds))]
+    pause_ptr = np.zeros(len(spans) + 1, dtype=i64)
+    pause_ptr[1:] = np.cumsum([len(x) for x in spans])
+    pause = np.concatenate(spans) if spans else np.zeros((0, 2), dtype=i64)
     w = sc.workers
     cr_t, cr_w, cr_down = crash_plan(sc)
     f = sc.failures
     n = len(rows)
-    j_state = np.full(len(job_row), -1, dtype=i64)
-    j_reason = np.full(len(job_row), NONE, dtype=i64)
-    start = np.zeros(n, dtype=i64)
-    finish = np.zeros(n, dtype=i64)
-    started = np.zeros(n, dtype=bool)
-    attempts = np.zeros(n, dtype=i64)
-    effects = np.zeros(n, dtype=i64)
-    worker = np.full(n, -1, dtype=i64)
-    rate_wait = np.zeros(n, dtype=i64)
-    log = settle(job_row, job_inst, job_ready, n_inst,
-                 s, deadline.astype(i64), run.key[s].view(np.int64), run.nominal[rows].astype(i64),
-                 run.fold[rows].astype(i64),
-                 run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64) == 1, p_rl,
-                 np.array([float(p.effect_at) for p in pol]), np.array([p.ack_delay_us for p in pol], dtype=i64),
-                 run.p_priority.astype(i64), br_ptr, br_idx,
-                 np.array([b.after for b in sc.breakers], dtype=i64), np.array([b.open_for_us for b in sc.breakers], dtype=i64),
+    if w is not None:
+        pool = k.Pool(w.count, w.lease_us, -1 if w.heartbeat_us is None else w.heartbeat_us, w.renew, cr_t, cr_w, cr_down)
+    else:  # capacity: one implicit pool of that many workers (never crashing, no lease); else any number
+        pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down)
+    out = k.OutcomesW(np.full(len(job_row), -1, dtype=i64), np.full(len(job_row), NONE, dtype=i64),
+                      np.zeros(n, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=bool), np.zeros(n, dtype=i64),
+                      np.zeros(n, dtype=i64), np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64))
+    g = budget_groups(run, int(pick.min()) if n else sc.end_us)
+    log = k.settle(
+        k.Jobs(job_row, job_inst, job_ready, turn_next, follower),
+        # The last instant a first attempt may start within max_lateness (rules.deadline: never at lateness 0).
+        k.RowsW(s, deadline(run.eligible[rows].astype(i64), run.p_maxlate[s].astype(i64), run.p_edge[s].astype(i64)),
+                run.eligible[rows].astype(i64), run.due[rows].astype(i64), run.key[s].view(np.int64),
+                run.nominal[rows].astype(i64), run.fold[rows].astype(i64)),
+        k.PolicyW(run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64),
+                  run.p_max_active.astype(i64), p_rl, np.array([float(p.effect_at) for p in pol]),
+                  np.array([p.ack_delay_us for p in pol], dtype=i64), run.p_priority.astype(i64), br_ptr, br_idx,
+                  run.p_account.astype(i64), run.p_onbudget_wait.astype(bool), run.p_cost.astype(np.float64),
+                  run.p_maxlate.astype(i64), run.p_edge.astype(i64), run.p_catchup.astype(i64),
+                  run.p_limit.astype(i64), pause_ptr, pause[:, 0].copy(), pause[:, 1].copy()),
+        k.Limits(np.array([b.after for b in sc.breakers], dtype=i64),
+                 np.array([b.open_for_us for b in sc.breakers], dtype=i64),
                  np.array([r.per[0] for r in sc.rate_limits], dtype=i64),
                  np.array([r.per[1] for r in sc.rate_limits], dtype=i64),
-                 np.array([r.burst for r in sc.rate_limits], dtype=i64),
-                 -1 if w is None else w.count, BIG if w is None else w.lease_us,
-                 -1 if w is None or w.heartbeat_us is None else w.heartbeat_us, cr_t, cr_w, cr_down,
-                 _seed64(sc.seed), int(sc.start_us),
-                 0.0 if f is None else float(f.probability), 1 if f is None else f.max_attempts,
-                 0 if f is None else f.backoff_us,
-                 BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
-                 0 if f is None else _JITTER_MODES[f.jitter],
-                 1.0 if f is None else f.shares[0], 0.0 if f is None else f.shares[1],
-                 j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait)
+                 np.array([r.burst for r in sc.rate_limits], dtype=i64)),
+        pool,
+        k.Draws(_seed64(sc.seed), int(sc.start_us), 0.0 if f is None else float(f.probability),
+                1 if f is None else f.max_attempts, 0 if f is None else f.backoff_us,
+                BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
+                0 if f is None else _JITTER_MODES[f.jitter], 1.0 if f is None else f.shares[0],
+                0.0 if f is None else f.shares[1], int(sc.end_us)),
+        Budgets(*g), out)
+    j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait, budget_wait = out
     assert (j_state >= 0).all(), "a job was left pending"
     # A row is done if any of its executions succeeded, else it takes its first instance's outcome.
     first_job = np.full(n, -1, dtype=i64)
@@ -129,10 +137,30 @@ def worker_loop(run: RunState) -> None:
     run.worker[rows] = worker
     run.rate_wait = np.zeros(run.n, dtype=np.float64)
     run.rate_wait[rows] = rate_wait / US
+    run.budget_wait[rows] += budget_wait / US
     run.success = run.state == S["done"]
     # Built when first read (Ledger.attempt_log): a frame of strings per attempt costs more than the loop.
     r, inst, frame = rows[job_row[log[0]]], job_inst[log[0]], run.frame
     run.attempt_log = lambda: attempt_log(frame, r, inst, log)
+
+
+def _turns(run: RunState, rows: np.ndarray, job_row: np.ndarray, job_inst: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Backlogs run in turn (:func:`.columns.catch_up` marks their rows): per instance, each member's job
+    points to the next member's (``turn_next``), and every member but the first is a ``follower``."""
+    m = len(job_row)
+    turn_next = np.full(m, -1, dtype=np.int64)
+    follower = np.zeros(m, dtype=bool)
+    if run.in_turn is None or not run.in_turn[rows].any():
+        return turn_next, follower
+    it = np.flatnonzero(run.in_turn[rows][job_row])  # jobs of rows in a backlog run in turn
+    s, pick, due = run.s[rows][job_row[it]], run.pick[rows][job_row[it]], run.due[rows][job_row[it]]
+    o = np.lexsort((due, pick, s, job_inst[it]))  # per instance, schedule and wake-up, in due order
+    it = it[o]
+    same = np.zeros(len(it), dtype=bool)  # the same backlog as the job before it
+    same[1:] = ((job_inst[it][1:] == job_inst[it][:-1]) & (s[o][1:] == s[o][:-1]) & (pick[o][1:] == pick[o][:-1]))
+    turn_next[it[:-1][same[1:]]] = it[1:][same[1:]]
+    follower[it[same]] = True
+    return turn_next, follower
 
 
 def attempt_log(frame: pl.DataFrame, r: np.ndarray, inst: np.ndarray, log: np.ndarray) -> pl.DataFrame:
