@@ -65,7 +65,7 @@ from numba import njit, types
 from numba.typed import Dict
 
 from . import compiled_rules
-from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one
+from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
 from .event_kernel import _ints, _queue_native, queue_pop, queue_push
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .rules import ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
@@ -103,8 +103,10 @@ Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
 #: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
 Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down")
 #: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
-#: error-class shares (transient, review), the horizon's end.
-Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end")
+#: error-class shares (transient, review), the horizon's end, the scheduler's outages (sorted starts, ends: a
+#: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up).
+Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
+                             "out_lo out_hi")
 #: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
 #: wait (µs), budget wait (µs).
 OutcomesW = namedtuple("OutcomesW", "j_state j_reason start finish started attempts effects worker rate_wait "
@@ -287,7 +289,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             key = s * n_inst + job_inst[j]
             first = j_k[j] == 0
             mode = pol.overlap[s]
-            if first and b == 0:
+            cancelled = False
+            if first and (b == 0 or b == 3):  # (3: it left the queue while a run of its schedule was going)
                 if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:
                     while len(buffers[key]) > b_head[key]:  # a newer time takes the blocked one's place
                         terminal(buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
@@ -309,11 +312,14 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         j_live[old] = False
                         running[key] -= 1
                         terminal(old, CANCELLED, R_SUPERSEDED)
-                        b = 2  # (overlap passed: on to the breakers)
+                        cancelled = True
                     else:
                         buffers[key].append(j)
-                    if b != 2:
+                    if not cancelled:
                         continue
+                if b == 3:  # room now: straight back to its place at the front (its breakers were met)
+                    first_line.append(j)
+                    continue
             blocked = False
             for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
                 bq = pol.br_idx[q]
@@ -328,7 +334,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         b_state[bq] = 2
                         b_trial[bq] = j
                         b_trial_att[bq] = -1
-                queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[s], t, t, j)
+                if cancelled:  # the slot of the run it cancelled is its own (before the queue)
+                    first_line.insert(0, j)
+                elif b == 2:  # released by the scheduler (a buffer, a turn): the slot its predecessor freed
+                    first_line.append(j)
+                else:
+                    queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[s], t, t, j)
         elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
             if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
@@ -336,7 +347,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if j_state[a] >= 0:
                 continue
             if j_tok[a]:
-                first_line.append(a)
+                first_line.insert(0, a)  # (before released jobs: the worker it held is the one just freed)
             else:  # its token was lost with a crashed worker: queued as any job, for a new one
                 queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[r_s[job_row[a]]], t, t, a)
         elif kind == END:
@@ -444,8 +455,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                                                  pol.edge[hs], pol.catchup[hs], pol.limit[hs])
                 for k in range(n):
                     j = hj[order[k]]
-                    if j_k[j] > 0 or outcome[k] == ARRIVES:
-                        push(t, HELD_READY, j, 1 if j_k[j] > 0 else 0)  # (a first attempt meets overlap again)
+                    if j_k[j] > 0 or outcome[k] == ARRIVES:  # (a first attempt meets overlap again)
+                        push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
                     elif outcome[k] == EXPIRES:
                         terminal(j, EXPIRED, R_LATE)
                     else:
@@ -455,173 +466,216 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             while len(buffers[key]) > b_head[key] and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1):
                 j = buffers[key][b_head[key]]
                 b_head[key] += 1
-                if j_state[j] < 0:
-                    push(t, READY, j, 2)  # (the deadline at the dispatch expires it if too late by now)
+                if j_state[j] < 0:  # (the deadline at the dispatch expires it if too late by now)
+                    j_live[j] = True
+                    running[key] += 1
+                    if multi:
+                        live[key].append(j)
+                    push(t, READY, j, 2)
                     break
 
-        # Follow up the jobs that became terminal: their live lists, buffers, the next in turn, a dropped trial.
-        while len(todo):
-            j = todo.pop()
-            r = job_row[j]
-            s = r_s[r]
-            key = s * n_inst + job_inst[j]
-            if j_live[j]:
-                j_live[j] = False
-                running[key] -= 1
-                if multi:
-                    _remove(live[key], j)
-            for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
-                bq = pol.br_idx[q]
-                if b_trial[bq] == j and b_trial_att[bq] < 0:  # a trial dropped before it started
-                    b_state[bq] = 1
-                    b_trial[bq] = -1
-            nx = jobs.turn_next[j]
-            if nx >= 0 and j_state[nx] < 0:
-                if j_k[j] == 0 and j_state[j] == SKIPPED and (j_reason[j] == R_OVERLAP or j_reason[j] == R_BREAKER
-                                                             or j_reason[j] == R_PAUSED or j_reason[j] == R_BUDGET):
-                    terminal(nx, SKIPPED, j_reason[j])  # the wake-up's submission was refused: the backlog with it
-                else:
-                    push(t, READY, nx, 2)  # the instance takes the next member (overlap: its own turn)
-            if buffering and len(buffers[key]) > b_head[key]:
-                if pol.overlap[s] == BUFFER_LATEST:
-                    push(t, LATEST, key, 0)
-                else:
-                    free_slots = max(pol.max_active[s], 1) - running[key]
-                    while free_slots > 0 and len(buffers[key]) > b_head[key]:
-                        nb = buffers[key][b_head[key]]
-                        b_head[key] += 1
-                        if j_state[nb] < 0:
-                            j_nodl[nb] = True  # (Temporal checks its window only when a time is buffered)
-                            push(t, READY, nb, 2)
-                            free_slots -= 1
+        # Follow up the jobs that became terminal, then dispatch; a dispatch can end jobs (a deadline, a
+        # pause, no budget): follow those up too, until nothing changes at this instant.
+        while True:
+            # Follow up the jobs that became terminal: their live lists, buffers, the next in turn, a dropped trial.
+            while len(todo):
+                j = todo.pop(0)
+                r = job_row[j]
+                s = r_s[r]
+                key = s * n_inst + job_inst[j]
+                if j_live[j]:
+                    j_live[j] = False
+                    running[key] -= 1
+                    if multi:
+                        _remove(live[key], j)
+                for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                    bq = pol.br_idx[q]
+                    if b_trial[bq] == j and b_trial_att[bq] < 0:  # a trial dropped before it started
+                        b_state[bq] = 1
+                        b_trial[bq] = -1
+                nx = jobs.turn_next[j]
+                if nx >= 0 and j_state[nx] < 0:
+                    if (not jobs.follower[j] and j_k[j] == 0 and j_state[j] == SKIPPED
+                            and (j_reason[j] == R_OVERLAP or j_reason[j] == R_BREAKER or j_reason[j] == R_PAUSED
+                                 or j_reason[j] == R_BUDGET)):
+                        while nx >= 0:  # the wake-up's submission was refused: the whole backlog with it
+                            terminal(nx, SKIPPED, j_reason[j])
+                            nx = jobs.turn_next[nx]
+                    elif j_k[j] == 0 and j_state[j] != EXPIRED:
+                        pass  # a member refused at its turn (a pause, no budget): the rest wait, as the loop's turn
+                    else:  # the instance takes the next member: going from now (it is its turn, not an overlap)
+                        j_live[nx] = True
+                        running[r_s[job_row[nx]] * n_inst + job_inst[nx]] += 1
+                        if multi:
+                            live[r_s[job_row[nx]] * n_inst + job_inst[nx]].append(nx)
+                        if up_one(t, draws.out_lo, draws.out_hi) == t:
+                            first_line.append(nx)  # (before the queue: the slot its predecessor freed)
+                        else:
+                            push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nx, 2)
+                if buffering and len(buffers[key]) > b_head[key] and (j_k[j] > 0 or j_state[j] == CANCELLED):
+                    # (a run that ended frees its slot; a released one refused at its start does not release more)
+                    if pol.overlap[s] == BUFFER_LATEST:
+                        push(up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
+                    else:
+                        free_slots = max(pol.max_active[s], 1) - running[key]
+                        while free_slots > 0 and len(buffers[key]) > b_head[key]:
+                            nb = buffers[key][b_head[key]]
+                            b_head[key] += 1
+                            if j_state[nb] < 0:  # going from now: a pick at this instant finds it
+                                j_nodl[nb] = True  # (Temporal checks its window only when a time is buffered)
+                                j_live[nb] = True
+                                running[key] += 1
+                                if multi:
+                                    live[key].append(nb)
+                                if up_one(t, draws.out_lo, draws.out_hi) == t:
+                                    first_line.append(nb)  # (before the queue: the slot its predecessor freed)
+                                else:
+                                    push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nb, 2)
+                                free_slots -= 1
 
-        # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
-        # their deadline, a pause, their budget and a token (waited for on the worker), then start.
-        while len(first_line) or q_meta[2] > 0:
-            w = -1
-            if n_workers >= 0:
+            # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
+            # their deadline, a pause, their budget and a token (waited for on the worker), then start.
+            while len(first_line) or q_meta[2] > 0:
                 w = -1
-                while len(free):
-                    cand = heappop(free)
-                    w_free[cand] = False
-                    if w_busy[cand] < 0 and w_hold[cand] < 0 and w_down[cand] <= t:
-                        w = cand
+                if n_workers >= 0:
+                    w = -1
+                    while len(free):
+                        cand = heappop(free)
+                        w_free[cand] = False
+                        if w_busy[cand] < 0 and w_hold[cand] < 0 and w_down[cand] <= t:
+                            w = cand
+                            break
+                    if w < 0:
                         break
-                if w < 0:
-                    break
-            if len(first_line):
-                j = first_line.pop(0)
-            else:
-                j = queue_pop(q_entries, q_heap, q_bumps, q_meta, t)
-            r = job_row[j]
-            s = r_s[r]
-            if j_state[j] >= 0:  # cancelled while it waited
-                if w >= 0:
-                    release(w, t)
-                continue
-            if j_k[j] == 0 and not j_tok[j]:
-                if t > r_deadline[r] and not j_nodl[j]:
-                    terminal(j, EXPIRED, R_LATE)
+                if len(first_line):
+                    j = first_line.pop(0)
+                else:
+                    j = queue_pop(q_entries, q_heap, q_bumps, q_meta, t)
+                r = job_row[j]
+                s = r_s[r]
+                if j_state[j] >= 0:  # cancelled while it waited
                     if w >= 0:
                         release(w, t)
                     continue
-                if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and _paused(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
-                    terminal(j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
+                key = s * n_inst + job_inst[j]
+                if (j_k[j] == 0 and not j_live[j] and not j_tok[j] and pol.overlap[s] != ALLOW
+                        and running[key] >= max(pol.max_active[s], 1)):
+                    # It leaves the queue while max_active runs of its schedule are going (one started while
+                    # it waited): it meets its overlap mode again, as a run leaving the event loop's queue does.
                     if w >= 0:
                         release(w, t)
+                    push(t, READY, j, 3)
                     continue
-            acct = pol.account[s]
-            if acct >= 0 and not j_tok[j]:
-                g = budgets.group[acct]
-                p = period_of_day(local_day(t, budgets.utc[budgets.utc_ptr[g]:budgets.utc_ptr[g + 1]],
-                                            budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]), budgets.kind[g])
-                bkey = p * n_a + acct
-                before = spent.get(bkey, 0.0)
-                if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
-                    if w >= 0:
-                        release(w, t)
-                    if not pol.wait[s]:
-                        terminal(j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
+                if j_k[j] == 0 and not j_tok[j]:
+                    if t > r_deadline[r] and not j_nodl[j]:
+                        terminal(j, EXPIRED, R_LATE)
+                        if w >= 0:
+                            release(w, t)
                         continue
-                    waiting[acct].append((j, t))
-                    nk = bkey + n_a
-                    if nk not in opened:
-                        opened[nk] = True
-                        kk = p + 1 - budgets.p0[g]
-                        if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
-                            push(budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
-                    continue
-                spent[bkey] = before + pol.cost[s]
-            rl = pol.rl[s]
-            if rl >= 0 and not j_tok[j]:
-                c = lim.rl_count[rl]
-                rel = t - draws.origin
-                need = tat[rl] - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
-                go_at = rel
-                if need > rel * c:
-                    go_at = (need + c - 1) // c
-                if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
-                    terminal(j, SKIPPED, R_RATE)
-                    if w >= 0:
-                        release(w, t)
-                    continue
-                # Exact: the bucket moves by its period from the conforming instant itself, never from the
-                # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
-                tat[rl] = max(tat[rl], rel * c) + lim.rl_period[rl]
-                rate_wait[r] += go_at + draws.origin - t
-                if go_at + draws.origin > t:
-                    j_tok[j] = True
-                    if w >= 0:
-                        w_hold[w] = j
-                    push(go_at + draws.origin, GO, j, w)
-                    continue
-            # start attempt k of job j at t on worker w
-            k = j_k[j]
-            j_k[j] = k + 1
-            j_tok[j] = False
-            attempts[r] += 1
-            key = s * n_inst + job_inst[j]
-            if k == 0:
-                j_live[j] = True
-                running[key] += 1
-                if multi:
-                    live[key].append(j)
-            d = pol.dur[s]
-            if pol.sigma[s] > 0:
-                u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
-                z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
-                d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
-            fails = False
-            if draws.p_fail > 0:
-                fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
-            e = t + d
-            eff = t + np.int64(pol.effect[s] * d) if pol.effect[s] < 1.0 else e
-            ack = e + pol.ack[s]
-            if not started[r]:
-                started[r] = True
-                start[r] = t
-            na = len(a_job)
-            a_job.append(j)
-            a_start.append(t)
-            a_end.append(e)
-            a_effect.append(eff)
-            a_worker.append(w)
-            a_status.append(0)
-            a_fails.append(fails)
-            a_over.append(-1)
-            a_outcome.append(-1)
-            j_att[j] = na
-            for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
-                bq = pol.br_idx[q]
-                if b_trial[bq] == j and b_trial_att[bq] < 0:
-                    b_trial_att[bq] = na
-            if w >= 0:
-                w_busy[w] = na
-                worker[r] = w
-                if ack > t + lease and not (pool.renew and heartbeat > 0):
-                    push(t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
-                    continue
-            push(ack, END, na, 0)
+                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and _paused(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
+                        terminal(j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
+                        if w >= 0:
+                            release(w, t)
+                        continue
+                acct = pol.account[s]
+                if acct >= 0 and not j_tok[j]:
+                    g = budgets.group[acct]
+                    p = period_of_day(local_day(t, budgets.utc[budgets.utc_ptr[g]:budgets.utc_ptr[g + 1]],
+                                                budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]), budgets.kind[g])
+                    bkey = p * n_a + acct
+                    before = spent.get(bkey, 0.0)
+                    if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
+                        if w >= 0:
+                            release(w, t)
+                        if not pol.wait[s]:
+                            terminal(j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
+                            continue
+                        if j_live[j] and j_k[j] == 0:  # released from a buffer or a turn: not going while it waits
+                            j_live[j] = False
+                            running[s * n_inst + job_inst[j]] -= 1
+                            if multi:
+                                _remove(live[s * n_inst + job_inst[j]], j)
+                        waiting[acct].append((j, t))
+                        nk = bkey + n_a
+                        if nk not in opened:
+                            opened[nk] = True
+                            kk = p + 1 - budgets.p0[g]
+                            if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
+                                push(budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
+                        continue
+                    spent[bkey] = before + pol.cost[s]
+                rl = pol.rl[s]
+                if rl >= 0 and not j_tok[j]:
+                    c = lim.rl_count[rl]
+                    rel = t - draws.origin
+                    need = tat[rl] - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
+                    go_at = rel
+                    if need > rel * c:
+                        go_at = (need + c - 1) // c
+                    if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
+                        terminal(j, SKIPPED, R_RATE)
+                        if w >= 0:
+                            release(w, t)
+                        continue
+                    # Exact: the bucket moves by its period from the conforming instant itself, never from the
+                    # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
+                    tat[rl] = max(tat[rl], rel * c) + lim.rl_period[rl]
+                    rate_wait[r] += go_at + draws.origin - t
+                    if go_at + draws.origin > t:
+                        j_tok[j] = True
+                        if w >= 0:
+                            w_hold[w] = j
+                        push(go_at + draws.origin, GO, j, w)
+                        continue
+                # start attempt k of job j at t on worker w
+                k = j_k[j]
+                j_k[j] = k + 1
+                j_tok[j] = False
+                attempts[r] += 1
+                key = s * n_inst + job_inst[j]
+                if k == 0 and not j_live[j]:
+                    j_live[j] = True
+                    running[key] += 1
+                    if multi:
+                        live[key].append(j)
+                d = pol.dur[s]
+                if pol.sigma[s] > 0:
+                    u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
+                    z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
+                    d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
+                fails = False
+                if draws.p_fail > 0:
+                    fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
+                e = t + d
+                eff = t + np.int64(pol.effect[s] * d) if pol.effect[s] < 1.0 else e
+                ack = e + pol.ack[s]
+                if not started[r]:
+                    started[r] = True
+                    start[r] = t
+                na = len(a_job)
+                a_job.append(j)
+                a_start.append(t)
+                a_end.append(e)
+                a_effect.append(eff)
+                a_worker.append(w)
+                a_status.append(0)
+                a_fails.append(fails)
+                a_over.append(-1)
+                a_outcome.append(-1)
+                j_att[j] = na
+                for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
+                    bq = pol.br_idx[q]
+                    if b_trial[bq] == j and b_trial_att[bq] < 0:
+                        b_trial_att[bq] = na
+                if w >= 0:
+                    w_busy[w] = na
+                    worker[r] = w
+                    if ack > t + lease and not (pool.renew and heartbeat > 0):
+                        push(t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
+                        continue
+                push(ack, END, na, 0)
+            if len(todo) == 0:
+                break
 
     # Whatever still waits for budget at the horizon's end never got it; buffered jobs never started.
     for a in range(n_a):
