@@ -15,8 +15,7 @@ output says which engine path settled the runs):
 * ``pauses``: every 10th schedule paused 10-13 October;
 * ``capacity``: no budgets, at most n / 25 runs at once, priorities 0-2;
 * ``combined``: capacity, budgets, failures and lognormal run times;
-* worker-level (issue 19; no budgets, which a worker-level scenario does
-  not combine with), settled attempt by attempt (:mod:`calsim.simulation.worker_loop`):
+* worker-level (issue 19), settled attempt by attempt (:mod:`calsim.simulation.worker_loop`):
   ``workers``: n / 25 workers with a 10-minute lease, random crashes (1 per
   worker and day, down 5 min) and a crash wave during the catch-up burst,
   failures p = 0.2 (80 % transient, 15 % review, 5 % permanent) up to 3
@@ -24,7 +23,9 @@ output says which engine path settled the runs):
   ``rate_limits``: a token bucket per tenant (600/min, burst 50), a breaker
   per tenant (10 failures, 5 min), failures p = 0.2, ``since_last_success``
   data windows; ``worker_faults``: both, plus two scheduler instances 2 s
-  apart with a unique key and an ack delay of 5 s.
+  apart with a unique key and an ack delay of 5 s; ``worker_budgets``:
+  ``workers`` with the tenants' daily budgets and ``overlap="buffer_one"``
+  (the seeds' model: leases under per-tenant budgets with priorities).
 
 Reports simulate's µs per ledger row at each size (wall clock, expansion
 included, best of ``repeat``; the process's CPU time beside it, steadier on a
@@ -59,8 +60,8 @@ import time
 import calsim
 
 PATHS = ("fast", "budgets_failures", "budgets_lognormal", "mixed_costs", "pauses", "capacity", "combined",
-         "workers", "rate_limits", "worker_faults")
-WORKER_PATHS = ("workers", "rate_limits", "worker_faults")
+         "workers", "rate_limits", "worker_faults", "worker_budgets")
+WORKER_PATHS = ("workers", "rate_limits", "worker_faults", "worker_budgets")
 MONTH = ("2026-10-01T00:00Z", "2026-11-01T00:00Z")
 YEAR = ("2026-01-01T00:00Z", "2027-01-01T00:00Z")
 OUTAGE = calsim.Outage("2026-10-20T01:01Z", "2026-10-23T01:01Z")
@@ -75,7 +76,7 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
         raise SystemExit(f"path: unknown {path!r} (allowed: {', '.join(PATHS)})")
     capacity = path in ("capacity", "combined")
     worker_level = path in WORKER_PATHS
-    budgets = path != "capacity" and not worker_level
+    budgets = path != "capacity" and (not worker_level or path == "worker_budgets")
     fleet = []
     for i, s in enumerate(calsim.examples.fleet(n, seed=0)):
         fields: dict = {"catchup": "latest", "overlap": "skip", "duration": "1min"}
@@ -85,8 +86,10 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
             fields["duration"] = calsim.LogNormal("1min", "5min")
         if capacity or worker_level:
             fields["priority"] = i % 3
-        if path in ("workers", "worker_faults"):
+        if path in ("workers", "worker_faults", "worker_budgets"):
             fields["duration"] = calsim.LogNormal("1min", "5min")
+        if path == "worker_budgets":
+            fields["overlap"] = "buffer_one"
         if path in ("rate_limits", "worker_faults"):
             tenant = s.id.split("/")[0]
             fields.update(rate_limit=tenant, account=tenant, covers="since_last_success", idempotent=i % 2 == 0)
@@ -113,7 +116,7 @@ def _worker_level(path: str, n: int, fleet: list, horizon: tuple[str, str]) -> c
     tenants = sorted({s.id.split("/")[0] for s in fleet})
     kw: dict = {"failures": calsim.Failures(0.2, max_attempts=3, backoff="1min", max_backoff="10min", jitter="full",
                                             classes={"transient": 0.8, "review": 0.15, "permanent": 0.05})}
-    if path in ("workers", "worker_faults"):
+    if path in ("workers", "worker_faults", "worker_budgets"):
         count = max(2, n // 25)
         kw["workers"] = calsim.Workers(count, lease="10min", crash_rate="1/day", down_for="5min")
         kw["events"] = [calsim.WorkerCrash("2026-10-23T01:03Z", workers=max(1, count // 4), down_for="15min")]
@@ -122,6 +125,8 @@ def _worker_level(path: str, n: int, fleet: list, horizon: tuple[str, str]) -> c
         kw["breakers"] = [calsim.Breaker(f"account:{t}", after=10, open_for="5min") for t in tenants]
     if path == "worker_faults":
         kw.update(schedulers=2, scheduler_skew="2s", dedupe="key")
+    if path == "worker_budgets":
+        kw["budgets"] = [calsim.Budget(t, 150.0, "day", "Europe/Berlin") for t in tenants]
     return calsim.Scenario(f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE], **kw)
 
 

@@ -52,7 +52,9 @@ attempt, so a run's draws do not depend on order.
 
 Why one flat loop: numba inlines an inner function at every call site, and
 handlers calling handlers multiplied the compiled code (minutes to compile
-instead of seconds); the handlers are the branches of one ``if`` instead.
+instead of seconds); the handlers are the branches of one ``if`` instead, and
+the small steps they share (push an event, end a job, free a worker, count a
+breaker's result) are functions of their own, compiled once and called.
 """
 
 from __future__ import annotations
@@ -154,6 +156,57 @@ def _paused(ptr, lo, hi, s, t):
 
 
 @njit(cache=True)
+def _push(heap, seq, t, kind, a, b):
+    seq[0] += 1
+    heappush(heap, (t, kind, seq[0], a, b))
+
+
+@njit(cache=True)
+def _terminal(j_state, j_reason, todo, j, st, rs):
+    """Job ``j`` ends with ``st``/``rs`` (its first end only), to be followed up (``todo``)."""
+    if j_state[j] >= 0:
+        return
+    j_state[j] = st
+    j_reason[j] = rs
+    todo.append(j)
+
+
+@njit(cache=True)
+def _release(w_busy, w_down, w_hold, w_free, free, w, t):
+    """Worker ``w`` lets go of its attempt: free again unless down or holding a job waiting for its token."""
+    w_busy[w] = -1
+    if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
+        heappush(free, w)
+        w_free[w] = True
+
+
+@njit(cache=True)
+def _breaker_result(br_ptr, br_idx, b_after, b_open, b_state, b_count, b_until, b_trial, b_trial_att, s, a, ok, t):
+    """Attempt ``a`` of schedule ``s`` ended (``ok``): its breakers count it (Polly's consecutive-failure breaker)."""
+    for q in range(br_ptr[s], br_ptr[s + 1]):
+        b = br_idx[q]
+        if b_state[b] == 2 and b_trial_att[b] == a:
+            b_trial[b] = -1
+            b_trial_att[b] = -1
+            if ok:
+                b_state[b] = 0
+                b_count[b] = 0
+            else:
+                b_state[b] = 1
+                b_until[b] = t + b_open[b]
+        elif b_state[b] == 0:
+            if ok:
+                b_count[b] = 0
+            else:
+                b_count[b] += 1
+                if b_count[b] >= b_after[b]:
+                    b_state[b] = 1
+                    b_count[b] = 0
+                    b_until[b] = t + b_open[b]
+        # open or half-open: results of attempts started before it opened are ignored (Polly)
+
+
+@njit(cache=True)
 def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     """Settle every job; writes each job's terminal state and reason and the rows' outcomes into ``out``.
 
@@ -223,49 +276,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     waiting = [pair.copy() for _ in range(n_a)]  # account -> [(job, since)] held for budget
     todo = _ints()  # jobs whose state changed to terminal, to follow up (turns, buffers, breakers, live lists)
 
-    def push(t, kind, a, b):
-        seq[0] += 1
-        heappush(heap, (t, kind, seq[0], a, b))
-
     for i in range(len(pool.cr_t)):
-        push(pool.cr_t[i], CRASH, i, 0)
-
-    def terminal(j, st, rs):
-        if j_state[j] >= 0:
-            return
-        j_state[j] = st
-        j_reason[j] = rs
-        todo.append(j)
-
-    def release(w, t):
-        w_busy[w] = -1
-        if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
-            heappush(free, w)
-            w_free[w] = True
-
-    def breaker_result(j, a, ok, t):
-        s = r_s[job_row[j]]
-        for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
-            b = pol.br_idx[q]
-            if b_state[b] == 2 and b_trial_att[b] == a:
-                b_trial[b] = -1
-                b_trial_att[b] = -1
-                if ok:
-                    b_state[b] = 0
-                    b_count[b] = 0
-                else:
-                    b_state[b] = 1
-                    b_until[b] = t + lim.b_open[b]
-            elif b_state[b] == 0:
-                if ok:
-                    b_count[b] = 0
-                else:
-                    b_count[b] += 1
-                    if b_count[b] >= lim.b_after[b]:
-                        b_state[b] = 1
-                        b_count[b] = 0
-                        b_until[b] = t + lim.b_open[b]
-            # open or half-open: results of attempts started before it opened are ignored (Polly)
+        _push(heap, seq, pool.cr_t[i], CRASH, i, 0)
 
     # The events and the jobs' ready instants, merged; each branch below is one handler. After each event,
     # the jobs it made terminal are followed up (``todo``), then queued jobs take free workers.
@@ -293,12 +305,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if first and (b == 0 or b == 3):  # (3: it left the queue while a run of its schedule was going)
                 if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:
                     while len(buffers[key]) > b_head[key]:  # a newer time takes the blocked one's place
-                        terminal(buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
+                        _terminal(j_state, j_reason, todo, buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
                         b_head[key] += 1
                 cap = pol.max_active[s]
                 if mode != ALLOW and running[key] >= max(cap, 1):
                     if mode == SKIP or (mode == BUFFER_ONE and len(buffers[key]) > b_head[key]):
-                        terminal(j, SKIPPED, R_OVERLAP)
+                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_OVERLAP)
                     elif mode == CANCEL_OTHER:
                         old = live[key].pop(0)  # the oldest going stops now, keeping its cost
                         att = j_att[old]
@@ -308,10 +320,10 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             a_outcome[att] = 4
                             finish[job_row[old]] = max(finish[job_row[old]], t)
                             if a_worker[att] >= 0:
-                                release(a_worker[att], t)
+                                _release(w_busy, w_down, w_hold, w_free, free, a_worker[att], t)
                         j_live[old] = False
                         running[key] -= 1
-                        terminal(old, CANCELLED, R_SUPERSEDED)
+                        _terminal(j_state, j_reason, todo, old, CANCELLED, R_SUPERSEDED)
                         cancelled = True
                     else:
                         buffers[key].append(j)
@@ -326,7 +338,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if b_state[bq] == 2 or (b_state[bq] == 1 and t < b_until[bq]):
                     blocked = True
             if blocked:
-                terminal(j, SKIPPED if first else FAILED, R_BREAKER)
+                _terminal(j_state, j_reason, todo, j, SKIPPED if first else FAILED, R_BREAKER)
             else:
                 for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
                     bq = pol.br_idx[q]
@@ -343,7 +355,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
         elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
             if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
-                release(b, t)
+                _release(w_busy, w_down, w_hold, w_free, free, b, t)
             if j_state[a] >= 0:
                 continue
             if j_tok[a]:
@@ -362,32 +374,34 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             w = a_worker[a]
             finish[r] = max(finish[r], a_end[a])
             if w >= 0:
-                release(w, t)
+                _release(w_busy, w_down, w_hold, w_free, free, w, t)
             if not a_fails[a]:
                 effects[r] += 1
-                breaker_result(j, a, True, t)
-                terminal(j, DONE, -1)
+                _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+                                b_trial_att, r_s[job_row[j]], a, True, t)
+                _terminal(j_state, j_reason, todo, j, DONE, -1)
             else:
-                breaker_result(j, a, False, t)
+                _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+                                b_trial_att, r_s[job_row[j]], a, False, t)
                 k = j_k[j]
                 cu = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, CLASS, k - 1) \
                     if draws.share_t < 1.0 else 0.0
                 if cu >= draws.share_t + draws.share_r:
-                    terminal(j, FAILED, R_PERMANENT)
+                    _terminal(j_state, j_reason, todo, j, FAILED, R_PERMANENT)
                 elif cu >= draws.share_t:
-                    terminal(j, FAILED, R_REVIEW)
+                    _terminal(j_state, j_reason, todo, j, FAILED, R_REVIEW)
                 elif k < max_att:
                     ju = 0.0
                     if draws.jitter_mode > 0:
                         ju = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, RETRY_JITTER, k)
                     # the backoff runs from the failure's report (its acknowledgement), never from the past
-                    push(t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
+                    _push(heap, seq, t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
                 else:
-                    terminal(j, FAILED, R_RETRIES)
+                    _terminal(j_state, j_reason, todo, j, FAILED, R_RETRIES)
         elif kind == CRASH:
             w = pool.cr_w[a]
             w_down[w] = max(w_down[w], t + pool.cr_down[a])
-            push(w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
+            _push(heap, seq, w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
                 j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
                 w_hold[w] = -1
@@ -406,7 +420,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     x = st0 + lease
                     if heartbeat >= 0:
                         x = min(x, t + heartbeat)  # Temporal: the heartbeat timeout
-                push(x, EXPIRE, att, 0)
+                _push(heap, seq, x, EXPIRE, att, 0)
         elif kind == EXPIRE:
             if a_status[a] == 1:
                 continue
@@ -415,18 +429,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if a_status[a] == 0:  # timed out while running: the worker is presumed cancelled
                 if a_effect[a] <= t and not a_fails[a]:  # at the effect instant counts as after it (a crash too)
                     effects[r] += 1
-                release(a_worker[a], t)
+                _release(w_busy, w_down, w_hold, w_free, free, a_worker[a], t)
                 a_over[a] = t
                 a_outcome[a] = 3
             a_status[a] = 1
             j_att[j] = -1
             finish[r] = max(finish[r], t)
-            breaker_result(j, a, False, t)
+            _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+                            b_trial_att, r_s[job_row[j]], a, False, t)
             if j_state[j] < 0:
                 if j_k[j] < max_att:
-                    push(t, READY, j, 1)
+                    _push(heap, seq, t, READY, j, 1)
                 else:
-                    terminal(j, FAILED, R_LEASE)
+                    _terminal(j_state, j_reason, todo, j, FAILED, R_LEASE)
         elif kind == UP:
             if w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
                 heappush(free, a)
@@ -456,11 +471,11 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 for k in range(n):
                     j = hj[order[k]]
                     if j_k[j] > 0 or outcome[k] == ARRIVES:  # (a first attempt meets overlap again)
-                        push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
+                        _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
                     elif outcome[k] == EXPIRES:
-                        terminal(j, EXPIRED, R_LATE)
+                        _terminal(j_state, j_reason, todo, j, EXPIRED, R_LATE)
                     else:
-                        terminal(j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
+                        _terminal(j_state, j_reason, todo, j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
         elif kind == LATEST:  # a buffer_latest schedule's blocked time, after the picks of this instant
             key = a
             while len(buffers[key]) > b_head[key] and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1):
@@ -471,7 +486,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     running[key] += 1
                     if multi:
                         live[key].append(j)
-                    push(t, READY, j, 2)
+                    _push(heap, seq, t, READY, j, 2)
                     break
 
         # Follow up the jobs that became terminal, then dispatch; a dispatch can end jobs (a deadline, a
@@ -499,7 +514,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             and (j_reason[j] == R_OVERLAP or j_reason[j] == R_BREAKER or j_reason[j] == R_PAUSED
                                  or j_reason[j] == R_BUDGET)):
                         while nx >= 0:  # the wake-up's submission was refused: the whole backlog with it
-                            terminal(nx, SKIPPED, j_reason[j])
+                            _terminal(j_state, j_reason, todo, nx, SKIPPED, j_reason[j])
                             nx = jobs.turn_next[nx]
                     elif j_k[j] == 0 and j_state[j] != EXPIRED:
                         pass  # a member refused at its turn (a pause, no budget): the rest wait, as the loop's turn
@@ -511,11 +526,11 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         if up_one(t, draws.out_lo, draws.out_hi) == t:
                             first_line.append(nx)  # (before the queue: the slot its predecessor freed)
                         else:
-                            push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nx, 2)
+                            _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nx, 2)
                 if buffering and len(buffers[key]) > b_head[key] and (j_k[j] > 0 or j_state[j] == CANCELLED):
                     # (a run that ended frees its slot; a released one refused at its start does not release more)
                     if pol.overlap[s] == BUFFER_LATEST:
-                        push(up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
+                        _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
                     else:
                         free_slots = max(pol.max_active[s], 1) - running[key]
                         while free_slots > 0 and len(buffers[key]) > b_head[key]:
@@ -530,7 +545,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                                 if up_one(t, draws.out_lo, draws.out_hi) == t:
                                     first_line.append(nb)  # (before the queue: the slot its predecessor freed)
                                 else:
-                                    push(up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nb, 2)
+                                    _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nb, 2)
                                 free_slots -= 1
 
             # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
@@ -555,7 +570,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 s = r_s[r]
                 if j_state[j] >= 0:  # cancelled while it waited
                     if w >= 0:
-                        release(w, t)
+                        _release(w_busy, w_down, w_hold, w_free, free, w, t)
                     continue
                 key = s * n_inst + job_inst[j]
                 if (j_k[j] == 0 and not j_live[j] and not j_tok[j] and pol.overlap[s] != ALLOW
@@ -563,19 +578,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     # It leaves the queue while max_active runs of its schedule are going (one started while
                     # it waited): it meets its overlap mode again, as a run leaving the event loop's queue does.
                     if w >= 0:
-                        release(w, t)
-                    push(t, READY, j, 3)
+                        _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                    _push(heap, seq, t, READY, j, 3)
                     continue
                 if j_k[j] == 0 and not j_tok[j]:
                     if t > r_deadline[r] and not j_nodl[j]:
-                        terminal(j, EXPIRED, R_LATE)
+                        _terminal(j_state, j_reason, todo, j, EXPIRED, R_LATE)
                         if w >= 0:
-                            release(w, t)
+                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
                     if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and _paused(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
-                        terminal(j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
+                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
                         if w >= 0:
-                            release(w, t)
+                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
                 acct = pol.account[s]
                 if acct >= 0 and not j_tok[j]:
@@ -586,9 +601,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     before = spent.get(bkey, 0.0)
                     if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
                         if w >= 0:
-                            release(w, t)
+                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
                         if not pol.wait[s]:
-                            terminal(j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
+                            _terminal(j_state, j_reason, todo, j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
                             continue
                         if j_live[j] and j_k[j] == 0:  # released from a buffer or a turn: not going while it waits
                             j_live[j] = False
@@ -601,7 +616,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             opened[nk] = True
                             kk = p + 1 - budgets.p0[g]
                             if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
-                                push(budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
+                                _push(heap, seq, budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
                         continue
                     spent[bkey] = before + pol.cost[s]
                 rl = pol.rl[s]
@@ -613,9 +628,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     if need > rel * c:
                         go_at = (need + c - 1) // c
                     if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
-                        terminal(j, SKIPPED, R_RATE)
+                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_RATE)
                         if w >= 0:
-                            release(w, t)
+                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
                     # Exact: the bucket moves by its period from the conforming instant itself, never from the
                     # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
@@ -625,7 +640,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         j_tok[j] = True
                         if w >= 0:
                             w_hold[w] = j
-                        push(go_at + draws.origin, GO, j, w)
+                        _push(heap, seq, go_at + draws.origin, GO, j, w)
                         continue
                 # start attempt k of job j at t on worker w
                 k = j_k[j]
@@ -671,9 +686,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     w_busy[w] = na
                     worker[r] = w
                     if ack > t + lease and not (pool.renew and heartbeat > 0):
-                        push(t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
+                        _push(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
                         continue
-                push(ack, END, na, 0)
+                _push(heap, seq, ack, END, na, 0)
             if len(todo) == 0:
                 break
 
