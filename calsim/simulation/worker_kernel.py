@@ -68,9 +68,9 @@ from numba.typed import Dict
 
 from . import compiled_rules
 from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
-from .event_kernel import _ints, _queue_native, queue_pop, queue_push
+from .event_kernel import _ints
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
-from .rules import ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
+from .rules import AGEING_US, ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
@@ -96,10 +96,11 @@ Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
 #: instant, and the draws' key, nominal instant and fold.
 RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold")
 #: Per schedule: duration (median) and lognormal sigma, overlap code and max_active (0: any number), rate limit
-#: (-1: none), effect point, ack delay, priority, breakers (CSR), account (-1: none), on_budget wait, cost per
-#: attempt, max_lateness, edge, catch-up code and limit, paused spans (CSR).
-PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack priority br_ptr br_idx account wait "
-                                "cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
+#: (-1: none), effect point, ack delay, priority level (an index into ``level_priority``, the distinct
+#: priorities), breakers (CSR), account (-1: none), on_budget wait, cost per attempt, max_lateness, edge, catch-up
+#: code and limit, paused spans (CSR).
+PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack level level_priority br_ptr br_idx "
+                                "account wait cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
 #: Breakers (after, open_for) and rate limits (count per period, period, burst).
 Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
 #: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
@@ -153,6 +154,54 @@ def _paused(ptr, lo, hi, s, t):
         if lo[k] <= t < hi[k]:
             return True
     return False
+
+
+@njit(cache=True)
+def _grown(nodes):
+    """The queue's node arrays, twice as long (see :func:`_level_push`)."""
+    job, qat, order, nxt = nodes
+    return (np.concatenate((job, job)), np.concatenate((qat, qat)), np.concatenate((order, order)),
+            np.concatenate((nxt, nxt)))
+
+
+@njit(cache=True)
+def _level_push(nodes, lv, queued, seq, level, t, j):
+    """Queue job ``j`` at ``t`` behind the others of its priority level: one linked list of nodes per level
+    (``nodes``: job, queued at, order, next, with room for one more: :func:`_grown`). Events come in time
+    order, so each level's list is in queued order."""
+    job, qat, order, nxt = nodes
+    n = queued[1]  # nodes used
+    seq[0] += 1
+    job[n], qat[n], order[n], nxt[n] = j, t, seq[0], -1
+    if lv[1, level] >= 0:
+        nxt[lv[1, level]] = n
+    else:
+        lv[0, level] = n
+    lv[1, level] = n
+    queued[0] += 1
+    queued[1] = n + 1
+
+
+@njit(cache=True)
+def _level_pop(nodes, lv, queued, level_priority, t):
+    """The job to serve at ``t``: the highest aged priority ``priority + (t - queued_at) // AGEING_US``, then the
+    first queued (the event loop's capacity queue's order). Within a level the oldest has the highest aged
+    priority, so only the levels' heads compete: O(levels) a pop, no re-keying as runs age."""
+    job, qat, order, nxt = nodes
+    best, best_aged, best_q, best_seq = -1, np.int64(0), np.int64(0), np.int64(0)
+    for k in range(lv.shape[1]):
+        h = lv[0, k]
+        if h >= 0:
+            aged = level_priority[k] + (t - qat[h]) // AGEING_US
+            if best < 0 or aged > best_aged or (aged == best_aged and (qat[h] < best_q or (qat[h] == best_q and
+                                                                                         order[h] < best_seq))):
+                best, best_aged, best_q, best_seq = k, aged, qat[h], order[h]
+    h = lv[0, best]
+    lv[0, best] = nxt[h]
+    if nxt[h] < 0:
+        lv[1, best] = -1
+    queued[0] -= 1
+    return job[h]
 
 
 @njit(cache=True)
@@ -262,7 +311,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
         w_free[w] = True
     # jobs waiting for a worker: those whose token came first (FIFO), then the capacity queue (aged priority)
     first_line = _ints()
-    q_entries, q_heap, q_bumps, q_meta = _queue_native()
+    # The queue for a worker: a FIFO per priority level (see _level_pop)
+    cap = 2 * m + 16
+    nodes = (np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
+             np.zeros(cap, dtype=np.int64))
+    lv = np.full((2, len(pol.level_priority)), -1, dtype=np.int64)  # each level's first and last node
+    queued = np.zeros(2, dtype=np.int64)  # [jobs queued, nodes used]
     tat = np.zeros(len(lim.rl_count), dtype=np.int64)  # GCRA: µs * count, from the origin
     b_state = np.zeros(len(lim.b_after), dtype=np.int64)  # 0 closed, 1 open, 2 half-open (trial chosen)
     b_count = np.zeros(len(lim.b_after), dtype=np.int64)
@@ -351,7 +405,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 elif b == 2:  # released by the scheduler (a buffer, a turn): the slot its predecessor freed
                     first_line.append(j)
                 else:
-                    queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[s], t, t, j)
+                    if queued[1] == len(nodes[0]):
+                        nodes = _grown(nodes)
+                    _level_push(nodes, lv, queued, seq, pol.level[s], t, j)
         elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
             if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
@@ -361,7 +417,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if j_tok[a]:
                 first_line.insert(0, a)  # (before released jobs: the worker it held is the one just freed)
             else:  # its token was lost with a crashed worker: queued as any job, for a new one
-                queue_push(q_entries, q_heap, q_bumps, q_meta, pol.priority[r_s[job_row[a]]], t, t, a)
+                if queued[1] == len(nodes[0]):
+                    nodes = _grown(nodes)
+                _level_push(nodes, lv, queued, seq, pol.level[r_s[job_row[a]]], t, a)
         elif kind == END:
             if a_status[a] != 0:
                 continue
@@ -550,7 +608,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
 
             # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
             # their deadline, a pause, their budget and a token (waited for on the worker), then start.
-            while len(first_line) or q_meta[2] > 0:
+            while len(first_line) or queued[0] > 0:
                 w = -1
                 if n_workers >= 0:
                     w = -1
@@ -565,7 +623,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if len(first_line):
                     j = first_line.pop(0)
                 else:
-                    j = queue_pop(q_entries, q_heap, q_bumps, q_meta, t)
+                    j = _level_pop(nodes, lv, queued, pol.level_priority, t)
                 r = job_row[j]
                 s = r_s[r]
                 if j_state[j] >= 0:  # cancelled while it waited

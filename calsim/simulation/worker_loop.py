@@ -88,6 +88,7 @@ def worker_loop(run: RunState) -> None:
                       np.zeros(n, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=bool), np.zeros(n, dtype=i64),
                       np.zeros(n, dtype=i64), np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64))
     g = budget_groups(run, int(pick.min()) if n else sc.end_us)
+    levels, level = np.unique(run.p_priority, return_inverse=True)  # the queue's priority levels
     log = k.settle(
         k.Jobs(job_row, job_inst, job_ready, turn_next, follower),
         # The last instant a first attempt may start within max_lateness (rules.deadline: never at lateness 0).
@@ -96,7 +97,8 @@ def worker_loop(run: RunState) -> None:
                 run.nominal[rows].astype(i64), run.fold[rows].astype(i64)),
         k.PolicyW(run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64),
                   run.p_max_active.astype(i64), p_rl, np.array([float(p.effect_at) for p in pol]),
-                  np.array([p.ack_delay_us for p in pol], dtype=i64), run.p_priority.astype(i64), br_ptr, br_idx,
+                  np.array([p.ack_delay_us for p in pol], dtype=i64), level.astype(i64), levels.astype(i64),
+                  br_ptr, br_idx,
                   run.p_account.astype(i64), run.p_onbudget_wait.astype(bool), run.p_cost.astype(np.float64),
                   run.p_maxlate.astype(i64), run.p_edge.astype(i64), run.p_catchup.astype(i64),
                   run.p_limit.astype(i64), pause_ptr, pause[:, 0].copy(), pause[:, 1].copy()),
