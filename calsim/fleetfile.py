@@ -35,9 +35,11 @@ rest of a :class:`calsim.Scenario`::
 
 Worker-level parts (:mod:`calsim.simulation.faults`), each optional::
 
-    [workers]                          # Workers(count, lease=..., heartbeat=..., crash_rate=..., down_for=...)
+    [workers]                          # Workers(count, lease=..., heartbeat=..., renew=..., ...)
     count = 8
     lease = "90s"
+    heartbeat = "10s"                  # optional, as renew, crash_rate and down_for
+    renew = false                      # heartbeat a timeout (Temporal); default true: each beat renews
 
     [[rate_limit]]                     # RateLimit(name, rate=..., burst=...); policies name it
     name = "crm"

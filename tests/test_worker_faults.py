@@ -97,6 +97,30 @@ def test_a_crashed_worker_takes_no_run_until_it_is_back():
     assert ledger.attempt_log["started_utc"][1] == at("2026-01-01T12:10:30")
 
 
+def renewed_crash(crash: str) -> tuple[dt.datetime, dt.datetime]:
+    """A 30-min run claimed 12:00:00 under a renewed 5-min lease with 1-min heartbeats (renew=True, the default);
+    worker 0 crashes at ``crash``: the start of attempt 2, and when the rule says it is claimable again."""
+    ledger = simulate([daily_noon(duration="30min")], workers=calsim.Workers(2, lease="5min", heartbeat="1min"),
+                      events=[calsim.WorkerCrash(crash, workers=[0], down_for="1h")],
+                      failures=calsim.Failures(0.0, max_attempts=3))
+    start, c, beat, lease = at("2026-01-01T12:00"), dt.datetime.fromisoformat(crash), dt.timedelta(minutes=1), \
+        dt.timedelta(minutes=5)
+    assert ledger.attempt_log["outcome"].to_list() == ["lost", "succeeded"]
+    return ledger.attempt_log["started_utc"][1], start + (c - start) // beat * beat + lease
+
+
+def test_a_renewed_lease_lost_before_its_first_heartbeat_is_claimable_at_the_claims_lease_end():
+    """Crash 12:00:30, before the first beat (12:01): lease_until is still the claim's, 12:00 + 5 min = 12:05."""
+    started, claimable = renewed_crash("2026-01-01T12:00:30+00:00")
+    assert started == claimable == at("2026-01-01T12:05")
+
+
+def test_a_heartbeat_at_the_crash_instant_renews_the_lease():
+    """Crash 12:07:00, the instant of a beat: the last beat at or before the crash is 12:07, lease_until 12:12."""
+    started, claimable = renewed_crash("2026-01-01T12:07:00+00:00")
+    assert started == claimable == at("2026-01-01T12:12")
+
+
 # -- effects and acknowledgements --------------------------------------------------------------------
 
 
@@ -204,6 +228,18 @@ def test_the_compiled_draw_equals_the_column_one_bit_for_bit():
         one = [compiled_rules.uniform_one(np.int64(k.view(np.int64)), n, f, _seed64(seed), tag, attempt)
                for k, n, f in zip(keys, nominal, fold)]
         assert one == cols.tolist()
+    # and on random everything: any 64-bit key, instant and seed, each tag, attempts per row up to 100
+    for _ in range(20):
+        n = 200
+        keys = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64, endpoint=True).view(np.uint64)
+        nominal = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64, endpoint=True)
+        fold = rng.integers(0, 2, n)
+        attempt = rng.integers(0, 100, n)
+        seed, tag = int(rng.integers(0, 2**64, dtype=np.uint64)) - 2**63, int(rng.integers(1, 7))
+        cols = randomness.uniform(keys, nominal, fold, seed, tag, attempt)
+        one = [compiled_rules.uniform_one(np.int64(k.view(np.int64)), x, f, _seed64(seed), tag, a)
+               for k, x, f, a in zip(keys, nominal, fold, attempt)]
+        assert np.array_equal(np.array(one).view(np.uint64), cols.view(np.uint64))  # bit for bit
 
 
 # -- rate limits -------------------------------------------------------------------------------------
@@ -575,6 +611,34 @@ workers = [0]
     assert ledger.frame["attempts"].sum() >= 48 and ledger.summary()["duplicate_effects"].item() == 0
     path.write_text(path.read_text().replace("count = 2", "count = 2\nleese = '1h'"))
     with pytest.raises(calsim.CalsimError, match="leese"):
+        calsim.load_scenario(path)
+
+
+def test_a_scenario_file_gives_the_workers_renew(tmp_path):
+    """``renew`` in [workers] is Workers(renew=...); a value that is not a bool is refused naming the file."""
+    path = tmp_path / "leases.toml"
+    text = '''
+[scenario]
+name = "leases"
+start = "2026-01-01T00:00Z"
+end = "2026-01-02T00:00Z"
+
+[[schedule]]
+id = "a"
+zone = "UTC"
+start = "2026-01-01T12:00"
+rrule = "FREQ=DAILY"
+
+[workers]
+count = 2
+lease = "90s"
+heartbeat = "10s"
+renew = false
+'''
+    path.write_text(text)
+    assert calsim.load_scenario(path).workers == calsim.Workers(2, lease="90s", heartbeat="10s", renew=False)
+    path.write_text(text.replace("renew = false", 'renew = "no"'))
+    with pytest.raises(calsim.CalsimError, match=r"leases.toml.*workers.renew: 'no' \(allowed True"):
         calsim.load_scenario(path)
 
 

@@ -189,6 +189,7 @@ def _take_first_after(items, finish, t):
 
 @njit(cache=True)
 def _remove(items, i):
+    """Remove ``i`` from ``items`` (its first place), if there."""
     for k in range(len(items)):
         if items[k] == i:
             items.pop(k)

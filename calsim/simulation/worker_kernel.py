@@ -68,7 +68,7 @@ from numba.typed import Dict
 
 from . import compiled_rules
 from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
-from .event_kernel import _ints
+from .event_kernel import _ints, _remove
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .rules import AGEING_US, ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
@@ -138,14 +138,6 @@ def backoff_wait(k, backoff, cap, mode, u):
     if mode == 2:
         return d // 2 + np.int64(u * (d - d // 2))
     return d
-
-
-@njit(cache=True)
-def _remove(items, x):
-    for k in range(len(items)):
-        if items[k] == x:
-            items.pop(k)
-            return
 
 
 @njit(cache=True)
