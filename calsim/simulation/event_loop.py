@@ -115,12 +115,10 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     # A backlog run in turn is one pick: its first run's event; the others follow in turn.
     follower = np.zeros(m, dtype=bool)
     rest_ptr = np.zeros(m + 1, dtype=i64)
-    rest_idx = np.zeros(0, dtype=i64)
-    has_batch = False
+    rest_idx = np.zeros(0, dtype=i64)  # (none: the kernel keeps no turns)
     if run.in_turn is not None:
         it = np.flatnonzero(run.in_turn[order])
         if len(it):
-            has_batch = True
             new = np.ones(len(it), dtype=bool)
             new[1:] = (s[it][1:] != s[it][:-1]) | (pick[it][1:] != pick[it][:-1])
             follower[it[~new]] = True
