@@ -273,3 +273,23 @@ def test_workers_that_never_run_out_settle_every_run_as_the_scheduler_level_loop
         capacity=sc.capacity, events=sc.events, rate_limits=[calsim.RateLimit("never", rate="1/min")], **kw)).frame
     cols = ["schedule_id", "nominal_local", "fold", "state", "reason", "started_utc", "finished_utc"]
     assert on_workers.select(cols).equals(plain.select(cols))
+
+
+def test_a_low_priority_job_ages_past_a_stream_of_high_priority_ones():
+    """One worker (capacity=1), high-priority runs of 10 min every 5 min (the queue only grows) and one
+    low-priority run queued at 00:05. Ageing adds a level per hour waited, so the low one catches up with the
+    oldest waiting high one and, queued first, goes before it: inside the horizon, as the event loop starts it.
+    Without ageing it would wait behind every high-priority run."""
+    hi = calsim.Schedule("hi", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=5",
+                         policy=calsim.Policy(duration="10min", priority=1, rate_limit="src"))
+    lo = calsim.Schedule("lo", "UTC", "2026-01-01T00:05", "FREQ=DAILY;COUNT=1",
+                         policy=calsim.Policy(duration="1min", rate_limit="src"))
+    kw = dict(capacity=1)
+    workers = calsim.simulate(calsim.Scenario("x", [hi, lo], "2026-01-01T00:00Z", "2026-01-01T06:00Z",
+                                              rate_limits=[calsim.RateLimit("src", rate="1000/min", burst=1000)],
+                                              **kw)).frame
+    plain = calsim.simulate(calsim.Scenario("x", calsim.with_policy([hi, lo], rate_limit=None), "2026-01-01T00:00Z",
+                                            "2026-01-01T06:00Z", **kw), settle="events").frame
+    started = workers.filter(pl.col("schedule_id") == "lo")["started_utc"].item()
+    assert at("2026-01-01T01:05") <= started < at("2026-01-01T06:00")
+    assert started == plain.filter(pl.col("schedule_id") == "lo")["started_utc"].item()
