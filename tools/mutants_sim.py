@@ -165,7 +165,10 @@ MUTANTS = [
       "held runs ignore the scheduler's edge at a period's opening (held_at_opening: loop and columns)", RULED),
     M("sim-held-wall-rank", R, "    order = by_due[np.argsort(rank[by_due], kind=\"mergesort\")]",
       "    order = np.argsort(rank, kind=\"mergesort\")",
-      "held runs of one schedule arrive in held order, not due order", RULED),
+      "held runs of one schedule arrive in held order, not due order", RULED,
+      equivalent="a schedule's runs are held in pick order, and picks keep due order within a schedule (jitter "
+                 "is capped before the next occurrence; runs held again at an opening go back in their order, "
+                 "before newer picks), so held order is due order"),
     M("sim-periods-end-inclusive", B, "        if T >= end:", "        if T > end:",
       "a period opening exactly at the horizon's end still starts held runs"),
     M("sim-periods-event-order", B, "sub = np.lexsort((run.due[fr[pos]], s_f[pos], pk[pos]))",
