@@ -23,7 +23,8 @@ from numba import njit
 from calsim.simulation import compiled_rules, randomness, rules  # noqa: F401  (compiled_rules registers them)
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNELS = [ROOT / "calsim/simulation/event_kernel.py", ROOT / "calsim/simulation/worker_kernel.py"]
+KERNELS = [ROOT / "calsim/simulation/event_kernel.py", ROOT / "calsim/simulation/worker_kernel.py",
+           ROOT / "calsim/simulation/worker_steps.py"]
 ADR = ROOT / "docs/adr/0002-run-semantics.md"
 TABLE = rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ())
 

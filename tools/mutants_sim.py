@@ -183,7 +183,7 @@ MUTANTS = [
     M("sim-worker-no-recheck", W, "                        and running[key] >= max(pol.max_active[s], 1)):",
       "                        and False):", "a job leaving the queue ignores the runs of its schedule going",
       WORKERS),
-    M("sim-worker-ageing-off", W, "            aged = level_priority[k] + (t - qat[h]) // AGEING_US",
+    M("sim-worker-ageing-off", "calsim/simulation/worker_steps.py", "            aged = level_priority[k] + (t - qat[h]) // AGEING_US",
       "            aged = level_priority[k]", "low priority starves behind a stream of high priority", WORKERS),
     M("sim-worker-budget-ignored", W, "                    if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits",
       "                    if False:", "workers never wait for budget", WORKERS),

@@ -72,6 +72,19 @@ def _csr(parts: list) -> tuple[np.ndarray, np.ndarray]:
     return ptr, (np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64))
 
 
+def pause_spans(run: RunState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each schedule's paused spans ``[lo, hi)`` as the kernels read them: (ptr, lo, hi), CSR by schedule."""
+    spans = [np.array(run.pauses.get(k) or [], dtype=np.int64).reshape(-1, 2) for k in range(len(run.scheds))]
+    ptr, lo = _csr([x[:, 0] for x in spans])
+    return ptr, lo, _csr([x[:, 1] for x in spans])[1]
+
+
+def outage_spans(run: RunState) -> tuple[np.ndarray, np.ndarray]:
+    """The scheduler's outages as the kernels read them: sorted starts and ends (µs)."""
+    return (np.array([a for a, _ in run.outages], dtype=np.int64),
+            np.array([b for _, b in run.outages], dtype=np.int64))
+
+
 def budget_groups(run: RunState, first_t: int) -> tuple:
     """The scenario's budgets as the kernels read them (:class:`.event_kernel.Budgets`' fields).
 
@@ -127,13 +140,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             np.add.at(rest_ptr, first[~new] + 1, 1)
             np.cumsum(rest_ptr, out=rest_ptr)
 
-    csr = _csr
-    # Pauses per schedule, as spans [lo, hi) (CSR).
-    spans = [np.array(run.pauses.get(k) or [], dtype=i64).reshape(-1, 2) for k in range(len(run.scheds))]
-    pause_ptr, pause_lo = csr([x[:, 0] for x in spans])
-    _, pause_hi = csr([x[:, 1] for x in spans])
-    out_lo = np.array([a for a, _ in run.outages], dtype=i64)
-    out_hi = np.array([b for _, b in run.outages], dtype=i64)
+    pause_ptr, pause_lo, pause_hi = pause_spans(run)
+    out_lo, out_hi = outage_spans(run)
 
     budgets = budget_groups(run, int(pick.min()) if m else sc.end_us)
 

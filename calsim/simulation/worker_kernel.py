@@ -59,7 +59,6 @@ breaker's result) are functions of their own, compiled once and called.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from heapq import heappop, heappush
 
 import numpy as np
@@ -68,16 +67,19 @@ from numba.typed import Dict
 
 from . import compiled_rules
 from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
-from .event_kernel import _ints, _remove
+from .event_kernel import _ints
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
-from .rules import AGEING_US, ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP
+from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
+from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
+                           Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait, count_result,  # noqa: F401
+                           end_job, free_worker, go_live, grown, leave_live, level_pop, level_push, new_bools,
+                           paused_at, push_event, release_job)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
 compiled_rules.drop_stale_caches(__file__)
 
-UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8  # order at one instant
 DONE, FAILED, SKIPPED, EXPIRED, CANCELLED, COALESCED = (S[k] for k in (
     "done", "failed", "skipped", "expired", "cancelled", "coalesced"))
 R_OVERLAP, R_LATE, R_RETRIES, R_LEASE, R_REVIEW, R_PERMANENT, R_RATE, R_BREAKER, R_BUDGET, R_PAUSED, \
@@ -86,166 +88,7 @@ R_OVERLAP, R_LATE, R_RETRIES, R_LEASE, R_REVIEW, R_PERMANENT, R_RATE, R_BREAKER,
         "breaker_open", "budget", "paused", "superseded", "catchup"))
 ALLOW, SKIP, BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, BUFFER_LATEST = (OVERLAP[k] for k in (
     "allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"))
-BIGT = BIG
 _I64 = types.int64
-
-#: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
-#: (-1: none) and ``follower`` whether it waits for the one before it.
-Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
-#: Per row: schedule, the last instant a first attempt may start (:func:`.rules.deadline`), eligibility, due
-#: instant, and the draws' key, nominal instant and fold.
-RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold")
-#: Per schedule: duration (median) and lognormal sigma, overlap code and max_active (0: any number), rate limit
-#: (-1: none), effect point, ack delay, priority level (an index into ``level_priority``, the distinct
-#: priorities), breakers (CSR), account (-1: none), on_budget wait, cost per attempt, max_lateness, edge, catch-up
-#: code and limit, paused spans (CSR).
-PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack level level_priority br_ptr br_idx "
-                                "account wait cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
-#: Breakers (after, open_for) and rate limits (count per period, period, burst).
-Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
-#: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
-Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down")
-#: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
-#: error-class shares (transient, review), the horizon's end, the scheduler's outages (sorted starts, ends: a
-#: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up).
-Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
-                             "out_lo out_hi")
-#: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
-#: wait (µs), budget wait (µs).
-OutcomesW = namedtuple("OutcomesW", "j_state j_reason start finish started attempts effects worker rate_wait "
-                                    "budget_wait")
-
-
-@njit(cache=True)
-def _bools():
-    out = [False]
-    out.pop()
-    return out
-
-
-@njit(cache=True)
-def backoff_wait(k, backoff, cap, mode, u):
-    """The wait before retry ``k`` (1 for the second attempt): ``min(cap, backoff * 2**(k-1))``, then jitter
-    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``); the doubling saturates as :func:`.rules.retry_wait`."""
-    d = backoff
-    for _ in range(k - 1):
-        if d >= cap or d > BIGT // 2:
-            break
-        d *= 2
-    d = min(d, cap)
-    if mode == 1:
-        return np.int64(u * d)
-    if mode == 2:
-        return d // 2 + np.int64(u * (d - d // 2))
-    return d
-
-
-@njit(cache=True)
-def _paused(ptr, lo, hi, s, t):
-    for k in range(ptr[s], ptr[s + 1]):
-        if lo[k] <= t < hi[k]:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _grown(nodes):
-    """The queue's node arrays, twice as long (see :func:`_level_push`)."""
-    job, qat, order, nxt = nodes
-    return (np.concatenate((job, job)), np.concatenate((qat, qat)), np.concatenate((order, order)),
-            np.concatenate((nxt, nxt)))
-
-
-@njit(cache=True)
-def _level_push(nodes, lv, queued, seq, level, t, j):
-    """Queue job ``j`` at ``t`` behind the others of its priority level: one linked list of nodes per level
-    (``nodes``: job, queued at, order, next, with room for one more: :func:`_grown`). Events come in time
-    order, so each level's list is in queued order."""
-    job, qat, order, nxt = nodes
-    n = queued[1]  # nodes used
-    seq[0] += 1
-    job[n], qat[n], order[n], nxt[n] = j, t, seq[0], -1
-    if lv[1, level] >= 0:
-        nxt[lv[1, level]] = n
-    else:
-        lv[0, level] = n
-    lv[1, level] = n
-    queued[0] += 1
-    queued[1] = n + 1
-
-
-@njit(cache=True)
-def _level_pop(nodes, lv, queued, level_priority, t):
-    """The job to serve at ``t``: the highest aged priority ``priority + (t - queued_at) // AGEING_US``, then the
-    first queued (the event loop's capacity queue's order). Within a level the oldest has the highest aged
-    priority, so only the levels' heads compete: O(levels) a pop, no re-keying as runs age."""
-    job, qat, order, nxt = nodes
-    best, best_aged, best_q, best_seq = -1, np.int64(0), np.int64(0), np.int64(0)
-    for k in range(lv.shape[1]):
-        h = lv[0, k]
-        if h >= 0:
-            aged = level_priority[k] + (t - qat[h]) // AGEING_US
-            if best < 0 or aged > best_aged or (aged == best_aged and (qat[h] < best_q or (qat[h] == best_q and
-                                                                                         order[h] < best_seq))):
-                best, best_aged, best_q, best_seq = k, aged, qat[h], order[h]
-    h = lv[0, best]
-    lv[0, best] = nxt[h]
-    if nxt[h] < 0:
-        lv[1, best] = -1
-    queued[0] -= 1
-    return job[h]
-
-
-@njit(cache=True)
-def _push(heap, seq, t, kind, a, b):
-    seq[0] += 1
-    heappush(heap, (t, kind, seq[0], a, b))
-
-
-@njit(cache=True)
-def _terminal(j_state, j_reason, todo, j, st, rs):
-    """Job ``j`` ends with ``st``/``rs`` (its first end only), to be followed up (``todo``)."""
-    if j_state[j] >= 0:
-        return
-    j_state[j] = st
-    j_reason[j] = rs
-    todo.append(j)
-
-
-@njit(cache=True)
-def _release(w_busy, w_down, w_hold, w_free, free, w, t):
-    """Worker ``w`` lets go of its attempt: free again unless down or holding a job waiting for its token."""
-    w_busy[w] = -1
-    if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
-        heappush(free, w)
-        w_free[w] = True
-
-
-@njit(cache=True)
-def _breaker_result(br_ptr, br_idx, b_after, b_open, b_state, b_count, b_until, b_trial, b_trial_att, s, a, ok, t):
-    """Attempt ``a`` of schedule ``s`` ended (``ok``): its breakers count it (Polly's consecutive-failure breaker)."""
-    for q in range(br_ptr[s], br_ptr[s + 1]):
-        b = br_idx[q]
-        if b_state[b] == 2 and b_trial_att[b] == a:
-            b_trial[b] = -1
-            b_trial_att[b] = -1
-            if ok:
-                b_state[b] = 0
-                b_count[b] = 0
-            else:
-                b_state[b] = 1
-                b_until[b] = t + b_open[b]
-        elif b_state[b] == 0:
-            if ok:
-                b_count[b] = 0
-            else:
-                b_count[b] += 1
-                if b_count[b] >= b_after[b]:
-                    b_state[b] = 1
-                    b_count[b] = 0
-                    b_until[b] = t + b_open[b]
-        # open or half-open: results of attempts started before it opened are ignored (Polly)
-
 
 @njit(cache=True)
 def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
@@ -287,7 +130,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     b_head = np.zeros(n_keys, dtype=np.int64)
     # attempts
     a_job, a_start, a_end, a_effect, a_worker, a_status = _ints(), _ints(), _ints(), _ints(), _ints(), _ints()
-    a_fails = _bools()
+    a_fails = new_bools()
     a_over = _ints()  # when it let go of its worker (end + ack, crash, lease, cancel)
     a_outcome = _ints()
     # workers
@@ -323,7 +166,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     todo = _ints()  # jobs whose state changed to terminal, to follow up (turns, buffers, breakers, live lists)
 
     for i in range(len(pool.cr_t)):
-        _push(heap, seq, pool.cr_t[i], CRASH, i, 0)
+        push_event(heap, seq, pool.cr_t[i], CRASH, i, 0)
 
     # The events and the jobs' ready instants, merged; each branch below is one handler. After each event,
     # the jobs it made terminal are followed up (``todo``), then queued jobs take free workers.
@@ -351,12 +194,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if first and (b == 0 or b == 3):  # (3: it left the queue while a run of its schedule was going)
                 if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:
                     while len(buffers[key]) > b_head[key]:  # a newer time takes the blocked one's place
-                        _terminal(j_state, j_reason, todo, buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
+                        end_job(j_state, j_reason, todo, buffers[key][b_head[key]], SKIPPED, R_OVERLAP)
                         b_head[key] += 1
                 cap = pol.max_active[s]
                 if mode != ALLOW and running[key] >= max(cap, 1):
                     if mode == SKIP or (mode == BUFFER_ONE and len(buffers[key]) > b_head[key]):
-                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_OVERLAP)
+                        end_job(j_state, j_reason, todo, j, SKIPPED, R_OVERLAP)
                     elif mode == CANCEL_OTHER:
                         old = live[key].pop(0)  # the oldest going stops now, keeping its cost
                         att = j_att[old]
@@ -366,10 +209,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             a_outcome[att] = 4
                             finish[job_row[old]] = max(finish[job_row[old]], t)
                             if a_worker[att] >= 0:
-                                _release(w_busy, w_down, w_hold, w_free, free, a_worker[att], t)
-                        j_live[old] = False
-                        running[key] -= 1
-                        _terminal(j_state, j_reason, todo, old, CANCELLED, R_SUPERSEDED)
+                                free_worker(w_busy, w_down, w_hold, w_free, free, a_worker[att], t)
+                        leave_live(j_live, running, live, False, key, old)  # (already off the live list)
+                        end_job(j_state, j_reason, todo, old, CANCELLED, R_SUPERSEDED)
                         cancelled = True
                     else:
                         buffers[key].append(j)
@@ -384,7 +226,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if b_state[bq] == 2 or (b_state[bq] == 1 and t < b_until[bq]):
                     blocked = True
             if blocked:
-                _terminal(j_state, j_reason, todo, j, SKIPPED if first else FAILED, R_BREAKER)
+                end_job(j_state, j_reason, todo, j, SKIPPED if first else FAILED, R_BREAKER)
             else:
                 for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
                     bq = pol.br_idx[q]
@@ -398,20 +240,20 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     first_line.append(j)
                 else:
                     if queued[1] == len(nodes[0]):
-                        nodes = _grown(nodes)
-                    _level_push(nodes, lv, queued, seq, pol.level[s], t, j)
+                        nodes = grown(nodes)
+                    level_push(nodes, lv, queued, seq, pol.level[s], t, j)
         elif kind == GO:  # its token's time: first in line for a worker (the one it held is free again)
             if b >= 0 and w_hold[b] == a:
                 w_hold[b] = -1
-                _release(w_busy, w_down, w_hold, w_free, free, b, t)
+                free_worker(w_busy, w_down, w_hold, w_free, free, b, t)
             if j_state[a] >= 0:
                 continue
             if j_tok[a]:
                 first_line.insert(0, a)  # (before released jobs: the worker it held is the one just freed)
             else:  # its token was lost with a crashed worker: queued as any job, for a new one
                 if queued[1] == len(nodes[0]):
-                    nodes = _grown(nodes)
-                _level_push(nodes, lv, queued, seq, pol.level[r_s[job_row[a]]], t, a)
+                    nodes = grown(nodes)
+                level_push(nodes, lv, queued, seq, pol.level[r_s[job_row[a]]], t, a)
         elif kind == END:
             if a_status[a] != 0:
                 continue
@@ -424,34 +266,34 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             w = a_worker[a]
             finish[r] = max(finish[r], a_end[a])
             if w >= 0:
-                _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
             if not a_fails[a]:
                 effects[r] += 1
-                _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+                count_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
                                 b_trial_att, r_s[job_row[j]], a, True, t)
-                _terminal(j_state, j_reason, todo, j, DONE, -1)
+                end_job(j_state, j_reason, todo, j, DONE, -1)
             else:
-                _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+                count_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
                                 b_trial_att, r_s[job_row[j]], a, False, t)
                 k = j_k[j]
                 cu = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, CLASS, k - 1) \
                     if draws.share_t < 1.0 else 0.0
                 if cu >= draws.share_t + draws.share_r:
-                    _terminal(j_state, j_reason, todo, j, FAILED, R_PERMANENT)
+                    end_job(j_state, j_reason, todo, j, FAILED, R_PERMANENT)
                 elif cu >= draws.share_t:
-                    _terminal(j_state, j_reason, todo, j, FAILED, R_REVIEW)
+                    end_job(j_state, j_reason, todo, j, FAILED, R_REVIEW)
                 elif k < max_att:
                     ju = 0.0
                     if draws.jitter_mode > 0:
                         ju = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, RETRY_JITTER, k)
                     # the backoff runs from the failure's report (its acknowledgement), never from the past
-                    _push(heap, seq, t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
+                    push_event(heap, seq, t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
                 else:
-                    _terminal(j_state, j_reason, todo, j, FAILED, R_RETRIES)
+                    end_job(j_state, j_reason, todo, j, FAILED, R_RETRIES)
         elif kind == CRASH:
             w = pool.cr_w[a]
             w_down[w] = max(w_down[w], t + pool.cr_down[a])
-            _push(heap, seq, w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
+            push_event(heap, seq, w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
                 j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
                 w_hold[w] = -1
@@ -470,7 +312,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     x = st0 + lease
                     if heartbeat >= 0:
                         x = min(x, t + heartbeat)  # Temporal: the heartbeat timeout
-                _push(heap, seq, x, EXPIRE, att, 0)
+                push_event(heap, seq, x, EXPIRE, att, 0)
         elif kind == EXPIRE:
             if a_status[a] == 1:
                 continue
@@ -479,19 +321,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if a_status[a] == 0:  # timed out while running: the worker is presumed cancelled
                 if a_effect[a] <= t and not a_fails[a]:  # at the effect instant counts as after it (a crash too)
                     effects[r] += 1
-                _release(w_busy, w_down, w_hold, w_free, free, a_worker[a], t)
+                free_worker(w_busy, w_down, w_hold, w_free, free, a_worker[a], t)
                 a_over[a] = t
                 a_outcome[a] = 3
             a_status[a] = 1
             j_att[j] = -1
             finish[r] = max(finish[r], t)
-            _breaker_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
+            count_result(pol.br_ptr, pol.br_idx, lim.b_after, lim.b_open, b_state, b_count, b_until, b_trial,
                             b_trial_att, r_s[job_row[j]], a, False, t)
             if j_state[j] < 0:
                 if j_k[j] < max_att:
-                    _push(heap, seq, t, READY, j, 1)
+                    push_event(heap, seq, t, READY, j, 1)
                 else:
-                    _terminal(j_state, j_reason, todo, j, FAILED, R_LEASE)
+                    end_job(j_state, j_reason, todo, j, FAILED, R_LEASE)
         elif kind == UP:
             if w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
                 heappush(free, a)
@@ -521,22 +363,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 for k in range(n):
                     j = hj[order[k]]
                     if j_k[j] > 0 or outcome[k] == ARRIVES:  # (a first attempt meets overlap again)
-                        _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
+                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
                     elif outcome[k] == EXPIRES:
-                        _terminal(j_state, j_reason, todo, j, EXPIRED, R_LATE)
+                        end_job(j_state, j_reason, todo, j, EXPIRED, R_LATE)
                     else:
-                        _terminal(j_state, j_reason, todo, j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
+                        end_job(j_state, j_reason, todo, j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
         elif kind == LATEST:  # a buffer_latest schedule's blocked time, after the picks of this instant
             key = a
             while len(buffers[key]) > b_head[key] and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1):
                 j = buffers[key][b_head[key]]
                 b_head[key] += 1
                 if j_state[j] < 0:  # (the deadline at the dispatch expires it if too late by now)
-                    j_live[j] = True
-                    running[key] += 1
-                    if multi:
-                        live[key].append(j)
-                    _push(heap, seq, t, READY, j, 2)
+                    go_live(j_live, running, live, multi, key, j)
+                    push_event(heap, seq, t, READY, j, 2)
                     break
 
         # Follow up the jobs that became terminal, then dispatch; a dispatch can end jobs (a deadline, a
@@ -548,11 +387,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 r = job_row[j]
                 s = r_s[r]
                 key = s * n_inst + job_inst[j]
-                if j_live[j]:
-                    j_live[j] = False
-                    running[key] -= 1
-                    if multi:
-                        _remove(live[key], j)
+                leave_live(j_live, running, live, multi, key, j)
                 for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
                     bq = pol.br_idx[q]
                     if b_trial[bq] == j and b_trial_att[bq] < 0:  # a trial dropped before it started
@@ -564,23 +399,17 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             and (j_reason[j] == R_OVERLAP or j_reason[j] == R_BREAKER or j_reason[j] == R_PAUSED
                                  or j_reason[j] == R_BUDGET)):
                         while nx >= 0:  # the wake-up's submission was refused: the whole backlog with it
-                            _terminal(j_state, j_reason, todo, nx, SKIPPED, j_reason[j])
+                            end_job(j_state, j_reason, todo, nx, SKIPPED, j_reason[j])
                             nx = jobs.turn_next[nx]
                     elif j_k[j] == 0 and j_state[j] != EXPIRED:
                         pass  # a member refused at its turn (a pause, no budget): the rest wait, as the loop's turn
                     else:  # the instance takes the next member: going from now (it is its turn, not an overlap)
-                        j_live[nx] = True
-                        running[r_s[job_row[nx]] * n_inst + job_inst[nx]] += 1
-                        if multi:
-                            live[r_s[job_row[nx]] * n_inst + job_inst[nx]].append(nx)
-                        if up_one(t, draws.out_lo, draws.out_hi) == t:
-                            first_line.append(nx)  # (before the queue: the slot its predecessor freed)
-                        else:
-                            _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nx, 2)
+                        go_live(j_live, running, live, multi, r_s[job_row[nx]] * n_inst + job_inst[nx], nx)
+                        release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nx)
                 if buffering and len(buffers[key]) > b_head[key] and (j_k[j] > 0 or j_state[j] == CANCELLED):
                     # (a run that ended frees its slot; a released one refused at its start does not release more)
                     if pol.overlap[s] == BUFFER_LATEST:
-                        _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
+                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
                     else:
                         free_slots = max(pol.max_active[s], 1) - running[key]
                         while free_slots > 0 and len(buffers[key]) > b_head[key]:
@@ -588,14 +417,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             b_head[key] += 1
                             if j_state[nb] < 0:  # going from now: a pick at this instant finds it
                                 j_nodl[nb] = True  # (Temporal checks its window only when a time is buffered)
-                                j_live[nb] = True
-                                running[key] += 1
-                                if multi:
-                                    live[key].append(nb)
-                                if up_one(t, draws.out_lo, draws.out_hi) == t:
-                                    first_line.append(nb)  # (before the queue: the slot its predecessor freed)
-                                else:
-                                    _push(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, nb, 2)
+                                go_live(j_live, running, live, multi, key, nb)
+                                release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nb)
                                 free_slots -= 1
 
             # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
@@ -615,12 +438,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if len(first_line):
                     j = first_line.pop(0)
                 else:
-                    j = _level_pop(nodes, lv, queued, pol.level_priority, t)
+                    j = level_pop(nodes, lv, queued, pol.level_priority, t)
                 r = job_row[j]
                 s = r_s[r]
                 if j_state[j] >= 0:  # cancelled while it waited
                     if w >= 0:
-                        _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                        free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                     continue
                 key = s * n_inst + job_inst[j]
                 if (j_k[j] == 0 and not j_live[j] and not j_tok[j] and pol.overlap[s] != ALLOW
@@ -628,19 +451,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     # It leaves the queue while max_active runs of its schedule are going (one started while
                     # it waited): it meets its overlap mode again, as a run leaving the event loop's queue does.
                     if w >= 0:
-                        _release(w_busy, w_down, w_hold, w_free, free, w, t)
-                    _push(heap, seq, t, READY, j, 3)
+                        free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
+                    push_event(heap, seq, t, READY, j, 3)
                     continue
                 if j_k[j] == 0 and not j_tok[j]:
                     if t > r_deadline[r] and not j_nodl[j]:
-                        _terminal(j_state, j_reason, todo, j, EXPIRED, R_LATE)
+                        end_job(j_state, j_reason, todo, j, EXPIRED, R_LATE)
                         if w >= 0:
-                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                            free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
-                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and _paused(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
-                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
+                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
+                        end_job(j_state, j_reason, todo, j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
                         if w >= 0:
-                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                            free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
                 acct = pol.account[s]
                 if acct >= 0 and not j_tok[j]:
@@ -651,22 +474,19 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     before = spent.get(bkey, 0.0)
                     if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
                         if w >= 0:
-                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                            free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         if not pol.wait[s]:
-                            _terminal(j_state, j_reason, todo, j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
+                            end_job(j_state, j_reason, todo, j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
                             continue
-                        if j_live[j] and j_k[j] == 0:  # released from a buffer or a turn: not going while it waits
-                            j_live[j] = False
-                            running[s * n_inst + job_inst[j]] -= 1
-                            if multi:
-                                _remove(live[s * n_inst + job_inst[j]], j)
+                        if j_k[j] == 0:  # released from a buffer or a turn: not going while it waits
+                            leave_live(j_live, running, live, multi, s * n_inst + job_inst[j], j)
                         waiting[acct].append((j, t))
                         nk = bkey + n_a
                         if nk not in opened:
                             opened[nk] = True
                             kk = p + 1 - budgets.p0[g]
                             if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
-                                _push(heap, seq, budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
+                                push_event(heap, seq, budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
                         continue
                     spent[bkey] = before + pol.cost[s]
                 rl = pol.rl[s]
@@ -678,9 +498,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     if need > rel * c:
                         go_at = (need + c - 1) // c
                     if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
-                        _terminal(j_state, j_reason, todo, j, SKIPPED, R_RATE)
+                        end_job(j_state, j_reason, todo, j, SKIPPED, R_RATE)
                         if w >= 0:
-                            _release(w_busy, w_down, w_hold, w_free, free, w, t)
+                            free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
                     # Exact: the bucket moves by its period from the conforming instant itself, never from the
                     # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
@@ -690,7 +510,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         j_tok[j] = True
                         if w >= 0:
                             w_hold[w] = j
-                        _push(heap, seq, go_at + draws.origin, GO, j, w)
+                        push_event(heap, seq, go_at + draws.origin, GO, j, w)
                         continue
                 # start attempt k of job j at t on worker w
                 k = j_k[j]
@@ -699,10 +519,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 attempts[r] += 1
                 key = s * n_inst + job_inst[j]
                 if k == 0 and not j_live[j]:
-                    j_live[j] = True
-                    running[key] += 1
-                    if multi:
-                        live[key].append(j)
+                    go_live(j_live, running, live, multi, key, j)
                 d = pol.dur[s]
                 if pol.sigma[s] > 0:
                     u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
@@ -736,9 +553,9 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     w_busy[w] = na
                     worker[r] = w
                     if ack > t + lease and not (pool.renew and heartbeat > 0):
-                        _push(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
+                        push_event(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
                         continue
-                _push(heap, seq, ack, END, na, 0)
+                push_event(heap, seq, ack, END, na, 0)
             if len(todo) == 0:
                 break
 

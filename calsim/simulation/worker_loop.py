@@ -45,7 +45,7 @@ def worker_loop(run: RunState) -> None:
     """Settle every row of ``run`` that runs (after :func:`.columns.catch_up`), one attempt at a time."""
     from . import worker_kernel as k
     from .event_kernel import Budgets
-    from .event_loop import budget_groups
+    from .event_loop import budget_groups, outage_spans, pause_spans
 
     sc = run.sc
     rows = np.flatnonzero(run.has_due & (run.state < 0))
@@ -72,10 +72,6 @@ def worker_loop(run: RunState) -> None:
     br_ptr = np.zeros(len(pol) + 1, dtype=i64)
     br_ptr[1:] = np.cumsum([len(x) for x in scopes])
     br_idx = np.array([b for x in scopes for b in x], dtype=i64)
-    spans = [np.array(run.pauses.get(q) or [], dtype=i64).reshape(-1, 2) for q in range(len(run.scheds))]
-    pause_ptr = np.zeros(len(spans) + 1, dtype=i64)
-    pause_ptr[1:] = np.cumsum([len(x) for x in spans])
-    pause = np.concatenate(spans) if spans else np.zeros((0, 2), dtype=i64)
     w = sc.workers
     cr_t, cr_w, cr_down = crash_plan(sc)
     f = sc.failures
@@ -101,7 +97,7 @@ def worker_loop(run: RunState) -> None:
                   br_ptr, br_idx,
                   run.p_account.astype(i64), run.p_onbudget_wait.astype(bool), run.p_cost.astype(np.float64),
                   run.p_maxlate.astype(i64), run.p_edge.astype(i64), run.p_catchup.astype(i64),
-                  run.p_limit.astype(i64), pause_ptr, pause[:, 0].copy(), pause[:, 1].copy()),
+                  run.p_limit.astype(i64), *pause_spans(run)),
         k.Limits(np.array([b.after for b in sc.breakers], dtype=i64),
                  np.array([b.open_for_us for b in sc.breakers], dtype=i64),
                  np.array([r.per[0] for r in sc.rate_limits], dtype=i64),
@@ -112,8 +108,7 @@ def worker_loop(run: RunState) -> None:
                 1 if f is None else f.max_attempts, 0 if f is None else f.backoff_us,
                 BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
                 0 if f is None else _JITTER_MODES[f.jitter], 1.0 if f is None else f.shares[0],
-                0.0 if f is None else f.shares[1], int(sc.end_us),
-                np.array([a for a, _ in run.outages], dtype=i64), np.array([b for _, b in run.outages], dtype=i64)),
+                0.0 if f is None else f.shares[1], int(sc.end_us), *outage_spans(run)),
         Budgets(*g), out)
     j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait, budget_wait = out
     assert (j_state >= 0).all(), "a job was left pending"

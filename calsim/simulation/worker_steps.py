@@ -1,0 +1,216 @@
+"""The worker loop's inputs and the small steps its kernel calls (:mod:`.worker_kernel`).
+
+The inputs are named structures of arrays (:class:`Jobs`, :class:`RowsW`,
+:class:`PolicyW`, :class:`Limits`, :class:`Pool`, :class:`Draws`,
+:class:`OutcomesW`). The steps are compiled functions of their own, called by
+the kernel's one flat loop, not inlined at each call site: the retry backoff,
+a paused span, the queue for a worker (a FIFO per priority level, ageing),
+an event, a job's end, a free worker, a breaker's count, a job going.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from heapq import heappush
+
+import numpy as np
+from numba import njit
+
+from .compiled_rules import up_one
+from .event_kernel import _remove
+from .rules import AGEING_US, BIG
+
+#: The kernel's event kinds, in their order at one instant.
+UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8
+
+__all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait", "new_bools",
+           "paused_at", "grown", "level_push", "level_pop", "push_event", "end_job", "free_worker", "count_result",
+           "go_live", "leave_live", "release_job", "UP", "END", "CRASH", "EXPIRE", "OPEN",
+           "HELD_READY", "READY", "GO", "LATEST"]
+
+#: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
+#: (-1: none) and ``follower`` whether it waits for the one before it.
+Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
+#: Per row: schedule, the last instant a first attempt may start (:func:`.rules.deadline`), eligibility, due
+#: instant, and the draws' key, nominal instant and fold.
+RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold")
+#: Per schedule: duration (median) and lognormal sigma, overlap code and max_active (0: any number), rate limit
+#: (-1: none), effect point, ack delay, priority level (an index into ``level_priority``, the distinct
+#: priorities), breakers (CSR), account (-1: none), on_budget wait, cost per attempt, max_lateness, edge, catch-up
+#: code and limit, paused spans (CSR).
+PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack level level_priority br_ptr br_idx "
+                                "account wait cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
+#: Breakers (after, open_for) and rate limits (count per period, period, burst).
+Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
+#: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
+Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down")
+#: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
+#: error-class shares (transient, review), the horizon's end, the scheduler's outages (sorted starts, ends: a
+#: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up).
+Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
+                             "out_lo out_hi")
+#: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
+#: wait (µs), budget wait (µs).
+OutcomesW = namedtuple("OutcomesW", "j_state j_reason start finish started attempts effects worker rate_wait "
+                                    "budget_wait")
+
+
+@njit(cache=True)
+def new_bools():
+    out = [False]
+    out.pop()
+    return out
+
+
+@njit(cache=True)
+def backoff_wait(k, backoff, cap, mode, u):
+    """The wait before retry ``k`` (1 for the second attempt): ``min(cap, backoff * 2**(k-1))``, then jitter
+    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``); the doubling saturates as :func:`.rules.retry_wait`."""
+    d = backoff
+    for _ in range(k - 1):
+        if d >= cap or d > BIG // 2:
+            break
+        d *= 2
+    d = min(d, cap)
+    if mode == 1:
+        return np.int64(u * d)
+    if mode == 2:
+        return d // 2 + np.int64(u * (d - d // 2))
+    return d
+
+
+@njit(cache=True)
+def paused_at(ptr, lo, hi, s, t):
+    for k in range(ptr[s], ptr[s + 1]):
+        if lo[k] <= t < hi[k]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def grown(nodes):
+    """The queue's node arrays, twice as long (see :func:`_level_push`)."""
+    job, qat, order, nxt = nodes
+    return (np.concatenate((job, job)), np.concatenate((qat, qat)), np.concatenate((order, order)),
+            np.concatenate((nxt, nxt)))
+
+
+@njit(cache=True)
+def level_push(nodes, lv, queued, seq, level, t, j):
+    """Queue job ``j`` at ``t`` behind the others of its priority level: one linked list of nodes per level
+    (``nodes``: job, queued at, order, next, with room for one more: :func:`_grown`). Events come in time
+    order, so each level's list is in queued order."""
+    job, qat, order, nxt = nodes
+    n = queued[1]  # nodes used
+    seq[0] += 1
+    job[n], qat[n], order[n], nxt[n] = j, t, seq[0], -1
+    if lv[1, level] >= 0:
+        nxt[lv[1, level]] = n
+    else:
+        lv[0, level] = n
+    lv[1, level] = n
+    queued[0] += 1
+    queued[1] = n + 1
+
+
+@njit(cache=True)
+def level_pop(nodes, lv, queued, level_priority, t):
+    """The job to serve at ``t``: the highest aged priority ``priority + (t - queued_at) // AGEING_US``, then the
+    first queued (the event loop's capacity queue's order). Within a level the oldest has the highest aged
+    priority, so only the levels' heads compete: O(levels) a pop, no re-keying as runs age."""
+    job, qat, order, nxt = nodes
+    best, best_aged, best_q, best_seq = -1, np.int64(0), np.int64(0), np.int64(0)
+    for k in range(lv.shape[1]):
+        h = lv[0, k]
+        if h >= 0:
+            aged = level_priority[k] + (t - qat[h]) // AGEING_US
+            if best < 0 or aged > best_aged or (aged == best_aged and (qat[h] < best_q or (qat[h] == best_q and
+                                                                                         order[h] < best_seq))):
+                best, best_aged, best_q, best_seq = k, aged, qat[h], order[h]
+    h = lv[0, best]
+    lv[0, best] = nxt[h]
+    if nxt[h] < 0:
+        lv[1, best] = -1
+    queued[0] -= 1
+    return job[h]
+
+
+@njit(cache=True)
+def push_event(heap, seq, t, kind, a, b):
+    seq[0] += 1
+    heappush(heap, (t, kind, seq[0], a, b))
+
+
+@njit(cache=True)
+def end_job(j_state, j_reason, todo, j, st, rs):
+    """Job ``j`` ends with ``st``/``rs`` (its first end only), to be followed up (``todo``)."""
+    if j_state[j] >= 0:
+        return
+    j_state[j] = st
+    j_reason[j] = rs
+    todo.append(j)
+
+
+@njit(cache=True)
+def free_worker(w_busy, w_down, w_hold, w_free, free, w, t):
+    """Worker ``w`` lets go of its attempt: free again unless down or holding a job waiting for its token."""
+    w_busy[w] = -1
+    if w_down[w] <= t and w_hold[w] < 0 and not w_free[w]:
+        heappush(free, w)
+        w_free[w] = True
+
+
+@njit(cache=True)
+def count_result(br_ptr, br_idx, b_after, b_open, b_state, b_count, b_until, b_trial, b_trial_att, s, a, ok, t):
+    """Attempt ``a`` of schedule ``s`` ended (``ok``): its breakers count it (Polly's consecutive-failure breaker)."""
+    for q in range(br_ptr[s], br_ptr[s + 1]):
+        b = br_idx[q]
+        if b_state[b] == 2 and b_trial_att[b] == a:
+            b_trial[b] = -1
+            b_trial_att[b] = -1
+            if ok:
+                b_state[b] = 0
+                b_count[b] = 0
+            else:
+                b_state[b] = 1
+                b_until[b] = t + b_open[b]
+        elif b_state[b] == 0:
+            if ok:
+                b_count[b] = 0
+            else:
+                b_count[b] += 1
+                if b_count[b] >= b_after[b]:
+                    b_state[b] = 1
+                    b_count[b] = 0
+                    b_until[b] = t + b_open[b]
+        # open or half-open: results of attempts started before it opened are ignored (Polly)
+
+
+@njit(cache=True)
+def go_live(j_live, running, live, multi, key, j):
+    """Job ``j`` of (schedule, instance) ``key`` is going from now: it counts against max_active."""
+    j_live[j] = True
+    running[key] += 1
+    if multi:
+        live[key].append(j)
+
+
+@njit(cache=True)
+def leave_live(j_live, running, live, multi, key, j):
+    """Job ``j`` stops going (it ended, or waits for budget after the scheduler released it)."""
+    if j_live[j]:
+        j_live[j] = False
+        running[key] -= 1
+        if multi:
+            _remove(live[key], j)
+
+
+@njit(cache=True)
+def release_job(first_line, heap, seq, out_lo, out_hi, t, j):
+    """The scheduler releases job ``j`` (a buffered run, the next member in turn) at ``t``: it takes the slot its
+    predecessor freed, before the queue; if the scheduler is down then, when it is up again."""
+    at = up_one(t, out_lo, out_hi)
+    if at == t:
+        first_line.append(j)
+    else:
+        push_event(heap, seq, at, HELD_READY, j, 2)
