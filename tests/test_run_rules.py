@@ -23,8 +23,7 @@ from numba import njit
 from calsim.simulation import compiled_rules, randomness, rules  # noqa: F401  (compiled_rules registers them)
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNELS = [ROOT / "calsim/simulation/event_kernel.py", ROOT / "calsim/simulation/worker_kernel.py",
-           ROOT / "calsim/simulation/worker_steps.py"]
+KERNELS = [ROOT / "calsim/simulation/worker_kernel.py", ROOT / "calsim/simulation/worker_steps.py"]  # the one loop
 ADR = ROOT / "docs/adr/0002-run-semantics.md"
 TABLE = rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ())
 

@@ -258,19 +258,18 @@ def test_composed_worker_scenarios_hold_every_invariant(sc):
 @given(plain_scenarios())
 def test_workers_that_never_run_out_settle_every_run_as_the_scheduler_level_loop(sc):
     """Scenarios of every scheduler-level feature (budgets, capacity, every overlap mode and max_active,
-    backlogs in turn, pauses) but failures and outages: on workers that never run out, crash or time out (or,
-    with capacity, a pool of that many), the worker loop settles every row as the event loop does."""
-    # Without failures (an attempt pays its cost when it starts, a run on the scheduler-level paths pays for
-    # all its attempts at once) and without outages: a run held for budget or buffered that the scheduler
-    # releases while it is down is checked for overlap at the release instant by the event loop and when the
-    # scheduler is up by the worker loop (a difference left to the loops' merge, issue 27).
-    sc = calsim.Scenario(sc.name, sc.schedules, sc.start, sc.end, budgets=sc.budgets, tick=sc.tick, seed=sc.seed,
-                         capacity=sc.capacity, events=sc.events)
+    backlogs in turn, pauses, outages) but failures: on workers that never run out, crash or time out (or,
+    with capacity, a pool of that many), the worker loop settles every row as the scheduler-level path does."""
+    # Without failures: an attempt pays its cost when it starts, a run on the scheduler-level paths pays for
+    # all its attempts at once.
+    kw = dict(budgets=sc.budgets, tick=sc.tick, seed=sc.seed, capacity=sc.capacity, events=sc.events,
+              outages=sc.outages)
+    sc = calsim.Scenario(sc.name, sc.schedules, sc.start, sc.end, **kw)
     plain = calsim.simulate(sc, settle="events").frame
-    kw = {} if sc.capacity is not None else {"workers": calsim.Workers(100_000, lease="3650d")}
+    if sc.capacity is None:
+        kw["workers"] = calsim.Workers(100_000, lease="3650d")
     on_workers = calsim.simulate(calsim.Scenario(
-        sc.name, sc.schedules, sc.start, sc.end, budgets=sc.budgets, tick=sc.tick, seed=sc.seed,
-        capacity=sc.capacity, events=sc.events, rate_limits=[calsim.RateLimit("never", rate="1/min")], **kw)).frame
+        sc.name, sc.schedules, sc.start, sc.end, rate_limits=[calsim.RateLimit("never", rate="1/min")], **kw)).frame
     cols = ["schedule_id", "nominal_local", "fold", "state", "reason", "started_utc", "finished_utc"]
     assert on_workers.select(cols).equals(plain.select(cols))
 

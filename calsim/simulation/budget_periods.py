@@ -18,7 +18,7 @@ import numpy as np
 
 from ..times import US
 from .columns import _group_running_max, one_cost_fit
-from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, fits, paused, period_index,
+from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, fits, paused, period_index,
                     period_of, period_start, up)
 from .state import NONE, R, S, RunState
 
@@ -196,7 +196,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
             parts.append(pending.pop(j))
         if j_pick == j:
             lo, hi = starts[i], stops[i]
-            parts.append((rows[lo:hi], s[lo:hi], a[lo:hi], c[lo:hi], u[lo:hi]))
+            parts.append((rows[lo:hi], s[lo:hi], a[lo:hi], c[lo:hi], u[lo:hi], None))
             i += 1
         held = _period_step(run, parts, limits, K, lastF, pauses)
         if held is None:
@@ -220,7 +220,10 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         # lies in an outage (no picks, so no other backlog lands there).
         assert q not in pending and q > j
         n = len(b_rows)
-        pending[q] = (b_rows, b_s, b_a, np.full(n, T, dtype=np.int64), np.full(n, tu, dtype=np.int64))
+        # The scheduler down at the opening: each arrives when it is up, meets overlap then, and expires if
+        # it is past its max_lateness by then (the loop's deadline when a run gets its slot).
+        late = beyond(tu - run.eligible[b_rows], run.p_maxlate[b_s], run.p_edge[b_s]) if tu > T else None
+        pending[q] = (b_rows, b_s, b_a, np.full(n, tu, dtype=np.int64), np.full(n, tu, dtype=np.int64), late)
 
 
 def _one_charge_counts(run: RunState, members: list[int], a: np.ndarray) -> np.ndarray:
@@ -256,21 +259,28 @@ def _pause_groups(run: RunState) -> list[tuple[np.ndarray, list[tuple[int, int]]
 
 def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.ndarray, lastF: np.ndarray,
                  pauses: list[tuple[np.ndarray, list[tuple[int, int]]]]):
-    """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, a pause, then budget.
+    """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, their max_lateness
+    (a backlog the scheduler could only take when up again), a pause, then budget.
 
     Each row not started yet holds its occupancy in ``finish - pick``
     (:func:`.columns.needs_order`), and its attempts and success. Returns
     the runs held for budget (rows, schedule, account, since) in arrival
     order per account, or None.
     """
+    late = None  # arrivals past their max_lateness when they could start (an opening while the scheduler is down)
+    if any(p[5] is not None for p in parts):
+        late = np.concatenate([np.zeros(len(p[0]), dtype=bool) if p[5] is None else p[5] for p in parts])
+        if not late.any():
+            late = None
     if len(parts) == 1:
-        rows, s, a, c, u = parts[0]
+        rows, s, a, c, u = parts[0][:5]
     else:
-        rows, s, a, c, u = (np.concatenate(x) for x in zip(*parts))
+        rows, s, a, c, u = (np.concatenate(x) for x in zip(*(p[:5] for p in parts)))
     if len(parts) > 1 or a.min() != a.max():
         # Account-major, arrival order within (a stable radix sort on a narrow key).
         o = np.argsort(a, kind="stable")
         rows, s, a, c, u = rows[o], s[o], a[o], c[o], u[o]
+        late = None if late is None else late[o]
     # (One fixed duration per schedule: a gather from the small table, not two from the columns.)
     occ = run.p_dur[s] if run.fixed_duration else run.finish[rows] - run.pick[rows]
     fin = u + occ  # when each arrival would finish if it started
@@ -281,10 +291,11 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
     for member, spans in pauses:
         sel = np.flatnonzero(member[s])
         held_paused[sel] = paused(spans, u[sel])
-    if K is not None and not held_paused.any():
+    blocked = held_paused if late is None else (late | held_paused if len(held_paused) else late)
+    if K is not None and not blocked.any():
         start, turned = _fit_one_charge(run, s, a, c, fin, skip_rows, K, lastF)
     else:
-        start, turned = _fit(run, rows, s, a, c, fin, skip_rows, limits, lastF, held_paused), None
+        start, turned = _fit(run, rows, s, a, c, fin, skip_rows, limits, lastF, blocked), None
     st = np.flatnonzero(start)
     if len(st):
         r = rows[st]
@@ -308,8 +319,16 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
         run.state[r] = S["skipped"]
         run.reason[r] = R["overlap"]
     no_room = ~start & ~turned
+    if late is not None:
+        late &= ~turned  # (the overlap check comes first, then the deadline, then a pause)
+        r = rows[late]
+        run.state[r] = S["expired"]
+        run.reason[r] = R["max_lateness"]
+        no_room &= ~late
     if len(held_paused):
         held_paused &= ~turned  # (the overlap check comes first)
+        if late is not None:
+            held_paused &= ~late
         r = rows[held_paused]
         run.state[r] = S["skipped"]
         run.reason[r] = R["paused"]

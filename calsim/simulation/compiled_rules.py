@@ -2,8 +2,8 @@
 
 Each rule in :data:`.rules.SCALAR_RULES` is written once, in the part of
 Python numba compiles, so that one function serves both paths: the column
-steps call it with numpy arrays, and the kernels (:mod:`.event_kernel`,
-:mod:`.worker_kernel`) call it with one run's numbers, compiled into them
+steps call it with numpy arrays, and the ordered loop (:mod:`.worker_kernel`,
+:mod:`.worker_steps`) calls it with one run's numbers, compiled into it
 through the compiled function of the same name here (``njit`` of the rule
 itself: compiled and cached once, not again inside each kernel).
 :func:`held_at_opening` also serves the budget-period columns, which call it
@@ -32,11 +32,11 @@ __all__ = ["drop_stale_caches", "up_one", "beyond", "deadline", "backlog_outcome
            "month_of_day", "period_of_day", "local_day", "uniform_one", "norm_ppf_one"]
 
 
-def drop_stale_caches(kernel_file: str) -> None:
+def drop_stale_caches(kernel_file: str, *also: str) -> None:
     """Delete numba's cache of ``kernel_file``'s functions if :mod:`.rules` or :mod:`.randomness` (the rules
-    its kernels call) changed after that cache was written (best effort: a read-only install keeps its cache,
-    written by the same install as the rules)."""
-    deps = max(os.path.getmtime(m.__file__) for m in (rules, randomness))
+    its kernels call), or a file in ``also`` (other compiled functions it calls), changed after that cache was
+    written (best effort: a read-only install keeps its cache, written by the same install as the rules)."""
+    deps = max([os.path.getmtime(m.__file__) for m in (rules, randomness)] + [os.path.getmtime(f) for f in also])
     folder = os.path.join(os.path.dirname(kernel_file), "__pycache__")
     stem = os.path.splitext(os.path.basename(kernel_file))[0]
     for index in glob.glob(os.path.join(folder, f"{glob.escape(stem)}.*.nbi")):

@@ -1,10 +1,14 @@
-"""The worker-level loop's compiled body: one attempt at a time, through overlap, breakers, workers, budgets and rate limits.
+"""The one ordered loop, compiled: one attempt at a time, through overlap, breakers, workers, budgets and rate limits.
 
-:func:`settle` is the one implementation (numba, ``cache=True``);
-:mod:`.worker_loop` lays its inputs out as a few named structures
-(:class:`Jobs`, :class:`RowsW`, :class:`PolicyW`, :class:`Limits`,
-:class:`Pool`, :class:`Draws`, :class:`~.event_kernel.Budgets`,
-:class:`OutcomesW`) and writes the outcomes back. A *job* is one scheduler
+:func:`settle` is the one implementation (numba, ``cache=True``) of every
+row whose outcome depends on order. Two modules lay its inputs out as a few
+named structures (:class:`Jobs`, :class:`RowsW`, :class:`PolicyW`,
+:class:`Limits`, :class:`Pool`, :class:`Draws`, :class:`Budgets`,
+:class:`OutcomesW`) and write the outcomes back: :mod:`.worker_loop` for
+worker-level scenarios, :mod:`.event_loop` for the scheduler-level ordered
+rows (each run one attempt whose occupancy and success the columns gave:
+``RowsW.occ``; ``capacity`` the scheduler's own slots: ``Pool.scheduler_slots``,
+idle while it is down). A *job* is one scheduler
 instance's execution of an occurrence (one per occurrence, or one per
 instance with ``dedupe="none"``); an *attempt* is one try of a job on a
 worker. Workers are the capacity resource: a scenario with ``capacity`` and
@@ -65,20 +69,19 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from . import compiled_rules
+from . import compiled_rules, worker_steps
 from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
-from .event_kernel import _ints
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
-                           Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait, count_result,  # noqa: F401
-                           end_job, free_worker, go_live, grown, leave_live, level_pop, level_push, new_bools,
-                           paused_at, push_event, release_job)
+                           Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401
+                           count_result, end_job, free_worker, go_live, grown, leave_live, level_pop, level_push,
+                           new_bools, new_ints, paused_at, push_event, release_job)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
-compiled_rules.drop_stale_caches(__file__)
+compiled_rules.drop_stale_caches(__file__, worker_steps.__file__)  # (its steps are compiled into it)
 
 DONE, FAILED, SKIPPED, EXPIRED, CANCELLED, COALESCED = (S[k] for k in (
     "done", "failed", "skipped", "expired", "cancelled", "coalesced"))
@@ -125,14 +128,14 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     j_att = np.full(m, -1, dtype=np.int64)  # its running attempt (-1: none)
     j_nodl = np.zeros(m, dtype=np.bool_)  # released from buffer_one/buffer_all: no deadline (Temporal)
     running = np.zeros(n_keys, dtype=np.int64)
-    live = [_ints() for _ in range(n_keys if multi else 0)]  # (schedule, instance) -> its live jobs, oldest first
-    buffers = [_ints() for _ in range(n_keys if buffering else 0)]
+    live = [new_ints() for _ in range(n_keys if multi else 0)]  # (schedule, instance) -> its live jobs, oldest first
+    buffers = [new_ints() for _ in range(n_keys if buffering else 0)]
     b_head = np.zeros(n_keys, dtype=np.int64)
     # attempts
-    a_job, a_start, a_end, a_effect, a_worker, a_status = _ints(), _ints(), _ints(), _ints(), _ints(), _ints()
+    a_job, a_start, a_end, a_effect, a_worker, a_status = new_ints(), new_ints(), new_ints(), new_ints(), new_ints(), new_ints()
     a_fails = new_bools()
-    a_over = _ints()  # when it let go of its worker (end + ack, crash, lease, cancel)
-    a_outcome = _ints()
+    a_over = new_ints()  # when it let go of its worker (end + ack, crash, lease, cancel)
+    a_outcome = new_ints()
     # workers
     n_workers = pool.count
     n_w = max(n_workers, 0)
@@ -140,12 +143,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     w_down = np.zeros(n_w, dtype=np.int64)  # down until
     w_free = np.zeros(n_w, dtype=np.bool_)  # in the free heap
     w_hold = np.full(n_w, -1, dtype=np.int64)  # the job it holds while that job waits for a token
-    free = _ints()
+    free = new_ints()
     for w in range(n_w):
         free.append(w)
         w_free[w] = True
     # jobs waiting for a worker: those whose token came first (FIFO), then the capacity queue (aged priority)
-    first_line = _ints()
+    first_line = new_ints()
     # The queue for a worker: a FIFO per priority level (see _level_pop)
     cap = 2 * m + 16
     nodes = (np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
@@ -163,7 +166,10 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     pair = [(np.int64(0), np.int64(0))]
     pair.pop()
     waiting = [pair.copy() for _ in range(n_a)]  # account -> [(job, since)] held for budget
-    todo = _ints()  # jobs whose state changed to terminal, to follow up (turns, buffers, breakers, live lists)
+    hull_lo = draws.out_lo[0] if len(draws.out_lo) else 0
+    hull_hi = draws.out_hi[-1] if len(draws.out_hi) else 0
+    wake = np.int64(-1)  # the scheduler's next up instant, when its slots wait for it (scheduler_slots)
+    todo = new_ints()  # jobs whose state changed to terminal, to follow up (turns, buffers, breakers, live lists)
 
     for i in range(len(pool.cr_t)):
         push_event(heap, seq, pool.cr_t[i], CRASH, i, 0)
@@ -191,6 +197,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             first = j_k[j] == 0
             mode = pol.overlap[s]
             cancelled = False
+            goes = True  # on to the breakers and the queue (else refused, buffered or back in line)
             if first and (b == 0 or b == 3):  # (3: it left the queue while a run of its schedule was going)
                 if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:
                     while len(buffers[key]) > b_head[key]:  # a newer time takes the blocked one's place
@@ -215,17 +222,18 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         cancelled = True
                     else:
                         buffers[key].append(j)
-                    if not cancelled:
-                        continue
-                if b == 3:  # room now: straight back to its place at the front (its breakers were met)
+                    goes = cancelled
+                if goes and b == 3:  # room now: straight back to its place at the front (its breakers were met)
                     first_line.append(j)
-                    continue
+                    goes = False
             blocked = False
             for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
                 bq = pol.br_idx[q]
                 if b_state[bq] == 2 or (b_state[bq] == 1 and t < b_until[bq]):
                     blocked = True
-            if blocked:
+            if not goes:
+                pass  # (then its follow-up and the dispatch: a job back in line may take a free worker now)
+            elif blocked:
                 end_job(j_state, j_reason, todo, j, SKIPPED if first else FAILED, R_BREAKER)
             else:
                 for q in range(pol.br_ptr[s], pol.br_ptr[s + 1]):
@@ -334,8 +342,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     push_event(heap, seq, t, READY, j, 1)
                 else:
                     end_job(j_state, j_reason, todo, j, FAILED, R_LEASE)
-        elif kind == UP:
-            if w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
+        elif kind == UP:  # a worker (or, -1, the scheduler) is up again
+            if a >= 0 and w_down[a] <= t and w_busy[a] < 0 and w_hold[a] < 0 and not w_free[a]:
                 heappush(free, a)
                 w_free[a] = True
         elif kind == OPEN:  # a budget period opens for account a: its held jobs, after expiry and catch-up
@@ -378,6 +386,10 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     push_event(heap, seq, t, READY, j, 2)
                     break
 
+        if kind == END and len(heap) and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0:
+            # Every attempt ending at this instant lets go of its worker before the queue is served (the
+            # next END dispatches: a live one, so it reaches the dispatch below).
+            continue
         # Follow up the jobs that became terminal, then dispatch; a dispatch can end jobs (a deadline, a
         # pause, no budget): follow those up too, until nothing changes at this instant.
         while True:
@@ -424,6 +436,13 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
             # their deadline, a pause, their budget and a token (waited for on the worker), then start.
             while len(first_line) or queued[0] > 0:
+                if pool.scheduler_slots and hull_lo <= t < hull_hi:
+                    up = up_one(t, draws.out_lo, draws.out_hi)
+                    if up > t:  # the scheduler is down: its slots start nothing until it is up again
+                        if wake != up:
+                            wake = up
+                            push_event(heap, seq, up, UP, -1, 0)
+                        break
                 w = -1
                 if n_workers >= 0:
                     w = -1
@@ -449,7 +468,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if (j_k[j] == 0 and not j_live[j] and not j_tok[j] and pol.overlap[s] != ALLOW
                         and running[key] >= max(pol.max_active[s], 1)):
                     # It leaves the queue while max_active runs of its schedule are going (one started while
-                    # it waited): it meets its overlap mode again, as a run leaving the event loop's queue does.
+                    # it waited): it meets its overlap mode again.
                     if w >= 0:
                         free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                     push_event(heap, seq, t, READY, j, 3)
@@ -472,7 +491,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                                                 budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]), budgets.kind[g])
                     bkey = p * n_a + acct
                     before = spent.get(bkey, 0.0)
-                    if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits
+                    if not before + rows.chg[r] <= budgets.ceiling[acct]:  # rules.fits
                         if w >= 0:
                             free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         if not pol.wait[s]:
@@ -488,7 +507,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                             if 0 <= kk < budgets.open_ptr[g + 1] - budgets.open_ptr[g]:
                                 push_event(heap, seq, budgets.opens[budgets.open_ptr[g] + kk], OPEN, acct, 0)
                         continue
-                    spent[bkey] = before + pol.cost[s]
+                    spent[bkey] = before + rows.chg[r]
                 rl = pol.rl[s]
                 if rl >= 0 and not j_tok[j]:
                     c = lim.rl_count[rl]
@@ -521,13 +540,17 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if k == 0 and not j_live[j]:
                     go_live(j_live, running, live, multi, key, j)
                 d = pol.dur[s]
-                if pol.sigma[s] > 0:
-                    u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
-                    z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
-                    d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
                 fails = False
-                if draws.p_fail > 0:
-                    fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
+                if rows.occ[r] >= 0:  # scheduler-level: the run's whole occupancy and success are given
+                    d = rows.occ[r]
+                    fails = not rows.ok[r]
+                else:
+                    if pol.sigma[s] > 0:
+                        u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
+                        z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
+                        d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
+                    if draws.p_fail > 0:
+                        fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
                 e = t + d
                 eff = t + np.int64(pol.effect[s] * d) if pol.effect[s] < 1.0 else e
                 ack = e + pol.ack[s]

@@ -30,6 +30,7 @@ import polars as pl
 
 from ..times import US
 from .faults import WorkerCrash
+from .loop_inputs import budget_groups, outage_spans, policy_arrays, turns
 from .randomness import CRASH, id_key, uniform
 from .rules import BIG, deadline
 from .state import NONE, S, RunState
@@ -44,8 +45,6 @@ OUTCOMES = ["succeeded", "failed", "lost", "timed_out", "cancelled"]
 def worker_loop(run: RunState) -> None:
     """Settle every row of ``run`` that runs (after :func:`.columns.catch_up`), one attempt at a time."""
     from . import worker_kernel as k
-    from .event_kernel import Budgets
-    from .event_loop import budget_groups, outage_spans, pause_spans
 
     sc = run.sc
     rows = np.flatnonzero(run.has_due & (run.state < 0))
@@ -59,10 +58,11 @@ def worker_loop(run: RunState) -> None:
     job_row = np.repeat(np.arange(len(rows), dtype=i64), n_inst)
     job_inst = np.tile(np.arange(n_inst, dtype=i64), len(rows))
     job_ready = np.repeat(pick, n_inst) + job_inst * sc.skew_us
-    # A wake-up's backlog in due order (DESIGN §5), then by schedule: the order jobs queue for workers.
-    order = np.lexsort((job_inst, run.s[rows][job_row], run.due[rows][job_row], job_ready))
+    # At one instant by schedule, each schedule's backlog in due order (DESIGN §5): a wake-up submits a
+    # schedule's missed runs together (APScheduler's _process_jobs, per job); the scheduler-level path's order.
+    order = np.lexsort((job_inst, run.due[rows][job_row], run.s[rows][job_row], job_ready))
     job_row, job_inst, job_ready = job_row[order], job_inst[order], job_ready[order]
-    turn_next, follower = _turns(run, rows, job_row, job_inst)
+    turn_next, follower = turns(run, rows, job_row, job_inst)
 
     s = run.s[rows].astype(i64)
     pol = run.pol
@@ -77,27 +77,25 @@ def worker_loop(run: RunState) -> None:
     f = sc.failures
     n = len(rows)
     if w is not None:
-        pool = k.Pool(w.count, w.lease_us, -1 if w.heartbeat_us is None else w.heartbeat_us, w.renew, cr_t, cr_w, cr_down)
-    else:  # capacity: one implicit pool of that many workers (never crashing, no lease); else any number
-        pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down)
+        pool = k.Pool(w.count, w.lease_us, -1 if w.heartbeat_us is None else w.heartbeat_us, w.renew, cr_t, cr_w, cr_down,
+                      False)
+    else:  # capacity: one implicit pool of that many of the scheduler's slots (never crashing, no lease, idle
+        # while the scheduler is down, as the scheduler-level path's); else any number
+        pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down,
+                      sc.capacity is not None)
     out = k.OutcomesW(np.full(len(job_row), -1, dtype=i64), np.full(len(job_row), NONE, dtype=i64),
                       np.zeros(n, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=bool), np.zeros(n, dtype=i64),
                       np.zeros(n, dtype=i64), np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64))
     g = budget_groups(run, int(pick.min()) if n else sc.end_us)
-    levels, level = np.unique(run.p_priority, return_inverse=True)  # the queue's priority levels
     log = k.settle(
         k.Jobs(job_row, job_inst, job_ready, turn_next, follower),
         # The last instant a first attempt may start within max_lateness (rules.deadline: never at lateness 0).
         k.RowsW(s, deadline(run.eligible[rows].astype(i64), run.p_maxlate[s].astype(i64), run.p_edge[s].astype(i64)),
                 run.eligible[rows].astype(i64), run.due[rows].astype(i64), run.key[s].view(np.int64),
-                run.nominal[rows].astype(i64), run.fold[rows].astype(i64)),
-        k.PolicyW(run.p_dur.astype(i64), run.p_sigma.astype(np.float64), run.p_overlap.astype(i64),
-                  run.p_max_active.astype(i64), p_rl, np.array([float(p.effect_at) for p in pol]),
-                  np.array([p.ack_delay_us for p in pol], dtype=i64), level.astype(i64), levels.astype(i64),
-                  br_ptr, br_idx,
-                  run.p_account.astype(i64), run.p_onbudget_wait.astype(bool), run.p_cost.astype(np.float64),
-                  run.p_maxlate.astype(i64), run.p_edge.astype(i64), run.p_catchup.astype(i64),
-                  run.p_limit.astype(i64), *pause_spans(run)),
+                run.nominal[rows].astype(i64), run.fold[rows].astype(i64), run.p_cost[s].astype(np.float64),
+                np.full(n, -1, dtype=i64), np.ones(n, dtype=bool)),  # (each attempt's duration and failure drawn)
+        policy_arrays(run, p_rl, br_ptr, br_idx, np.array([float(p.effect_at) for p in pol]),
+                      np.array([p.ack_delay_us for p in pol], dtype=i64)),
         k.Limits(np.array([b.after for b in sc.breakers], dtype=i64),
                  np.array([b.open_for_us for b in sc.breakers], dtype=i64),
                  np.array([r.per[0] for r in sc.rate_limits], dtype=i64),
@@ -109,7 +107,7 @@ def worker_loop(run: RunState) -> None:
                 BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
                 0 if f is None else _JITTER_MODES[f.jitter], 1.0 if f is None else f.shares[0],
                 0.0 if f is None else f.shares[1], int(sc.end_us), *outage_spans(run)),
-        Budgets(*g), out)
+        k.Budgets(*g), out)
     j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait, budget_wait = out
     assert (j_state >= 0).all(), "a job was left pending"
     # A row is done if any of its executions succeeded, else it takes its first instance's outcome.
@@ -140,25 +138,6 @@ def worker_loop(run: RunState) -> None:
     # Built when first read (Ledger.attempt_log): a frame of strings per attempt costs more than the loop.
     r, inst, frame = rows[job_row[log[0]]], job_inst[log[0]], run.frame
     run.attempt_log = lambda: attempt_log(frame, r, inst, log)
-
-
-def _turns(run: RunState, rows: np.ndarray, job_row: np.ndarray, job_inst: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Backlogs run in turn (:func:`.columns.catch_up` marks their rows): per instance, each member's job
-    points to the next member's (``turn_next``), and every member but the first is a ``follower``."""
-    m = len(job_row)
-    turn_next = np.full(m, -1, dtype=np.int64)
-    follower = np.zeros(m, dtype=bool)
-    if run.in_turn is None or not run.in_turn[rows].any():
-        return turn_next, follower
-    it = np.flatnonzero(run.in_turn[rows][job_row])  # jobs of rows in a backlog run in turn
-    s, pick, due = run.s[rows][job_row[it]], run.pick[rows][job_row[it]], run.due[rows][job_row[it]]
-    o = np.lexsort((due, pick, s, job_inst[it]))  # per instance, schedule and wake-up, in due order
-    it = it[o]
-    same = np.zeros(len(it), dtype=bool)  # the same backlog as the job before it
-    same[1:] = ((job_inst[it][1:] == job_inst[it][:-1]) & (s[o][1:] == s[o][:-1]) & (pick[o][1:] == pick[o][:-1]))
-    turn_next[it[:-1][same[1:]]] = it[1:][same[1:]]
-    follower[it[same]] = True
-    return turn_next, follower
 
 
 def attempt_log(frame: pl.DataFrame, r: np.ndarray, inst: np.ndarray, log: np.ndarray) -> pl.DataFrame:

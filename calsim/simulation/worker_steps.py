@@ -16,15 +16,17 @@ from heapq import heappush
 import numpy as np
 from numba import njit
 
+from . import compiled_rules
 from .compiled_rules import up_one
-from .event_kernel import _remove
 from .rules import AGEING_US, BIG
+
+compiled_rules.drop_stale_caches(__file__)
 
 #: The kernel's event kinds, in their order at one instant.
 UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
-__all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait", "new_bools",
-           "paused_at", "grown", "level_push", "level_pop", "push_event", "end_job", "free_worker", "count_result",
+__all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
+           "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event", "end_job", "free_worker", "count_result",
            "go_live", "leave_live", "release_job", "UP", "END", "CRASH", "EXPIRE", "OPEN",
            "HELD_READY", "READY", "GO", "LATEST"]
 
@@ -32,27 +34,50 @@ __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "
 #: (-1: none) and ``follower`` whether it waits for the one before it.
 Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
 #: Per row: schedule, the last instant a first attempt may start (:func:`.rules.deadline`), eligibility, due
-#: instant, and the draws' key, nominal instant and fold.
-RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold")
+#: instant, the draws' key, nominal instant and fold; what a start charges its budget (``chg``); and, on the
+#: scheduler-level path, the run's whole occupancy and success, given by :func:`.columns.attempts` (``occ``:
+#: -1 draws each attempt's duration and failure instead).
+RowsW = namedtuple("RowsW", "s deadline elig due key nominal fold chg occ ok")
 #: Per schedule: duration (median) and lognormal sigma, overlap code and max_active (0: any number), rate limit
 #: (-1: none), effect point, ack delay, priority level (an index into ``level_priority``, the distinct
-#: priorities), breakers (CSR), account (-1: none), on_budget wait, cost per attempt, max_lateness, edge, catch-up
-#: code and limit, paused spans (CSR).
+#: priorities), breakers (CSR), account (-1: none), on_budget wait, max_lateness, edge, catch-up code and limit,
+#: paused spans (CSR).
 PolicyW = namedtuple("PolicyW", "dur sigma overlap max_active rl effect ack level level_priority br_ptr br_idx "
-                                "account wait cost max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
+                                "account wait max_lateness edge catchup limit pause_ptr pause_lo pause_hi")
 #: Breakers (after, open_for) and rate limits (count per period, period, burst).
 Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
-#: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for).
-Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down")
+#: Workers (count; -1: any number), lease, heartbeat (-1: none), renew; crashes (instants, workers, down for);
+#: ``scheduler_slots``: the pool is the scheduler's own (``capacity`` without :class:`~calsim.Workers`), so
+#: nothing starts while the scheduler is down (its queue is served when it is up again).
+Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down scheduler_slots")
 #: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
 #: error-class shares (transient, review), the horizon's end, the scheduler's outages (sorted starts, ends: a
 #: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up).
 Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
                              "out_lo out_hi")
+#: Budgets: per account its ceiling (limit + :func:`.rules.fits`' tolerance) and group; per group (one zone and
+#: period kind) its kind, its transitions and offsets in µs (CSR), and its period openings from period ``p0``.
+Budgets = namedtuple("Budgets", "ceiling group kind utc_ptr utc off_ptr off p0 open_ptr opens")
 #: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
 #: wait (µs), budget wait (µs).
 OutcomesW = namedtuple("OutcomesW", "j_state j_reason start finish started attempts effects worker rate_wait "
                                     "budget_wait")
+
+
+@njit(cache=True)
+def new_ints():
+    out = [np.int64(0)]
+    out.pop()
+    return out
+
+
+@njit(cache=True)
+def remove_item(items, i):
+    """Remove ``i`` from ``items`` (its first place), if there."""
+    for k in range(len(items)):
+        if items[k] == i:
+            items.pop(k)
+            return
 
 
 @njit(cache=True)
@@ -202,7 +227,7 @@ def leave_live(j_live, running, live, multi, key, j):
         j_live[j] = False
         running[key] -= 1
         if multi:
-            _remove(live[key], j)
+            remove_item(live[key], j)
 
 
 @njit(cache=True)

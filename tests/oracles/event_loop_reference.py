@@ -2,6 +2,24 @@
 calsim/simulation/event_loop.py), before :mod:`calsim.simulation.event_kernel` replaced it with a compiled
 line-by-line port. tests/test_event_kernel.py settles the same rows with both and requires the same columns.
 
+Changed in lockstep since (issue 27: the ordered path became the worker kernel with an implicit pool of
+``capacity`` slots; docs/adr/0002-run-semantics.md, "One ordered loop"), each marked ``# issue 27``:
+
+* a run that waits for a slot meets its ``max_lateness`` when it gets one (the deadline at the dispatch,
+  APScheduler's ``run_job`` check of ``misfire_grace_time`` when an executor runs the job), and a pause
+  of its schedule then too (not when it queued);
+* the capacity queue breaks a tie of aged priority by the instant a run queued (first queued first),
+  not by its eligibility: a FIFO per priority level;
+* a member of a backlog run in turn held for budget or a slot holds the rest behind it (the former loop
+  let the next member try too, so a whole backlog could wait for budget side by side);
+* a budget period's opening sends each held run that is still in time as an event of its own, when the
+  scheduler is up (a zero-length run started by it ends before the next held run arrives);
+* the next member of a backlog run in turn starts when the member before it ends (the former loop took the
+  end of any run of the schedule, with ``overlap="allow"`` a run beside the backlog, and kept one queue of
+  members per schedule, so a later backlog's members could go before an earlier one's);
+* the slots are the scheduler's: a run ending while the scheduler is down frees its slot, which the queue
+  takes when the scheduler is up again (aged at that instant).
+
 The former module docstring follows.
 
 The ordered event loop: rows whose outcome depends on what ran before them, one event at a time.
@@ -43,7 +61,7 @@ __all__ = ["event_loop", "AGEING_US", "CapacityQueue"]
 # that low-priority work is delayed, never starved (the DESIGN's "ageing").
 AGEING_US = 3600 * 1_000_000
 
-FINISH, OPEN, PICK, LATEST = 0, 1, 2, 3  # event kinds, in their order at one instant
+FINISH, OPEN, ARRIVE, PICK, LATEST = 0, 1, 2, 3, 4  # event kinds, in their order at one instant
 CHUNK = 1 << 16  # picks read into Python lists at a time (a few MB of ints)
 HELD = None  # try_start/arrive: the run waits (buffer, budget, capacity); "started" below; else (state, reason)
 STARTED = True
@@ -51,7 +69,7 @@ STARTED = True
 
 class CapacityQueue:
     """Runs waiting for capacity; :meth:`pop` at ``t`` takes the one with the highest aged priority
-    ``priority + (t - queued_at) // AGEING_US``, then the earliest ``eligible``, then the first queued.
+    ``priority + (t - queued_at) // AGEING_US``, then the first queued (issue 27: was the earliest ``eligible``).
 
     A run's aged priority only changes when ``t`` crosses ``queued_at + k * AGEING_US``; the queue keeps each
     run in a heap by its aged priority at its clock (the last ``pop``'s ``t``) and re-keys a run at those
@@ -60,8 +78,8 @@ class CapacityQueue:
 
     >>> q = CapacityQueue()
     >>> q.push(0, 5, 0, "old"); q.push(0, 1, 30 * 60 * 10**6, "newer, eligible first")
-    >>> q.pop(45 * 60 * 10**6), q.pop(45 * 60 * 10**6)  # same level at 45 min: eligible decides
-    ('newer, eligible first', 'old')
+    >>> q.pop(45 * 60 * 10**6), q.pop(45 * 60 * 10**6)  # same level at 45 min: first queued first
+    ('old', 'newer, eligible first')
     """
 
     def __init__(self) -> None:
@@ -89,7 +107,7 @@ class CapacityQueue:
         k = (t - entry[2]) // AGEING_US
         aged = entry[0] + k
         self.entries[ins] = (entry, aged)
-        heappush(self._heap, (-aged, entry[1], ins))
+        heappush(self._heap, (-aged, entry[2], ins))  # issue 27: ties by queued instant
         heappush(self._bumps, (entry[2] + (k + 1) * AGEING_US, ins))
 
     def pop(self, t: int):
@@ -166,30 +184,26 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     mk_reason: list[int] = []
     cut_i: list[int] = []  # cancelled runs end at cut_t
     cut_t: list[int] = []
-    waited: dict[int, float] = {}  # run -> budget_wait_s
+    waited: dict[int, int] = {}  # run -> µs waited for budget (issue 27: summed in µs, added to the column once)
 
     def mark(i: int, state: int, reason: int) -> None:
         mk_i.append(i)
         mk_state.append(state)
         mk_reason.append(reason)
 
-    def wait_add(i: int, seconds: float) -> None:
-        if i in waited:
-            waited[i] += seconds
-        else:  # (summed onto the column's value, float for float)
-            waited[i] = float(run.budget_wait[order[i]]) + seconds
+    def wait_add(i: int, us: int) -> None:
+        waited[i] = waited.get(i, 0) + us
 
     def flush() -> None:
-        _write(run, order, st_i, st_t, mk_i, mk_state, mk_reason, cut_i, cut_t, waited)
+        _write(run, order, st_i, st_t, mk_i, mk_state, mk_reason, cut_i, cut_t)
         for out in (st_i, st_t, mk_i, mk_state, mk_reason, cut_i, cut_t):
             out.clear()
-        waited.clear()
 
     budgets = sc.budgets
     spent: list[dict[int, float]] = [{} for _ in budgets]  # account -> period -> cost started
     running: dict[int, tuple[int, int]] = {}  # schedule -> (run, finish)
     buffers: dict[int, deque] = {}
-    turns: dict[int, deque] = {}  # schedule -> the rest of a backlog run in turn, in due order
+    turns: dict[int, deque] = {}  # issue 27: a member of a backlog run in turn -> the rest of its backlog, in due order
     waiting: dict[int, list[tuple[tuple, int]]] = {}  # account -> [(run, since)]
     capacity = sc.capacity
     cap_queue = CapacityQueue()
@@ -228,18 +242,21 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     memos: dict[tuple[str, str], dict[int, int]] = {key: {} for key in fns}
     memo = [memos[(b.zone, b.period)] for b in budgets]
 
-    def try_start(rec: tuple, t: int, from_queue: bool = False):
+    def try_start(rec: tuple, t: int, from_queue: bool = False, no_deadline: bool = False):
         nonlocal active
         if out_lo <= t < out_hi:
             t = up(t, outages)  # a buffered or budget-held run waits for the scheduler to be up
         s = rec[1]
+        if capacity is not None and active >= capacity and not from_queue:
+            cap_queue.push(p_priority[s], rec[3], t, rec)
+            return HELD
+        if not no_deadline and beyond(t - rec[3], p_maxlate[s], p_edge[s]):  # issue 27: deadline at the slot
+            mark(rec[0], EXPIRED, R_LATE)
+            return (EXPIRED, R_LATE)
         if s in pauses and paused(pauses[s], t):
             # Held (buffer, budget, capacity) into a pause: a paused schedule starts nothing.
             mark(rec[0], SKIPPED, R_PAUSED)
             return (SKIPPED, R_PAUSED)
-        if capacity is not None and active >= capacity and not from_queue:
-            cap_queue.push(p_priority[s], rec[3], t, rec)
-            return HELD
         a = p_account[s]
         if a >= 0:
             seen = memo[a]
@@ -311,17 +328,16 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             active -= 1
         return try_start(rec, t, from_queue)
 
-    def next_turn(s: int, t: int) -> bool:
+    def next_turn(items: deque, t: int) -> bool:
         """The next member of a backlog run in turn starts at ``t`` unless it is too late by now."""
-        items = turns.get(s)
         while items:
             rec = items.popleft()
+            s = rec[1]
             if beyond(up(t, outages) - rec[3], p_maxlate[s], p_edge[s]):
                 # APScheduler checks each run time's misfire grace when its turn comes (executors/base.py run_job).
                 mark(rec[0], EXPIRED, R_LATE)
                 continue
-            if try_start(rec, t) is HELD:
-                continue  # held (budget, capacity): the rest follow when it ends
+            try_start(rec, t)  # issue 27: held (budget, capacity) or not, the rest follow when it ends
             return True
         return False
 
@@ -337,8 +353,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
         cur = running.get(s)
         if cur is not None and cur[0] == i:
             del running[s]
-        if batch and turns.get(s) and s not in running:
-            next_turn(s, t)
+        if batch and turns.get(i):  # issue 27: the member's end (not any run's) starts its backlog's next
+            next_turn(turns[i], t)
         if buffering and buffers.get(s):
             if p_overlap[s] == BUFFER_LATEST:
                 # Kubernetes' Forbid: the sync after the Job ends (when the controller is up) starts the most
@@ -346,9 +362,11 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 heappush(heap, (up(t, outages), LATEST, next(seq), s))
             elif s not in running:
                 # (Temporal checks its window only when a time is buffered: a buffered start always goes.)
-                try_start(buffers[s].popleft(), t)
+                try_start(buffers[s].popleft(), t, no_deadline=True)
         # (Runs queue only under a capacity.) Highest priority first, ageing one level per AGEING_US
         # waited so that low priority never starves; ties by eligibility (oldest first).
+        if queued and active < capacity and out_lo <= t < out_hi:  # type: ignore[operator]
+            t = up(t, outages)  # issue 27: the scheduler's slots serve the queue when it is up
         while queued and active < capacity:  # type: ignore[operator]
             arrive(cap_queue.pop(t), t, from_queue=True)
 
@@ -368,7 +386,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             if len(items) > 1:
                 items.sort(key=_due)
             for rec, since in items:
-                wait_add(rec[0], (t - since) / 1e6)
+                wait_add(rec[0], t - since)
             live = [rec for rec, _ in items]
             if expiring:
                 maxlate, edge = p_maxlate[s], p_edge[s]
@@ -395,8 +413,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                         mark(rec[0], COALESCED if coalesced[j] else SKIPPED, R_CATCHUP)
                     j += 1
                 live = arriving
-            for rec in live:
-                arrive(rec, t)
+            for rec in live:  # issue 27: each arrives as an event of its own, when the scheduler is up
+                heappush(heap, (up(t, outages), ARRIVE, next(seq), rec))
 
     def on_latest(t: int, s: int) -> None:
         """The blocked time of a buffer_latest schedule, after the picks of this instant."""
@@ -418,9 +436,12 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 for q in rest:
                     mark(q, *out)
             else:
-                turns.setdefault(rec[1], deque()).extend(rec_at(q) for q in rest)
+                chain = deque(rec_at(q) for q in rest)
+                turns[rec[0]] = chain
+                for q in rest:
+                    turns[q] = chain
 
-    handlers = {FINISH: on_finish, OPEN: on_open, LATEST: on_latest}
+    handlers = {FINISH: on_finish, OPEN: on_open, ARRIVE: lambda t, rec: arrive(rec, t), LATEST: on_latest}
 
     # The picks, in order, merged with the loop's own events: an event
     # sorts before a pick at its instant when its kind does (a finish, an opening).
@@ -454,10 +475,14 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     for held in waiting.values():
         for rec, since in held:
             mark(rec[0], SKIPPED, R_BUDGET)
-            wait_add(rec[0], max(0, end - since) / 1e6)
+            wait_add(rec[0], max(0, end - since))
     flush()
+    if waited:  # (once: summed in µs, as the kernel does)
+        r = order[np.array(list(waited), dtype=np.int64)]
+        run.budget_wait[r] += np.array(list(waited.values()), dtype=np.int64) / 1e6
     # Runs still buffered, in turn or queued for capacity that were never decided never started.
-    left = [rec[0] for q in list(buffers.values()) + list(turns.values()) for rec in q]
+    chains = {id(q): q for q in turns.values()}
+    left = [rec[0] for q in list(buffers.values()) + list(chains.values()) for rec in q]
     left += [rec[0] for rec in cap_queue.items()]
     if left:
         r = order[np.array(left, dtype=np.int64)]
@@ -470,11 +495,10 @@ def _due(item: tuple) -> int:
     return item[0][2]
 
 
-def _write(run: RunState, order, st_i, st_t, mk_i, mk_state, mk_reason, cut_i, cut_t,
-           waited) -> None:
+def _write(run: RunState, order, st_i, st_t, mk_i, mk_state, mk_reason, cut_i, cut_t) -> None:
     """The loop's outcomes (runs known by their place in ``order``) into the run's columns, in bulk: starts,
     then the decisions in the order they were taken (the last one for a run wins: a run is only decided
-    again when it is cancelled after its start), then cancels' ends and budget waits."""
+    again when it is cancelled after its start), then cancels' ends."""
     if st_i:
         i = np.array(st_i, dtype=np.int64)
         t = np.array(st_t, dtype=np.int64)
@@ -497,6 +521,4 @@ def _write(run: RunState, order, st_i, st_t, mk_i, mk_state, mk_reason, cut_i, c
         run.reason[r] = np.array(mk_reason, dtype=np.int8)[last]
     if cut_i:
         run.finish[order[np.array(cut_i, dtype=np.int64)]] = np.array(cut_t, dtype=np.int64)
-    if waited:
-        r = order[np.array(list(waited), dtype=np.int64)]
-        run.budget_wait[r] = np.array(list(waited.values()), dtype=np.float64)
+
