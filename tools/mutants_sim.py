@@ -9,12 +9,13 @@ RULES = ["tests/test_simulate_rules.py"]
 SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py", "tests/test_presets.py"]
 ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
 R, C, E, K, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
-                 "calsim/simulation/event_kernel.py", "calsim/simulation/budget_periods.py")
-# The ordered loop is a compiled kernel (event_kernel.py) checked against the Python loop it replaced.
-LOOP = ["tests/test_event_kernel.py", *SIM]
+                 "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
+# The ordered loop is one compiled kernel (worker_kernel.py); its scheduler-level path is checked against the
+# Python loop it replaced (changed in lockstep where ADR 0002 says).
+LOOP = ["tests/test_ordered_loop.py", "tests/test_event_kernel.py", *SIM]
 # A rule of the table (rules.py) is compiled into both loops: its tests, and the worker loop's.
 RULED = ["tests/test_run_rules.py", *SIM, "tests/test_workers_composed.py"]
-W = "calsim/simulation/worker_kernel.py"
+W = K
 WORKERS = ["tests/test_workers_composed.py", "tests/test_worker_faults.py"]
 
 
@@ -125,36 +126,43 @@ MUTANTS = [
       "(run.due < ends[jj]) & ~run.suspends[jj] & run.has_due",
       "a run due exactly at boot counts as on time (systemd's next elapse is strictly after boot)"),
     M("sim-demand-once", C, "charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]", "charged = run.p_cost[s_c]",
-      "budget demand counts one unit per run (retried runs settled by columns over budget)"),
+      "budget demand counts one unit per run (retried runs settled by columns over budget)",
+      [*SIM, "tests/test_simulate_column_budgets.py"]),
     M("sim-demand-unit-retries", C, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
-      "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts"),
+      "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts",
+      [*SIM, "tests/test_simulate_column_budgets.py"]),
     M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
       "jitter may reach the next occurrence"),
     M("sim-backoff-linear", R, "        d *= 2\n", "        d += int(backoff_us)\n",
       "linear backoff (rules.retry_wait, which columns and the kernels read)"),
-    # --- event_loop.py (lays the rows out) and event_kernel.py (the compiled loop) ----------------------
-    M("sim-loop-held-wall-order", E, "    due = run.due[order].astype(i64)\n", "    due = run.nominal[order].astype(i64)\n",
+    # --- event_loop.py (lays the scheduler-level rows out) and worker_kernel.py (the one ordered loop) -------
+    M("sim-loop-held-wall-order", E, "run.due[order].astype(i64), run.key[s]", "run.nominal[order].astype(i64), run.key[s]",
       "runs held for budget ordered by wall time", LOOP),
     M("sim-loop-charge-once", E, "charge(run.p_cost[s], run.attempts_n[order]).astype(np.float64)",
-      "run.p_cost[s].astype(np.float64)", "the event loop charges a retried run once", LOOP),
-    M("sim-loop-turn-no-expiry", K,
-      "            if beyond(up_one(t, out_lo, out_hi) - elig[i], sch.max_lateness[s], sch.edge[s]):\n"
-      "                # APScheduler",
-      "            if False:\n                # APScheduler", "an in-turn backlog member is never too late", LOOP),
-    M("sim-loop-latest-keeps-old", K, "        if mode == BUFFER_LATEST and len(buffers[s]):\n",
-      "        if False:\n", "buffer_latest keeps the older blocked time too", LOOP),
-    M("sim-loop-buffer-no-expiry", K,
-      "            if beyond(t - elig[i], sch.max_lateness[s], sch.edge[s]):\n                # Too late",
-      "            if False:\n                # Too late", "Kubernetes' Forbid starts a blocked time past its deadline",
-      LOOP),
-    M("sim-loop-latest-while-down", K, "                push(up_one(t, out_lo, out_hi), LATEST, s)",
-      "                push(t, LATEST, s)",
+      "run.p_cost[s].astype(np.float64)", "the ordered path charges a retried run once", LOOP),
+    M("sim-loop-no-deadline-at-slot", K, "                    if t > r_deadline[r] and not j_nodl[j]:",
+      "                    if False:", "a run is never too late when it gets its slot (in turn, queued, Forbid's "
+      "blocked time)", LOOP),
+    M("sim-loop-buffered-expires", K, "                                j_nodl[nb] = True",
+      "                                j_nodl[nb] = False",
+      "a run released from buffer_one/buffer_all expires past max_lateness (Temporal starts it)", LOOP),
+    M("sim-loop-latest-keeps-old", K, "                if mode == BUFFER_LATEST and len(buffers[key]) > b_head[key]:\n",
+      "                if False:\n", "buffer_latest keeps the older blocked time too", LOOP),
+    M("sim-loop-latest-while-down", K,
+      "                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)",
+      "                        push_event(heap, seq, t, LATEST, key, 0)",
       "Forbid's blocked time is looked at when the Job ends even if the controller is down then, so it starts "
       "at the come-back before the time caught up there", [*LOOP, "tests/test_preset_kubernetes.py"]),
-    M("sim-loop-no-pause", K, "        if sch.pause_ptr[s] < sch.pause_ptr[s + 1] and is_paused(s, t):",
-      "        if False:", "a held run starts while its schedule is paused", LOOP),
-    M("sim-loop-batch-refused-kept", K, "                if res != HELD and res != STARTED:",
-      "                if False:", "a refused in-turn submission keeps its backlog queued", LOOP),
+    M("sim-loop-no-pause", K, "                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(",
+      "                    if False and paused_at(", "a held run starts while its schedule is paused", LOOP),
+    M("sim-loop-batch-refused-kept", K, "                    if (not jobs.follower[j] and j_k[j] == 0 and j_state[j] == SKIPPED",
+      "                    if (False and j_k[j] == 0 and j_state[j] == SKIPPED",
+      "a refused in-turn submission keeps its backlog queued", LOOP),
+    M("sim-loop-slots-while-down", K, "                if pool.scheduler_slots and hull_lo <= t < hull_hi:",
+      "                if False:", "the scheduler's slots serve their queue while it is down", LOOP),
+    M("sim-loop-ends-one-by-one", K, "heap[0][1] == END and a_status[heap[0][3]] == 0:",
+      "heap[0][1] == END and False:", "a queued run takes a slot before the other runs ending at that instant "
+      "let go of theirs", LOOP),
     # --- budget_periods.py ---------------------------------------------------------------------------
     M("sim-held-single-dropped", R, "    return np.logical_or(runs, size == 1), np.logical_and(coalesced, size != 1)",
       "    return runs, coalesced",
@@ -172,6 +180,9 @@ MUTANTS = [
                  "before newer picks), so held order is due order"),
     M("sim-periods-end-inclusive", B, "        if T >= end:", "        if T > end:",
       "a period opening exactly at the horizon's end still starts held runs"),
+    M("sim-periods-late-opening-starts", B, "late = beyond(tu - run.eligible[b_rows], run.p_maxlate[b_s], run.p_edge[b_s]) if tu > T else None",
+      "late = None", "runs released by an opening while the scheduler is down start past their max_lateness when it "
+      "is up"),
     M("sim-periods-event-order", B, "sub = np.lexsort((run.due[fr[pos]], s_f[pos], pk[pos]))",
       "sub = np.lexsort((run.nominal[fr[pos]], s_f[pos], pk[pos]))",
       "ties of one pick and schedule in wall order (the loop uses due order)"),
@@ -185,6 +196,6 @@ MUTANTS = [
       WORKERS),
     M("sim-worker-ageing-off", "calsim/simulation/worker_steps.py", "            aged = level_priority[k] + (t - qat[h]) // AGEING_US",
       "            aged = level_priority[k]", "low priority starves behind a stream of high priority", WORKERS),
-    M("sim-worker-budget-ignored", W, "                    if not before + pol.cost[s] <= budgets.ceiling[acct]:  # rules.fits",
+    M("sim-worker-budget-ignored", W, "                    if not before + rows.chg[r] <= budgets.ceiling[acct]:  # rules.fits",
       "                    if False:", "workers never wait for budget", WORKERS),
 ]

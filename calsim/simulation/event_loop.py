@@ -52,6 +52,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                       np.full(m, -1, dtype=i64), np.zeros(m, dtype=i64), np.zeros(m, dtype=i64))
     none, n_s = np.zeros(0, dtype=i64), len(run.pol)
     elig = run.eligible[order].astype(i64)
+    out_lo, out_hi = outage_spans(run)
     k.settle(
         k.Jobs(job, np.zeros(m, dtype=i64), pick, turn_next, follower),
         k.RowsW(s, deadline(elig, run.p_maxlate[s].astype(i64), run.p_edge[s].astype(i64)), elig,
@@ -60,9 +61,13 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 (run.finish[order] - run.pick[order]).astype(i64), run.success[order].copy()),
         policy_arrays(run, np.full(n_s, -1, dtype=i64), np.zeros(n_s + 1, dtype=i64), none,
                       np.ones(n_s), np.zeros(n_s, dtype=i64)),
-        k.Limits(none, none, none, none, none),
-        k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, none, none, none, True),
-        k.Draws(0, int(sc.start_us), 0.0, 1, 0, BIG, 0, 1.0, 0.0, int(sc.end_us), *outage_spans(run)),
+        k.Limits(none, none, none, none, none),  # no breakers, no rate limits
+        # capacity: the scheduler's own slots (unbounded without it), no lease, no crash
+        k.Pool(count=-1 if sc.capacity is None else int(sc.capacity), lease=BIG, heartbeat=-1, renew=False,
+               cr_t=none, cr_w=none, cr_down=none, scheduler_slots=True),
+        # no draws: one attempt (a failed run is retries_exhausted: its retries are in its occupancy)
+        k.Draws(seed=0, origin=int(sc.start_us), p_fail=0.0, max_att=1, backoff=0, max_backoff=BIG, jitter_mode=0,
+                share_t=1.0, share_r=0.0, end=int(sc.end_us), out_lo=out_lo, out_hi=out_hi),
         k.Budgets(*budget_groups(run, int(pick.min()) if m else sc.end_us)), out)
     started = out.started
     run.state[order] = out.j_state

@@ -44,9 +44,14 @@ compiled on its own (:mod:`.compiled_rules`). The rules
 * a failed attempt is transient (retry after the capped, jittered backoff,
   counted from its report, or ``retries_exhausted``), ``review`` or
   ``permanent``, drawn per attempt;
-* a backlog run in turn (``backlog="in_turn"``) is one chain per instance:
-  each member becomes ready when the one before it ends; a head refused when
-  it arrives (overlap, breaker) takes the chain with it.
+* a backlog run in turn (``backlog="in_turn"``) is one chain per wake-up and
+  instance: each member becomes ready when the one before it ends; a head
+  refused (overlap, breaker, pause, budget) takes the chain with it, and so
+  does a member a newer run cancels;
+* a run the scheduler releases (a buffer, the next member in turn) takes the
+  slot its predecessor freed if still free, else it queues as any run (not
+  going while it waits); at one instant every attempt ending lets go of its
+  worker before the queue is served.
 
 Events at one instant: a worker coming up, then attempt ends, crashes, lease
 expiries, budget period openings, held jobs arriving, then jobs becoming
@@ -77,7 +82,7 @@ from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
                            Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401
                            count_result, end_job, free_worker, go_live, grown, leave_live, level_pop, level_push,
-                           new_bools, new_ints, paused_at, push_event, release_job)
+                           new_bools, new_ints, paused_at, push_event, release_job, slot_freed)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
@@ -244,9 +249,13 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         b_trial_att[bq] = -1
                 if cancelled:  # the slot of the run it cancelled is its own (before the queue)
                     first_line.insert(0, j)
-                elif b == 2:  # released by the scheduler (a buffer, a turn): the slot its predecessor freed
+                elif b == 2 and (n_workers < 0 or len(free) > len(first_line)):
+                    # released by the scheduler (a buffer, a turn): the slot its predecessor freed, if still free
+                    # (a buffer_latest sync comes after the picks of its instant, which may have taken it)
                     first_line.append(j)
-                else:
+                else:  # else queued as any run (a released run is not going while it waits for a slot)
+                    if b == 2:
+                        leave_live(j_live, running, live, multi, key, j)
                     if queued[1] == len(nodes[0]):
                         nodes = grown(nodes)
                     level_push(nodes, lv, queued, seq, pol.level[s], t, j)
@@ -413,25 +422,23 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         while nx >= 0:  # the wake-up's submission was refused: the whole backlog with it
                             end_job(j_state, j_reason, todo, nx, SKIPPED, j_reason[j])
                             nx = jobs.turn_next[nx]
+                    elif j_state[j] == CANCELLED:  # a newer run superseded the member going: the rest are older
+                        while nx >= 0:
+                            end_job(j_state, j_reason, todo, nx, SKIPPED, R_OVERLAP)
+                            nx = jobs.turn_next[nx]
                     elif j_k[j] == 0 and j_state[j] != EXPIRED:
                         pass  # a member refused at its turn (a pause, no budget): the rest wait, as the loop's turn
                     else:  # the instance takes the next member: going from now (it is its turn, not an overlap)
                         go_live(j_live, running, live, multi, r_s[job_row[nx]] * n_inst + job_inst[nx], nx)
-                        release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nx)
-                if buffering and len(buffers[key]) > b_head[key] and (j_k[j] > 0 or j_state[j] == CANCELLED):
-                    # (a run that ended frees its slot; a released one refused at its start does not release more)
-                    if pol.overlap[s] == BUFFER_LATEST:
-                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), LATEST, key, 0)
-                    else:
-                        free_slots = max(pol.max_active[s], 1) - running[key]
-                        while free_slots > 0 and len(buffers[key]) > b_head[key]:
-                            nb = buffers[key][b_head[key]]
-                            b_head[key] += 1
-                            if j_state[nb] < 0:  # going from now: a pick at this instant finds it
-                                j_nodl[nb] = True  # (Temporal checks its window only when a time is buffered)
-                                go_live(j_live, running, live, multi, key, nb)
-                                release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nb)
-                                free_slots -= 1
+                        release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nx,
+                                    n_workers < 0 or len(free) > len(first_line))
+                if buffering and len(buffers[key]) > b_head[key] and (
+                        j_k[j] > 0 or j_state[j] == CANCELLED or (jobs.follower[j] and j_k[j] == 0)):
+                    # (a run that ended frees its slot, and so does a member refused or expired at its turn, unless
+                    # the next member took it; a buffered run refused at its start does not release more)
+                    slot_freed(buffers, b_head, key, pol.overlap[s] == BUFFER_LATEST,
+                               max(pol.max_active[s], 1) - running[key], j_state, j_nodl, j_live, running, live, multi,
+                               first_line, heap, seq, draws.out_lo, draws.out_hi, t, n_workers, free)
 
             # Dispatch: queued jobs take free workers (any number when none are counted), then, on the worker,
             # their deadline, a pause, their budget and a token (waited for on the worker), then start.
@@ -471,7 +478,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     # it waited): it meets its overlap mode again.
                     if w >= 0:
                         free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
-                    push_event(heap, seq, t, READY, j, 3)
+                    push_event(heap, seq, t, HELD_READY, j, 3)  # (before the picks of this instant)
                     continue
                 if j_k[j] == 0 and not j_tok[j]:
                     if t > r_deadline[r] and not j_nodl[j]:
@@ -497,8 +504,16 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         if not pol.wait[s]:
                             end_job(j_state, j_reason, todo, j, SKIPPED if j_k[j] == 0 else FAILED, R_BUDGET)
                             continue
-                        if j_k[j] == 0:  # released from a buffer or a turn: not going while it waits
-                            leave_live(j_live, running, live, multi, s * n_inst + job_inst[j], j)
+                        if j_k[j] == 0 and j_live[j]:  # released from a buffer or a turn: not going while it waits
+                            key = s * n_inst + job_inst[j]
+                            leave_live(j_live, running, live, multi, key, j)
+                            if buffering and jobs.follower[j] and len(buffers[key]) > b_head[key]:
+                                # a member of a backlog in turn waits with the rest of it behind: a run buffered
+                                # behind it takes its slot (a buffered run waiting does not release more)
+                                slot_freed(buffers, b_head, key, pol.overlap[s] == BUFFER_LATEST,
+                                           max(pol.max_active[s], 1) - running[key], j_state, j_nodl, j_live, running,
+                                           live, multi, first_line, heap, seq, draws.out_lo, draws.out_hi, t, n_workers,
+                                           free)
                         waiting[acct].append((j, t))
                         nk = bkey + n_a
                         if nk not in opened:

@@ -26,9 +26,9 @@ compiled_rules.drop_stale_caches(__file__)
 UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
-           "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event", "end_job", "free_worker", "count_result",
-           "go_live", "leave_live", "release_job", "UP", "END", "CRASH", "EXPIRE", "OPEN",
-           "HELD_READY", "READY", "GO", "LATEST"]
+           "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event",
+           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "UP",
+           "END", "CRASH", "EXPIRE", "OPEN", "HELD_READY", "READY", "GO", "LATEST"]
 
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
 #: (-1: none) and ``follower`` whether it waits for the one before it.
@@ -231,11 +231,33 @@ def leave_live(j_live, running, live, multi, key, j):
 
 
 @njit(cache=True)
-def release_job(first_line, heap, seq, out_lo, out_hi, t, j):
+def release_job(first_line, heap, seq, out_lo, out_hi, t, j, room):
     """The scheduler releases job ``j`` (a buffered run, the next member in turn) at ``t``: it takes the slot its
-    predecessor freed, before the queue; if the scheduler is down then, when it is up again."""
+    predecessor freed (``room``: a slot is free), before the queue; else it arrives as any run does, and if the
+    scheduler is down then, when it is up again."""
     at = up_one(t, out_lo, out_hi)
-    if at == t:
+    if at == t and room:
         first_line.append(j)
     else:
         push_event(heap, seq, at, HELD_READY, j, 2)
+
+
+@njit(cache=True)
+def slot_freed(buffers, b_head, key, latest, slots, j_state, j_nodl, j_live, running, live, multi, first_line, heap,
+               seq, out_lo, out_hi, t, n_workers, free):
+    """A run of (schedule, instance) ``key`` stopped going at ``t`` (it ended, or waits for budget): its buffered
+    runs take the ``slots`` free (a ``buffer_latest`` schedule's sync comes after the picks of this instant,
+    when the scheduler is up). A released run is going from now (a pick at this instant finds it) and has no
+    deadline (Temporal checks its window only when a time is buffered)."""
+    if latest:
+        push_event(heap, seq, up_one(t, out_lo, out_hi), LATEST, key, 0)
+        return
+    while slots > 0 and len(buffers[key]) > b_head[key]:
+        nb = buffers[key][b_head[key]]
+        b_head[key] += 1
+        if j_state[nb] < 0:
+            j_nodl[nb] = True
+            go_live(j_live, running, live, multi, key, nb)
+            release_job(first_line, heap, seq, out_lo, out_hi, t, nb, n_workers < 0 or len(free) > len(first_line))
+            slots -= 1
+

@@ -12,11 +12,21 @@ Changed in lockstep since (issue 27: the ordered path became the worker kernel w
   not by its eligibility: a FIFO per priority level;
 * a member of a backlog run in turn held for budget or a slot holds the rest behind it (the former loop
   let the next member try too, so a whole backlog could wait for budget side by side);
+* a member of a backlog run in turn that expires at a budget period's opening passes the turn to the next
+  (the former loop left the rest waiting to the horizon's end, ``skipped``/``overlap``);
+* a backlog run in turn whose first run is refused at its start (after a buffer or the capacity queue) is
+  refused with it, as when it is refused on arrival (the former loop left it to the horizon's end);
+* (unchanged, now a rule of both: a backlog in turn whose running member ``cancel_other`` cancels never
+  runs its rest, ``skipped``/``overlap``);
 * a budget period's opening sends each held run that is still in time as an event of its own, when the
   scheduler is up (a zero-length run started by it ends before the next held run arrives);
 * the next member of a backlog run in turn starts when the member before it ends (the former loop took the
   end of any run of the schedule, with ``overlap="allow"`` a run beside the backlog, and kept one queue of
   members per schedule, so a later backlog's members could go before an earlier one's);
+* at one instant every run ending frees its slot (and releases its buffered run, which takes that slot)
+  before the queue is served (the former loop served the queue at each finish in turn);
+* a slot a cancelled run frees serves the queue at once when the run that cancelled it does not take it
+  (the former loop left it idle to the next finish);
 * the slots are the scheduler's: a run ending while the scheduler is down frees its slot, which the queue
   takes when the scheduler is up again (aged at that instant).
 
@@ -326,7 +336,13 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             running.pop(s, None)
             freed.add(old)
             active -= 1
+            res = try_start(rec, t, from_queue)
+            if res is not STARTED and capacity is not None and queued and active < capacity:
+                serve_queue(t)  # issue 27: the slot the cancelled run freed is not left idle
+            return res
         return try_start(rec, t, from_queue)
+
+    heads: dict[int, deque] = {}  # issue 27: the first run of a backlog in turn -> the rest of its backlog
 
     def next_turn(items: deque, t: int) -> bool:
         """The next member of a backlog run in turn starts at ``t`` unless it is too late by now."""
@@ -365,6 +381,11 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 try_start(buffers[s].popleft(), t, no_deadline=True)
         # (Runs queue only under a capacity.) Highest priority first, ageing one level per AGEING_US
         # waited so that low priority never starves; ties by eligibility (oldest first).
+        if heap and heap[0][0] == t and heap[0][1] == FINISH and heap[0][3][0] not in freed:
+            return  # issue 27: every run ending at this instant frees its slot before the queue is served
+        serve_queue(t)
+
+    def serve_queue(t: int) -> None:
         if queued and active < capacity and out_lo <= t < out_hi:  # type: ignore[operator]
             t = up(t, outages)  # issue 27: the scheduler's slots serve the queue when it is up
         while queued and active < capacity:  # type: ignore[operator]
@@ -377,6 +398,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
         """A budget period opens: its held runs arrive, after expiry and catch-up."""
         if t >= end:
             return
+        expired_members: list[int] = []
         by_sched: dict[int, list[tuple[tuple, int]]] = {}
         for item in waiting.pop(a, ()):
             by_sched.setdefault(item[0][1], []).append(item)
@@ -393,6 +415,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 for rec in live:
                     if beyond(t - rec[3], maxlate, edge):
                         mark(rec[0], EXPIRED, R_LATE)
+                        if batch and turns.get(rec[0]):
+                            expired_members.append(rec[0])
                 live = [rec for rec in live if not beyond(t - rec[3], maxlate, edge)]
             if len(live) > 1:
                 sizes.append(len(live))
@@ -415,6 +439,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                 live = arriving
             for rec in live:  # issue 27: each arrives as an event of its own, when the scheduler is up
                 heappush(heap, (up(t, outages), ARRIVE, next(seq), rec))
+        for i in expired_members:  # issue 27: a member of a backlog in turn expired: the next one's turn
+            next_turn(turns[i], t)
 
     def on_latest(t: int, s: int) -> None:
         """The blocked time of a buffer_latest schedule, after the picks of this instant."""
@@ -438,6 +464,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             else:
                 chain = deque(rec_at(q) for q in rest)
                 turns[rec[0]] = chain
+                heads[rec[0]] = chain
                 for q in rest:
                     turns[q] = chain
 
@@ -480,6 +507,17 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     if waited:  # (once: summed in µs, as the kernel does)
         r = order[np.array(list(waited), dtype=np.int64)]
         run.budget_wait[r] += np.array(list(waited.values()), dtype=np.int64) / 1e6
+    # issue 27: a backlog whose first run was refused at its start (after a buffer or the capacity queue: no
+    # budget, paused, its schedule going) is refused with it, as one refused when it arrived.
+    refused = (R_OVERLAP, R["breaker_open"], R_PAUSED, R_BUDGET)
+    for i, chain in heads.items():
+        r0 = order[i]
+        if chain and run.state[r0] == SKIPPED and run.reason[r0] in refused:
+            r = order[np.array([rec[0] for rec in chain], dtype=np.int64)]
+            r = r[run.state[r] < 0]
+            run.state[r] = SKIPPED
+            run.reason[r] = run.reason[r0]
+            chain.clear()
     # Runs still buffered, in turn or queued for capacity that were never decided never started.
     chains = {id(q): q for q in turns.values()}
     left = [rec[0] for q in list(buffers.values()) + list(chains.values()) for rec in q]

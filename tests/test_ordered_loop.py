@@ -1,0 +1,96 @@
+"""The one ordered loop's rules decided when the event loop and the worker loop merged (issue 27, ADR 0002).
+
+Each case is pinned by hand on the scheduler-level path (``capacity`` is the
+scheduler's own slots) and checked equal on both settle paths.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+import calsim
+
+UTC = dt.timezone.utc
+
+
+def at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def settled(sc: calsim.Scenario) -> pl.DataFrame:
+    a = calsim.simulate(sc, progress=False).frame
+    b = calsim.simulate(sc, progress=False, settle="events").frame
+    assert a.equals(b)
+    return a.filter(pl.col("kind") == "scheduled")
+
+
+def one(f: pl.DataFrame, schedule: str, nominal: str) -> dict:
+    return f.filter((pl.col("schedule_id") == schedule)
+                    & (pl.col("nominal_local") == dt.datetime.fromisoformat(nominal))).row(0, named=True)
+
+
+def daily(id: str, **policy) -> calsim.Schedule:
+    return calsim.Schedule(id, "UTC", "2026-01-01T00:00", "FREQ=DAILY;COUNT=1", policy=calsim.Policy(**policy))
+
+
+def test_a_run_waiting_for_a_slot_past_its_max_lateness_expires_when_it_gets_one():
+    """APScheduler checks misfire_grace_time when an executor runs the job (executors/base.py run_job)."""
+    sc = calsim.Scenario("x", [daily("a", duration="2h"), daily("b", duration="5min", max_lateness="1h")],
+                         "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1)
+    f = settled(sc)
+    assert one(f, "a", "2026-01-01T00:00")["started_utc"] == at("2026-01-01T00:00")
+    b = one(f, "b", "2026-01-01T00:00")
+    assert (b["state"], b["reason"], b["started_utc"]) == ("expired", "max_lateness", None)
+
+
+def test_the_same_run_within_its_max_lateness_starts_when_it_gets_a_slot():
+    sc = calsim.Scenario("x", [daily("a", duration="2h"), daily("b", duration="5min", max_lateness="3h")],
+                         "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1)
+    b = one(settled(sc), "b", "2026-01-01T00:00")
+    assert (b["state"], b["started_utc"]) == ("done", at("2026-01-01T02:00"))
+
+
+def test_a_buffered_run_released_past_its_max_lateness_still_starts():
+    """Temporal checks the catch-up window only when a time is buffered: a buffered start always goes."""
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY;COUNT=3",
+                        policy=calsim.Policy(duration="3h", overlap="buffer_one", max_lateness="1h"))
+    f = settled(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=2))
+    first = one(f, "h", "2026-01-01T01:00")
+    assert (first["state"], first["started_utc"]) == ("done", at("2026-01-01T03:00"))
+    assert (one(f, "h", "2026-01-01T02:00")["state"], one(f, "h", "2026-01-01T02:00")["reason"]) == \
+        ("skipped", "overlap")
+
+
+def test_the_schedulers_slots_serve_their_queue_when_it_is_up_again():
+    """A run ending while the scheduler is down frees its slot; the queued run starts at the come-back."""
+    sc = calsim.Scenario("x", [daily("a", duration="1h"), daily("b", duration="5min")],
+                         "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1,
+                         outages=[calsim.Outage("2026-01-01T00:30Z", "2026-01-01T02:00Z")])
+    b = one(settled(sc), "b", "2026-01-01T00:00")
+    assert (b["state"], b["started_utc"]) == ("done", at("2026-01-01T02:00"))
+
+
+def test_equal_aged_priorities_go_first_queued_first():
+    """The queue for a slot is a FIFO per priority level: queued at 00:00 goes before queued at 00:30."""
+    late = calsim.Schedule("late", "UTC", "2026-01-01T00:30", "FREQ=DAILY;COUNT=1",
+                           policy=calsim.Policy(duration="5min"))
+    sc = calsim.Scenario("x", [daily("a", duration="2h"), daily("z", duration="5min"), late],
+                         "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1)
+    f = settled(sc)
+    assert one(f, "z", "2026-01-01T00:00")["started_utc"] == at("2026-01-01T02:00")
+    assert one(f, "late", "2026-01-01T00:30")["started_utc"] == at("2026-01-01T02:05")
+
+
+def test_at_one_instant_runs_arrive_by_schedule_then_due():
+    """A wake-up submits each schedule's backlog together: with one slot, the first schedule's whole backlog
+    (zero-length runs) goes before the second schedule's first run."""
+    fleet = [calsim.Schedule(k, "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=20;COUNT=3",
+                             policy=calsim.Policy(duration=d)) for k, d in (("a", "0s"), ("b", "30min"))]
+    sc = calsim.Scenario("x", fleet, "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1,
+                         outages=[calsim.Outage("2026-01-01T00:01Z", "2026-01-01T01:00Z")])
+    f = settled(sc)
+    assert f.filter(pl.col("schedule_id") == "a")["started_utc"].to_list() == [at("2026-01-01T00:00"),
+                                                                           *[at("2026-01-01T01:00")] * 2]
+    assert one(f, "b", "2026-01-01T00:20")["started_utc"] == at("2026-01-01T01:00")
