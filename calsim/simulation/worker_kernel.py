@@ -544,6 +544,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         j_tok[j] = True
                         if w >= 0:
                             w_hold[w] = j
+                        if j_k[j] == 0 and not j_live[j]:  # an instance executing from now (it holds a worker):
+                            go_live(j_live, running, live, multi, s * n_inst + job_inst[j], j)  # max_active counts it
                         push_event(heap, seq, go_at + draws.origin, GO, j, w)
                         continue
                 # start attempt k of job j at t on worker w
