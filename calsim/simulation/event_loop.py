@@ -67,7 +67,8 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                cr_t=none, cr_w=none, cr_down=none, scheduler_slots=True),
         # no draws: one attempt (a failed run is retries_exhausted: its retries are in its occupancy)
         k.Draws(seed=0, origin=int(sc.start_us), p_fail=0.0, max_att=1, backoff=0, max_backoff=BIG, jitter_mode=0,
-                share_t=1.0, share_r=0.0, end=int(sc.end_us), out_lo=out_lo, out_hi=out_hi),
+                share_t=1.0, share_r=0.0, end=int(sc.end_us), out_lo=out_lo, out_hi=out_hi,
+                attempt_log=False),
         k.Budgets(*budget_groups(run, int(pick.min()) if m else sc.end_us)), out)
     started = out.started
     run.state[order] = out.j_state

@@ -155,7 +155,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     # jobs waiting for a worker: those whose token came first (FIFO), then the capacity queue (aged priority)
     first_line = new_ints()
     # The queue for a worker: a FIFO per priority level (see _level_pop)
-    cap = 2 * m + 16
+    cap = min(2 * m + 16, 1 << 12)  # (grown by doubling when full: a queue is rarely the whole horizon's jobs)
     nodes = (np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
              np.zeros(cap, dtype=np.int64))
     lv = np.full((2, len(pol.level_priority)), -1, dtype=np.int64)  # each level's first and last node
@@ -611,7 +611,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
         if j_state[j] < 0:  # buffered, or in turn behind a member still held at the end
             j_state[j] = SKIPPED
             j_reason[j] = R_OVERLAP
-    n_att = len(a_job)
+    n_att = len(a_job) if draws.attempt_log else 0
     log = np.empty((6, n_att), dtype=np.int64)
     for a in range(n_att):
         log[0, a] = a_job[a]

@@ -106,7 +106,7 @@ def worker_loop(run: RunState) -> None:
                 1 if f is None else f.max_attempts, 0 if f is None else f.backoff_us,
                 BIG if f is None or f.max_backoff_us is None else f.max_backoff_us,
                 0 if f is None else _JITTER_MODES[f.jitter], 1.0 if f is None else f.shares[0],
-                0.0 if f is None else f.shares[1], int(sc.end_us), *outage_spans(run)),
+                0.0 if f is None else f.shares[1], int(sc.end_us), *outage_spans(run), True),
         k.Budgets(*g), out)
     j_state, j_reason, start, finish, started, attempts, effects, worker, rate_wait, budget_wait = out
     assert (j_state >= 0).all(), "a job was left pending"

@@ -52,9 +52,10 @@ Limits = namedtuple("Limits", "b_after b_open rl_count rl_period rl_burst")
 Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down scheduler_slots")
 #: Seed, origin (the scenario's start), failure probability and attempts, backoff and its cap, jitter mode,
 #: error-class shares (transient, review), the horizon's end, the scheduler's outages (sorted starts, ends: a
-#: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up).
+#: job the scheduler releases later, buffered, in turn or held for budget, is released when it is up); and
+#: whether to return the attempt log (the scheduler-level path reads none).
 Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
-                             "out_lo out_hi")
+                             "out_lo out_hi attempt_log")
 #: Budgets: per account its ceiling (limit + :func:`.rules.fits`' tolerance) and group; per group (one zone and
 #: period kind) its kind, its transitions and offsets in µs (CSR), and its period openings from period ``p0``.
 Budgets = namedtuple("Budgets", "ceiling group kind utc_ptr utc off_ptr off p0 open_ptr opens")
