@@ -94,3 +94,15 @@ def test_at_one_instant_runs_arrive_by_schedule_then_due():
     assert f.filter(pl.col("schedule_id") == "a")["started_utc"].to_list() == [at("2026-01-01T00:00"),
                                                                            *[at("2026-01-01T01:00")] * 2]
     assert one(f, "b", "2026-01-01T00:20")["started_utc"] == at("2026-01-01T01:00")
+
+
+def test_a_newer_time_takes_the_blocked_ones_place_under_buffer_latest():
+    """Kubernetes' Forbid: the sync after a Job ends starts the most recent unmet time. 90-min runs hourly: 01:00
+    waits for 00:00 and runs 01:30-03:00; 02:00 waits for it, and 03:00, due when it ends, replaces 02:00."""
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY;COUNT=4",
+                        policy=calsim.Policy(duration="90min", overlap="buffer_latest"))
+    f = settled(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"))
+    assert one(f, "h", "2026-01-01T01:00")["started_utc"] == at("2026-01-01T01:30")
+    blocked = one(f, "h", "2026-01-01T02:00")
+    assert (blocked["state"], blocked["reason"]) == ("skipped", "overlap")
+    assert one(f, "h", "2026-01-01T03:00")["started_utc"] == at("2026-01-01T03:00")
