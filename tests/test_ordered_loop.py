@@ -106,3 +106,16 @@ def test_a_newer_time_takes_the_blocked_ones_place_under_buffer_latest():
     blocked = one(f, "h", "2026-01-01T02:00")
     assert (blocked["state"], blocked["reason"]) == ("skipped", "overlap")
     assert one(f, "h", "2026-01-01T03:00")["started_utc"] == at("2026-01-01T03:00")
+
+
+def test_a_backlog_in_turn_whose_first_run_is_refused_is_refused_with_it():
+    """Budget 1 a day, on_budget="skip": the 00:00 run spends it; the come-back's backlog (01:00, 02:00, run in
+    turn) is one submission, refused for budget, so 02:00 is skipped for budget too (not left waiting its turn)."""
+    s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY;COUNT=3",
+                        policy=calsim.Policy(duration="5min", backlog="in_turn", account="t", cost=1.0,
+                                             on_budget="skip"))
+    f = settled(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-01T12:00Z",
+                                budgets=[calsim.Budget("t", 1, "day", "UTC")],
+                                outages=[calsim.Outage("2026-01-01T00:30Z", "2026-01-01T02:30Z")]))
+    assert [(r["state"], r["reason"]) for r in f.sort("nominal_local").iter_rows(named=True)] == [
+        ("done", None), ("skipped", "budget"), ("skipped", "budget")]
