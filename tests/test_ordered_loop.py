@@ -119,3 +119,19 @@ def test_a_backlog_in_turn_whose_first_run_is_refused_is_refused_with_it():
                                 outages=[calsim.Outage("2026-01-01T00:30Z", "2026-01-01T02:30Z")]))
     assert [(r["state"], r["reason"]) for r in f.sort("nominal_local").iter_rows(named=True)] == [
         ("done", None), ("skipped", "budget"), ("skipped", "budget")]
+
+
+def test_every_run_ending_at_an_instant_frees_its_slot_before_the_queue_is_served():
+    """Two slots. A (00:00-01:00) and B's 00:00 run (00:30-01:00, skip) end together at 01:00, when B's 00:10 run
+    (queued at 00:10), Z (00:20) and W (00:25) wait. Both ends first: B's 00:10 run finds no B run going and
+    starts with Z; served at A's end alone, it would find B's first run still going and lose its turn to W."""
+    fleet = [daily("a", duration="60min"), daily("ab", duration="30min"),  # (ids in pick order: a, ab, b)
+             calsim.Schedule("b", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=10;COUNT=2",
+                             policy=calsim.Policy(duration="30min", overlap="skip")),
+             calsim.Schedule("z", "UTC", "2026-01-01T00:20", "FREQ=DAILY;COUNT=1", policy=calsim.Policy(duration="30min")),
+             calsim.Schedule("w", "UTC", "2026-01-01T00:25", "FREQ=DAILY;COUNT=1", policy=calsim.Policy(duration="30min"))]
+    f = settled(calsim.Scenario("x", fleet, "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=2))
+    assert one(f, "b", "2026-01-01T00:00")["started_utc"] == at("2026-01-01T00:30")
+    assert one(f, "b", "2026-01-01T00:10")["started_utc"] == at("2026-01-01T01:00")
+    assert one(f, "z", "2026-01-01T00:20")["started_utc"] == at("2026-01-01T01:00")
+    assert one(f, "w", "2026-01-01T00:25")["started_utc"] == at("2026-01-01T01:30")
