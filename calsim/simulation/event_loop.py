@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .loop_inputs import budget_groups, outage_spans, policy_arrays, turns
+from .loop_inputs import budget_groups, outage_spans, outcomes, policy_arrays, turns
 from .rules import BIG, charge, deadline
-from .state import NONE, RunState
+from .state import RunState
 
 __all__ = ["event_loop"]
 
@@ -47,9 +47,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
     pick = run.pick[order].astype(i64)
     job = np.arange(m, dtype=i64)
     turn_next, follower = turns(run, order, job, np.zeros(m, dtype=i64))
-    out = k.OutcomesW(np.full(m, -1, dtype=i64), np.full(m, NONE, dtype=i64), np.zeros(m, dtype=i64),
-                      np.zeros(m, dtype=i64), np.zeros(m, dtype=bool), np.zeros(m, dtype=i64), np.zeros(m, dtype=i64),
-                      np.full(m, -1, dtype=i64), np.zeros(m, dtype=i64), np.zeros(m, dtype=i64))
+    out = outcomes(m, m)
     none, n_s = np.zeros(0, dtype=i64), len(run.pol)
     elig = run.eligible[order].astype(i64)
     out_lo, out_hi = outage_spans(run)

@@ -14,9 +14,9 @@ import numpy as np
 
 from ..times import US
 from .rules import FITS_TOLERANCE, PERIOD_KINDS, period_index, period_start
-from .state import RunState
+from .state import NONE, RunState
 
-__all__ = ["pause_spans", "outage_spans", "budget_groups", "policy_arrays", "turns"]
+__all__ = ["pause_spans", "outage_spans", "budget_groups", "policy_arrays", "turns", "outcomes"]
 
 
 def _csr(parts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -98,3 +98,15 @@ def turns(run: RunState, rows: np.ndarray, job_row: np.ndarray, job_inst: np.nda
     turn_next[it[:-1][same[1:]]] = it[1:][same[1:]]
     follower[it[same]] = True
     return turn_next, follower
+
+
+def outcomes(n_jobs: int, n_rows: int):
+    """Empty outcomes for the loop to fill (:class:`.worker_steps.OutcomesW`): per job its state and reason
+    (-1, none), per row start, finish, started, attempts, effects, worker (-1), rate and budget waits."""
+    from .worker_steps import OutcomesW  # (numba: imported when a loop first runs)
+
+    i64, none = np.int64, -1
+    return OutcomesW(np.full(n_jobs, none, dtype=i64), np.full(n_jobs, NONE, dtype=i64), np.zeros(n_rows, dtype=i64),
+                     np.zeros(n_rows, dtype=i64), np.zeros(n_rows, dtype=bool), np.zeros(n_rows, dtype=i64),
+                     np.zeros(n_rows, dtype=i64), np.full(n_rows, none, dtype=i64), np.zeros(n_rows, dtype=i64),
+                     np.zeros(n_rows, dtype=i64))

@@ -81,8 +81,8 @@ from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
                            Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401
-                           count_result, end_job, free_worker, go_live, grown, leave_live, level_pop, level_push,
-                           new_bools, new_ints, paused_at, push_event, release_job, slot_freed)
+                           attempt_log_of, count_result, end_job, free_worker, go_live, grown, has_room, leave_live,
+                           level_pop, level_push, new_bools, new_ints, paused_at, push_event, release_job, slot_freed)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
@@ -249,7 +249,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         b_trial_att[bq] = -1
                 if cancelled:  # the slot of the run it cancelled is its own (before the queue)
                     first_line.insert(0, j)
-                elif b == 2 and (n_workers < 0 or len(free) > len(first_line)):
+                elif b == 2 and has_room(n_workers, free, first_line):
                     # released by the scheduler (a buffer, a turn): the slot its predecessor freed, if still free
                     # (a buffer_latest sync comes after the picks of its instant, which may have taken it)
                     first_line.append(j)
@@ -431,7 +431,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     else:  # the instance takes the next member: going from now (it is its turn, not an overlap)
                         go_live(j_live, running, live, multi, r_s[job_row[nx]] * n_inst + job_inst[nx], nx)
                         release_job(first_line, heap, seq, draws.out_lo, draws.out_hi, t, nx,
-                                    n_workers < 0 or len(free) > len(first_line))
+                                    has_room(n_workers, free, first_line))
                 if buffering and len(buffers[key]) > b_head[key] and (
                         j_k[j] > 0 or j_state[j] == CANCELLED or (jobs.follower[j] and j_k[j] == 0)):
                     # (a run that ended frees its slot, and so does a member refused or expired at its turn, unless
@@ -611,13 +611,5 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
         if j_state[j] < 0:  # buffered, or in turn behind a member still held at the end
             j_state[j] = SKIPPED
             j_reason[j] = R_OVERLAP
-    n_att = len(a_job) if draws.attempt_log else 0
-    log = np.empty((6, n_att), dtype=np.int64)
-    for a in range(n_att):
-        log[0, a] = a_job[a]
-        log[1, a] = a_start[a]
-        log[2, a] = a_end[a]
-        log[3, a] = a_over[a]
-        log[4, a] = a_worker[a]
-        log[5, a] = a_outcome[a]
-    return log
+    return attempt_log_of(a_job, a_start, a_end, a_over, a_worker, a_outcome,
+                          len(a_job) if draws.attempt_log else 0)

@@ -30,7 +30,7 @@ import polars as pl
 
 from ..times import US
 from .faults import WorkerCrash
-from .loop_inputs import budget_groups, outage_spans, policy_arrays, turns
+from .loop_inputs import budget_groups, outage_spans, outcomes, policy_arrays, turns
 from .randomness import CRASH, id_key, uniform
 from .rules import BIG, deadline
 from .state import NONE, S, RunState
@@ -83,9 +83,7 @@ def worker_loop(run: RunState) -> None:
         # while the scheduler is down, as the scheduler-level path's); else any number
         pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down,
                       sc.capacity is not None)
-    out = k.OutcomesW(np.full(len(job_row), -1, dtype=i64), np.full(len(job_row), NONE, dtype=i64),
-                      np.zeros(n, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=bool), np.zeros(n, dtype=i64),
-                      np.zeros(n, dtype=i64), np.full(n, -1, dtype=i64), np.zeros(n, dtype=i64), np.zeros(n, dtype=i64))
+    out = outcomes(len(job_row), n)
     g = budget_groups(run, int(pick.min()) if n else sc.end_us)
     log = k.settle(
         k.Jobs(job_row, job_inst, job_ready, turn_next, follower),

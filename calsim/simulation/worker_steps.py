@@ -27,7 +27,7 @@ UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 
 
 __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
            "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event",
-           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "UP",
+           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "UP",
            "END", "CRASH", "EXPIRE", "OPEN", "HELD_READY", "READY", "GO", "LATEST"]
 
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
@@ -232,6 +232,27 @@ def leave_live(j_live, running, live, multi, key, j):
 
 
 @njit(cache=True)
+def has_room(n_workers, free, first_line):
+    """A worker is free for one more job released now (beyond those already first in line; any number when
+    none are counted)."""
+    return n_workers < 0 or len(free) > len(first_line)
+
+
+@njit(cache=True)
+def attempt_log_of(a_job, a_start, a_end, a_over, a_worker, a_outcome, n_att):
+    """The attempt log, one column per attempt (the first ``n_att``): job, start, end, let go, worker, outcome."""
+    log = np.empty((6, n_att), dtype=np.int64)
+    for a in range(n_att):
+        log[0, a] = a_job[a]
+        log[1, a] = a_start[a]
+        log[2, a] = a_end[a]
+        log[3, a] = a_over[a]
+        log[4, a] = a_worker[a]
+        log[5, a] = a_outcome[a]
+    return log
+
+
+@njit(cache=True)
 def release_job(first_line, heap, seq, out_lo, out_hi, t, j, room):
     """The scheduler releases job ``j`` (a buffered run, the next member in turn) at ``t``: it takes the slot its
     predecessor freed (``room``: a slot is free), before the queue; else it arrives as any run does, and if the
@@ -259,6 +280,6 @@ def slot_freed(buffers, b_head, key, latest, slots, j_state, j_nodl, j_live, run
         if j_state[nb] < 0:
             j_nodl[nb] = True
             go_live(j_live, running, live, multi, key, nb)
-            release_job(first_line, heap, seq, out_lo, out_hi, t, nb, n_workers < 0 or len(free) > len(first_line))
+            release_job(first_line, heap, seq, out_lo, out_hi, t, nb, has_room(n_workers, free, first_line))
             slots -= 1
 
