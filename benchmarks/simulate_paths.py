@@ -1,6 +1,6 @@
 """Benchmark: simulate cost per ledger row on each settling path, against the fast column path.
 
-Run: ``python benchmarks/simulate_paths.py [--sizes 1000,4000] [--repeat 2] [--year] [--no-rss]``
+Run: ``python benchmarks/simulate_paths.py [--sizes 1000,4000] [--repeat 3] [--year] [--no-rss]``
 
 The fleet is ``examples.fleet(n)`` over October 2026 (tzdata 2026f, one-minute
 tick) with a 3-day outage, ``catchup="latest"``, ``overlap="skip"``, one-minute
@@ -28,7 +28,7 @@ output says which engine path settled the runs):
   (the seeds' model: leases under per-tenant budgets with priorities).
 
 Reports simulate's µs per ledger row at each size (wall clock, expansion
-included, best of ``repeat``; the process's CPU time beside it, steadier on a
+included, best of ``repeat``, the repeats of all paths interleaved; the process's CPU time beside it, steadier on a
 shared machine), each path's ratio to the fast path at the same size and the
 ratio of its per-row cost at the largest size over the smallest. The ratios
 the targets read are of CPU time (``wall_*`` beside them: wall time on a
@@ -134,20 +134,28 @@ def _worker_level(path: str, n: int, fleet: list, horizon: tuple[str, str]) -> c
     return calsim.Scenario(f"{path}-{n}", fleet, *horizon, release="2026f", tick="1min", outages=[OUTAGE], **kw)
 
 
-def measure(path: str, n: int, repeat: int) -> dict:
-    sc = scenario(path, n)
-    best, cpu, ledger = None, None, None
+def measure(paths: list[str], n: int, repeat: int) -> dict:
+    """Each path's cost per row at ``n`` schedules, best of ``repeat``. The repeats are interleaved (every
+    path once, then every path again): on a shared machine whose speed drifts over minutes, each path and
+    the fast path it is divided by then sample the same minutes, which measuring one path's repeats after
+    another's does not (the fast path measured first, a slow path three minutes later)."""
+    scenarios = {p: scenario(p, n) for p in paths}
+    best: dict = {p: None for p in paths}
+    cpu: dict = {p: None for p in paths}
+    out: dict = {}
     for _ in range(repeat):
-        ledger = None  # one ledger alive at a time
-        gc.collect()
-        t, c = time.perf_counter(), time.process_time()
-        ledger = calsim.simulate(sc, progress=False)
-        dt, dc = time.perf_counter() - t, time.process_time() - c
-        best = dt if best is None else min(best, dt)
-        cpu = dc if cpu is None else min(cpu, dc)
-    rows = ledger.frame.height
-    return {"rows": rows, "seconds": round(best, 3), "us_per_row": round(best / rows * 1e6, 3),
-            "cpu_us_per_row": round(cpu / rows * 1e6, 3), "settled": dict(ledger.settled)}
+        for p in paths:
+            ledger = None  # one ledger alive at a time
+            gc.collect()
+            t, c = time.perf_counter(), time.process_time()
+            ledger = calsim.simulate(scenarios[p], progress=False)
+            dt, dc = time.perf_counter() - t, time.process_time() - c
+            best[p] = dt if best[p] is None else min(best[p], dt)
+            cpu[p] = dc if cpu[p] is None else min(cpu[p], dc)
+            rows = ledger.frame.height
+            out[p] = {"rows": rows, "seconds": round(best[p], 3), "us_per_row": round(best[p] / rows * 1e6, 3),
+                      "cpu_us_per_row": round(cpu[p] / rows * 1e6, 3), "settled": dict(ledger.settled)}
+    return out
 
 
 def child(path: str, n: int) -> dict:
@@ -203,7 +211,7 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,4000", help="fleet sizes, comma-separated (smallest first)")
     ap.add_argument("--paths", default=",".join(PATHS), help="paths to run (fast is always run)")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--year", action="store_true", help="also the combined case over a 10k-schedule year (long)")
     ap.add_argument("--year-n", type=int, default=10_000)
     ap.add_argument("--no-rss", action="store_true", help="skip the 10k-year peak RSS child")
@@ -222,8 +230,8 @@ def main(argv=None) -> dict:
     paths = ["fast"] + [p for p in args.paths.split(",") if p != "fast"]
     per: dict = {p: {} for p in paths}
     for n in sizes:
-        for p in paths:
-            per[p][str(n)] = measure(p, n, args.repeat)
+        for p, m in measure(paths, n, args.repeat).items():
+            per[p][str(n)] = m
     missed = []
     for p in paths:
         for n in sizes:

@@ -135,3 +135,16 @@ def test_every_run_ending_at_an_instant_frees_its_slot_before_the_queue_is_serve
     assert one(f, "b", "2026-01-01T00:10")["started_utc"] == at("2026-01-01T01:00")
     assert one(f, "z", "2026-01-01T00:20")["started_utc"] == at("2026-01-01T01:00")
     assert one(f, "w", "2026-01-01T00:25")["started_utc"] == at("2026-01-01T01:30")
+
+
+def test_a_zero_length_run_is_over_before_the_next_run_of_its_schedule_leaves_the_queue():
+    """Capacity 1, held by ``a`` from 00:00 to 01:00. ``z`` (every 20 min, no duration, ``skip``) queues 00:00,
+    00:20 and 00:40. At 01:00 the slot serves them in order: each is over at the instant it starts (a finish
+    at t is over for the next pick at t), so none overlaps the one before it and all three start at 01:00."""
+    z = calsim.Schedule("z", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=20;COUNT=4",
+                        policy=calsim.Policy(overlap="skip"))
+    f = settled(calsim.Scenario("x", [daily("a", duration="1h"), z], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                                capacity=1))
+    for nominal in ("00:00", "00:20", "00:40", "01:00"):
+        row = one(f, "z", f"2026-01-01T{nominal}")
+        assert (row["state"], row["started_utc"]) == ("done", at("2026-01-01T01:00")), nominal

@@ -366,6 +366,23 @@ def test_a_successful_trial_closes_the_breaker():
     assert ledger.frame.filter(pl.col("schedule_id") == "good")["state"].to_list() == ["done"] * 10
 
 
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.sampled_from(["crm", "erp", None])), min_size=1,
+                max_size=8),
+       st.lists(st.sampled_from(["account:a", "account:b", "source:crm", "source:erp", "schedule:s0", "schedule:s3"]),
+                max_size=6))
+@settings(max_examples=200, deadline=None, derandomize=True)
+def test_each_schedule_gets_exactly_the_breakers_that_cover_it(policies, scopes):
+    """The indexed look-up of a schedule's breakers equals asking every breaker (``Breaker.covers``)."""
+    from calsim.simulation.worker_loop import breaker_scopes
+
+    ids = [f"s{i}" for i in range(len(policies))]
+    pol = [calsim.Policy(account=a, rate_limit=r) for a, r in policies]
+    breakers = [calsim.Breaker(x) for x in scopes]
+    expected = [[b for b, br in enumerate(breakers) if br.covers(sid, p)] for sid, p in zip(ids, pol)]
+    scheds = [calsim.Schedule(sid, "UTC", "2026-01-01T12:00", "FREQ=DAILY") for sid in ids]
+    assert breaker_scopes(breakers, scheds, pol) == expected
+
+
 # -- properties --------------------------------------------------------------------------------------
 
 

@@ -87,6 +87,20 @@ def test_a_token_buckets_queued_starts_are_exact_in_integers():
     assert [int(x) - t0 for x in starts] == [-(-k * 60_000_000 // 7) for k in range(2000)]
 
 
+def test_a_million_per_second_bucket_over_a_year_never_makes_a_run_wait():
+    """1,000,000/s, burst 1: tokens come every µs, so daily runs never wait. A year is 3.2e13 µs, and the
+    bucket's arithmetic in µs × count (3.2e19) would pass int64's 9.2e18: it is kept relative to the instant
+    the bucket was last used, so its values stay within the tokens queued."""
+    s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=DAILY",
+                        policy=calsim.Policy(rate_limit="src", duration="1s"))
+    sc = calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2027-01-01T00:00Z",
+                         rate_limits=[calsim.RateLimit("src", rate="1000000/s", burst=1)])
+    f = calsim.simulate(sc).frame
+    assert f.height == 365
+    assert f["state"].to_list() == ["done"] * 365
+    assert f["rate_wait_s"].to_list() == [0.0] * 365
+
+
 # -- max_active, capacity and budgets on workers -----------------------------------------------------
 
 

@@ -639,6 +639,11 @@ def _group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray
 def _max_concurrency(start: np.ndarray, finish: np.ndarray) -> int:
     """Most runs going at once; a finish at t frees its slot before a start at t.
 
+    A zero-length run still takes a slot at its start (the ordered loop starts it only on a free slot, and
+    frees it at once): here it goes until 1 µs after its start, so that it counts at its own start. The
+    count can then exceed the loop's by the zero-length runs at one instant: that only sends rows to the
+    loop, which is exact.
+
     The level just after the i-th start (in time order) is i + 1 minus the
     finishes at or before it. Starts come nearly sorted (instant order), which
     a stable (merge/tim) sort handles in about one pass, and two one-key sorts
@@ -647,7 +652,7 @@ def _max_concurrency(start: np.ndarray, finish: np.ndarray) -> int:
     if not len(start):
         return 0
     st = np.sort(start, kind="stable")
-    fi = np.sort(finish, kind="stable")
+    fi = np.sort(np.maximum(finish, start + 1), kind="stable")
     level = np.arange(1, len(st) + 1, dtype=np.int64)
     level -= np.searchsorted(fi, st, side="right")
     return int(level.max())

@@ -160,7 +160,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
              np.zeros(cap, dtype=np.int64))
     lv = np.full((2, len(pol.level_priority)), -1, dtype=np.int64)  # each level's first and last node
     queued = np.zeros(2, dtype=np.int64)  # [jobs queued, nodes used]
-    tat = np.zeros(len(lim.rl_count), dtype=np.int64)  # GCRA: µs * count, from the origin
+    tat = np.zeros(len(lim.rl_count), dtype=np.int64)  # GCRA: TAT - tat_at, in µs * count (>= 0)
+    tat_at = np.full(len(lim.rl_count), draws.origin, dtype=np.int64)  # the bucket's last use (µs)
     b_state = np.zeros(len(lim.b_after), dtype=np.int64)  # 0 closed, 1 open, 2 half-open (trial chosen)
     b_count = np.zeros(len(lim.b_after), dtype=np.int64)
     b_until = np.zeros(len(lim.b_after), dtype=np.int64)
@@ -526,27 +527,32 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 rl = pol.rl[s]
                 if rl >= 0 and not j_tok[j]:
                     c = lim.rl_count[rl]
-                    rel = t - draws.origin
-                    need = tat[rl] - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
-                    go_at = rel
-                    if need > rel * c:
-                        go_at = (need + c - 1) // c
-                    if j_k[j] == 0 and go_at + draws.origin > r_deadline[r] and not j_nodl[j]:
+                    # GCRA in µs × count (exact: the theoretical arrival time moves by the period from the
+                    # conforming instant itself, never from the whole µs a start is rounded up to, which drifted
+                    # by up to (c - 1) / c µs a token), kept relative to the bucket's last use (tat_at): from an
+                    # origin, a year × 1,000,000/s would pass int64. Rebased to t: max(TAT - t, 0) scaled.
+                    q = tat[rl] // c
+                    ahead = (q - (t - tat_at[rl])) * c + (tat[rl] - q * c) if q >= t - tat_at[rl] else np.int64(0)
+                    tat[rl] = ahead
+                    tat_at[rl] = t
+                    need = ahead - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
+                    go_at = t
+                    if need > 0:
+                        go_at = t + (need + c - 1) // c
+                    if j_k[j] == 0 and go_at > r_deadline[r] and not j_nodl[j]:
                         end_job(j_state, j_reason, todo, j, SKIPPED, R_RATE)
                         if w >= 0:
                             free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
-                    # Exact: the bucket moves by its period from the conforming instant itself, never from the
-                    # whole µs a start is rounded up to (which drifted by up to (c - 1) / c µs per token).
-                    tat[rl] = max(tat[rl], rel * c) + lim.rl_period[rl]
-                    rate_wait[r] += go_at + draws.origin - t
-                    if go_at + draws.origin > t:
+                    tat[rl] = ahead + lim.rl_period[rl]
+                    rate_wait[r] += go_at - t
+                    if go_at > t:
                         j_tok[j] = True
                         if w >= 0:
                             w_hold[w] = j
                         if j_k[j] == 0 and not j_live[j]:  # an instance executing from now (it holds a worker):
                             go_live(j_live, running, live, multi, s * n_inst + job_inst[j], j)  # max_active counts it
-                        push_event(heap, seq, go_at + draws.origin, GO, j, w)
+                        push_event(heap, seq, go_at, GO, j, w)
                         continue
                 # start attempt k of job j at t on worker w
                 k = j_k[j]
@@ -596,8 +602,12 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         push_event(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
                         continue
                 push_event(heap, seq, ack, END, na, 0)
-            if len(todo) == 0:
-                break
+                if ack == t:  # a zero-length run is over at the instant it started: its END (next in the heap:
+                    # END sorts before every arrival at t) frees its slot before the queue is served again, as
+                    # every run ending at t does (a finish at t is over for the next pick at t)
+                    break
+            if len(todo) == 0 or (len(heap) and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0):
+                break  # (the jobs still to follow up are, after that END)
 
     # Whatever still waits for budget at the horizon's end never got it; buffered jobs never started.
     for a in range(n_a):

@@ -42,6 +42,21 @@ _JITTER_MODES = {"none": 0, "full": 1, "equal": 2}
 OUTCOMES = ["succeeded", "failed", "lost", "timed_out", "cancelled"]
 
 
+def breaker_scopes(breakers, scheds, pol) -> list[list[int]]:
+    """Each schedule's breakers (indices, in the scenario's order), found by a dict per scope kind: one
+    look-up per schedule and kind, not one :meth:`.Breaker.covers` per schedule and breaker (4,000
+    schedules × 80 tenants' breakers was a sixth of a worker-level simulate)."""
+    by_kind: dict[str, dict[str, list[int]]] = {"account": {}, "source": {}, "schedule": {}}
+    for b, br in enumerate(breakers):
+        by_kind[br.kind].setdefault(br.target, []).append(b)
+    out = []
+    for sch, p in zip(scheds, pol):
+        hit = (by_kind["account"].get(p.account, []) if p.account else []) \
+            + (by_kind["source"].get(p.rate_limit, []) if p.rate_limit else []) + by_kind["schedule"].get(sch.id, [])
+        out.append(sorted(hit))
+    return out
+
+
 def worker_loop(run: RunState) -> None:
     """Settle every row of ``run`` that runs (after :func:`.columns.catch_up`), one attempt at a time."""
     from . import worker_kernel as k
@@ -68,7 +83,7 @@ def worker_loop(run: RunState) -> None:
     pol = run.pol
     limits = {r.name: i for i, r in enumerate(sc.rate_limits)}
     p_rl = np.array([limits.get(p.rate_limit, -1) if p.rate_limit else -1 for p in pol], dtype=i64)
-    scopes = [[b for b, br in enumerate(sc.breakers) if br.covers(sch.id, p)] for sch, p in zip(run.scheds, pol)]
+    scopes = breaker_scopes(sc.breakers, run.scheds, pol)
     br_ptr = np.zeros(len(pol) + 1, dtype=i64)
     br_ptr[1:] = np.cumsum([len(x) for x in scopes])
     br_idx = np.array([b for x in scopes for b in x], dtype=i64)
