@@ -45,10 +45,14 @@ from .simulation.policy import Failures, LogNormal, Policy, with_policy
 from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.ledger import Ledger
-from .simulation.dispatch import simulate
+from .simulation.dispatch import register_engine, simulate
 from .store import LedgerStore
 from . import examples, presets
 from ._version import __version__
+
+# Dask sits above the simulation: it is registered here (imported when first used), never imported from below.
+register_engine("dask", "calsim.distributed.client:simulate")
+del register_engine
 
 __all__ = [
     "__version__",

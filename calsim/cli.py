@@ -399,7 +399,7 @@ def _cmd_reconcile(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     import time
 
-    from . import demo
+    import calsim.demo as demo
 
     t0 = time.perf_counter()
     demo.run(args.out, echo=(lambda *a, **k: None) if args.quiet else print,
@@ -621,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         _preflight(args)
-        from . import limits
+        import calsim.limits as limits
 
         with limits.scope(getattr(args, "max_occurrences", None)):
             return int(args.func(args))

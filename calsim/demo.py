@@ -141,7 +141,7 @@ def _charts(ledgers: list, budgets: tuple, path: Path) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.image import imsave
 
-    from . import plots
+    import calsim.plots as plots
     from .atomic import write_atomically
 
     # The budget worth charting is the one the catch-up pressed hardest: most runs held for it.

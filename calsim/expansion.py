@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from . import limits
+import calsim.limits as limits
 from .calendars import Calendar
 from .emulation import SCHEDULER, emulated_rows
 from .errors import InputError

@@ -16,7 +16,7 @@ import datetime as dt
 import numpy as np
 import polars as pl
 
-from . import limits
+import calsim.limits as limits
 from .errors import InputError
 from .expansion import expand_indexed
 from .tz.release import ReleaseLike, release as get_release

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from . import limits
+import calsim.limits as limits
 from .errors import InputError, UnknownZoneError
 from .expansion import as_schedules, expand_indexed
 from .times import US, instant_us, iso_z

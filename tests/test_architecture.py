@@ -109,8 +109,10 @@ def import_graph(root: Path = PACKAGE) -> Graph:
                     base = node.module or ""
                 subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
                 targets = [(m, True) for m in subs]
-                # the package itself: named when a name is not a submodule, loaded on the way otherwise
-                targets.append((base, len(subs) < len(node.names)))
+                # the package itself: named when a name is not a submodule, or when it is one of S's own
+                # packages (``from . import x`` reads x off a package whose ``__init__`` may still be running:
+                # ``import calsim.store.x as x`` or ``from .x import name`` do not), else loaded on the way
+                targets.append((base, len(subs) < len(node.names) or base in own))
             for target, named in targets:
                 if target != root.name and not target.startswith(root.name + "."):
                     continue  # another distribution (``from distributed import Client`` is dask's)
@@ -220,12 +222,19 @@ def test_graph_reads_module_function_and_type_checking_imports_as_edges(tmp_path
     g = _graph_of(tmp_path, {
         "__init__.py": "",
         "a.py": "from .b import x\n",
-        "b.py": "def f():\n    from . import c\n",
+        "b.py": "def f():\n    import pkg.c as c\n",
         "c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import y\n",
     })
     assert {(s, t, i.where) for s, t, i in g.edges} == {
         ("pkg.a", "pkg.b", "module"), ("pkg.b", "pkg.c", "function"), ("pkg.c", "pkg.a", "type-checking")}
     assert cycles(g) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_a_submodule_taking_a_sibling_off_its_package_depends_on_the_packages_init(tmp_path):
+    """``from . import c`` reads ``c`` off ``pkg``, whose ``__init__`` (importing ``b``) may still be running."""
+    g = _graph_of(tmp_path, {"__init__.py": "from .b import f\n", "b.py": "from . import c\n", "c.py": ""})
+    assert ("pkg.b", "pkg", "module") in {(s, t, i.where) for s, t, i in g.edges}
+    assert cycles(g) == [["pkg", "pkg.b"]]
 
 
 def test_graph_counts_a_package_init_and_the_packages_on_the_way(tmp_path):

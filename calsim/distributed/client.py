@@ -16,11 +16,11 @@ import math
 import os
 import time
 
-from .. import limits
+import calsim.limits as limits
 from ..errors import InputError, StoreError
 from ..simulation.occurrences import check_scenario
 from ..simulation.scenario import Scenario
-from . import files as fs
+import calsim.distributed.files as fs
 from .dataset import LedgerDataset
 from .metadata import metadata
 from .partitioning import partition, sub_scenario

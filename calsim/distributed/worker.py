@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import time
 
-from .. import limits
+import calsim.limits as limits
 from ..simulation.scenario import Scenario
-from . import files
+import calsim.distributed.files as files
 
 __all__ = ["run_partition"]
 

@@ -62,7 +62,7 @@ from ..presets import Preset, eventbridge
 from ..rules.every import Every
 from ..rules.quartz import QuartzCron
 from ..schedule import Schedule
-from . import terraform
+import calsim.importers.terraform as terraform
 from ._yaml import load_json, load_one
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone

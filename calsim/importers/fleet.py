@@ -61,7 +61,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .. import presets
+import calsim.presets as presets
 from ..errors import CalsimError, PolicyError, ScheduleError
 from ..input_files import read_file
 from ..rules.every import Every

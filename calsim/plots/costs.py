@@ -23,7 +23,7 @@ from ..errors import InputError, shown
 from ..simulation.ledger import Ledger
 from ..simulation.rules import period_index
 from ..simulation.scenario import Budget
-from . import inputs
+import calsim.plots.inputs as inputs
 from .style import (OKABE_ITO, Figure, date_axis, duration_label, legend_below, new_figure, series_style,
                     shade_outages)
 

@@ -32,7 +32,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 from ..simulation.faults import WorkerCrash
 from ..simulation.ledger import Ledger
 from ..simulation.views import CLASSIFIED_COLUMNS
-from . import inputs
+import calsim.plots.inputs as inputs
 from .outcomes import SUMMARY_COLUMNS
 from .style import (OKABE_ITO, Figure, date_axis, date_num, duration_label, legend_below, new_figure, series_style,
                     shade_outages, us_num)

@@ -17,7 +17,7 @@ import polars as pl
 
 from ..simulation.ledger import Ledger
 from ..simulation.ledger_schema import LEDGER_STATES
-from . import inputs
+import calsim.plots.inputs as inputs
 from .style import STATE_STYLE, Figure, duration_label, duration_ticks, legend_below, new_figure, series_style
 
 __all__ = ["state_counts", "lateness"]

@@ -23,7 +23,7 @@ from ..simulation.ledger import Ledger
 from ..simulation.ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES
 from ..simulation.views import CLASSIFIED_COLUMNS
 from ..times import US
-from . import inputs
+import calsim.plots.inputs as inputs
 from .style import (
     GAP_STYLE,
     OKABE_ITO,

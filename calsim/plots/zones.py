@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..expansion import expand
 from ..schedule import Schedule
 from ..times import DAY_US, instant_us, iso_z
-from . import inputs
+import calsim.plots.inputs as inputs
 from .style import (DIVERGING, OKABE_ITO, Figure, date_axis, date_num, duration_label, legend_below, new_figure,
                     offset_label, shift_ticks, us_num)
 

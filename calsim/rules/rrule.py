@@ -69,7 +69,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from ..errors import InputError, PolicyError, RuleError, choices
-from . import _rrule_expand as _x
+import calsim.rules._rrule_expand as _x
 
 __all__ = ["RRule", "parse_block", "InvalidDay", "FREQS", "WEEKDAYS"]
 

@@ -26,7 +26,8 @@ import os
 from numba import njit
 from numba.extending import register_jitable
 
-from . import randomness, rules
+import calsim.simulation.randomness as randomness
+import calsim.simulation.rules as rules
 
 __all__ = ["drop_stale_caches", "up_one", "beyond", "deadline", "backlog_outcome", "held_outcome", "held_at_opening",
            "month_of_day", "period_of_day", "local_day", "uniform_one", "norm_ppf_one"]

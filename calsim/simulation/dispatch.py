@@ -1,21 +1,37 @@
-"""``simulate``: the public entry point, which hands a scenario to the local engine or to Dask.
+"""``simulate``: the public entry point, which hands a scenario to the local engine or to a registered one.
 
 The engine itself (:mod:`.engine`) knows nothing of Dask; :mod:`calsim.distributed`
-partitions a scenario and runs the local engine on each partition.
+partitions a scenario and runs the local engine on each partition. It sits
+above the simulation, so this module never imports it: ``calsim/__init__``
+registers it (:func:`register_engine`) by the name of its entry point, which is
+imported when a scenario is first sent there.
 """
 
 from __future__ import annotations
 
-from .. import limits
+import importlib
+
+import calsim.limits as limits
 from ..errors import InputError, choices, shown
 from .engine import SETTLE, run_local
 from .ledger import Ledger
 from .occurrences import check_scenario
 from .scenario import Scenario
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "register_engine"]
 
 ENGINES = ("local", "dask")
+_ENTRY: dict[str, str] = {}  # engine -> "module:function" (simulate(scenario, client=, output=, max_occurrences=))
+
+
+def register_engine(name: str, entry: str) -> None:
+    """Send ``simulate(..., engine=name)`` to ``entry`` (``"package.module:function"``, imported on first use).
+
+    >>> register_engine("dask", "calsim.distributed.client:simulate")
+    """
+    if name not in ENGINES or name == "local":
+        raise InputError(f"engine: {shown(name)} cannot be registered (allowed: {choices(ENGINES[1:])})")
+    _ENTRY[name] = entry
 
 
 def simulate(scenario: Scenario, *, engine: str = "local", client: object = None, output: object = None,
@@ -94,10 +110,9 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
         # the result is a calsim.distributed.LedgerDataset (not held in memory).
-        from ..distributed import simulate as simulate_on_dask
-
-        return simulate_on_dask(scenario, client=client, output=output,  # type: ignore[return-value]
-                                max_occurrences=cap)
+        module, _, function = _ENTRY[engine].partition(":")
+        on_dask = getattr(importlib.import_module(module), function)
+        return on_dask(scenario, client=client, output=output, max_occurrences=cap)
     check_scenario(scenario, cap)
     # The engine's own expansions (one per release) are checked against the same limit.
     with limits.scope(cap):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import columns
+import calsim.simulation.columns as columns
 from .budget_periods import budget_periods
 from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame

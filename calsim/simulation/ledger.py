@@ -21,7 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..expansion import as_strings
-from . import views
+import calsim.simulation.views as views
 from .ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STATES,  # noqa: F401
                             REASON, STATE, UTC)
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from .. import limits
+import calsim.limits as limits
 from ..expansion import expand_indexed
 from ..schedule import Schedule
 from ..times import US, iso_z

@@ -74,7 +74,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from . import compiled_rules, worker_steps
+import calsim.simulation.compiled_rules as compiled_rules
+import calsim.simulation.worker_steps as worker_steps
 from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
 from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
 from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP

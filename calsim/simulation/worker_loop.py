@@ -59,7 +59,7 @@ def breaker_scopes(breakers, scheds, pol) -> list[list[int]]:
 
 def worker_loop(run: RunState) -> None:
     """Settle every row of ``run`` that runs (after :func:`.columns.catch_up`), one attempt at a time."""
-    from . import worker_kernel as k
+    import calsim.simulation.worker_kernel as k
 
     sc = run.sc
     rows = np.flatnonzero(run.has_due & (run.state < 0))

@@ -16,7 +16,7 @@ from heapq import heappush
 import numpy as np
 from numba import njit
 
-from . import compiled_rules
+import calsim.simulation.compiled_rules as compiled_rules
 from .compiled_rules import up_one
 from .rules import AGEING_US, BIG
 

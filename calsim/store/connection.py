@@ -54,7 +54,7 @@ import polars as pl
 
 from ..atomic import show_path
 from ..errors import InputError, LedgerLockedError, SchemaVersionError, StoreError, UnknownScenarioError
-from . import catalog
+import calsim.store.catalog as catalog
 from .files import CONFIG, cause, check_store_file, lock_error, store_path
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 from .records import shown_name

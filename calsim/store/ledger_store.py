@@ -77,7 +77,8 @@ from typing import Any, Callable, TypeVar
 import polars as pl
 
 from ..simulation.ledger import Ledger
-from . import queries, writer
+import calsim.store.queries as queries
+import calsim.store.writer as writer
 from .connection import Connection
 from .reconcile import reconcile
 
