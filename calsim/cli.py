@@ -259,7 +259,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     note = None
     if args.db:
         _refuse_overwrite(args.db, ledgers, args.replace)
-        note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(l.name) for l in ledgers)}"
+        note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(ledger.name) for ledger in ledgers)}"
     # The store is written last: a refused or failed output leaves it as it was.
     if args.format == "table":
         print(table(summary))

@@ -99,7 +99,7 @@ def _fit(schedule: Schedule, lo: int, span: int, wanted: int, rel, cap: int) -> 
 def _abbr(zone: str, rel, due: dt.datetime) -> str:
     z = rel.zone(zone)
     name = due.astimezone(z).tzname() or ""
-    return name if name and not name[0] in "+-" else "UTC" + name if name else ""
+    return name if name and name[0] not in "+-" else "UTC" + name if name else ""
 
 
 # Who walks the calendar for a rule fired with gap/fold="scheduler" (the note suffix of calsim.emulation's rows).

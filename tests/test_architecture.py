@@ -29,7 +29,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "calsim"
 MAX_LINES = 800

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import duckdb

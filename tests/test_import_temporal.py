@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import json
 import re
 from pathlib import Path
@@ -13,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
-from calsim.errors import CalsimError, InputError, PolicyError, RuleError
+from calsim.errors import CalsimError, InputError, RuleError
 from calsim.importers.temporal import from_temporal
 
 EXAMPLE = Path(__file__).parents[1] / "data" / "examples" / "schedule.temporal.json"

@@ -512,7 +512,7 @@ def grid_cells(kind: str) -> list[Cell]:
     for ci, (zone, change, which) in enumerate(CHANGES):
         for ti, trigger in enumerate(GRID_TRIGGERS):
             f = first_fire_at_or_after(zone, trigger, change)
-            for k, (oname, (a, b)) in enumerate(OUTAGES.items()):
+            for k, (_oname, (a, b)) in enumerate(OUTAGES.items()):
                 if not LONG and (k + ci + ti) % 3:
                     continue
                 start, end = grid_horizon(f, trigger, a)

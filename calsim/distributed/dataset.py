@@ -83,9 +83,9 @@ def check_metadata(meta: object, where: str) -> None:
         raise bad("the document", meta, "an object")
     if not isinstance(meta.get("name"), str) or not meta["name"]:
         raise bad("name", meta.get("name"), "a scenario name")
-    for field in ("rows", "partitions"):
-        if not _is_int(meta.get(field)):
-            raise bad(field, meta.get(field), "a whole number")
+    for key in ("rows", "partitions"):
+        if not _is_int(meta.get(key)):
+            raise bad(key, meta.get(key), "a whole number")
     files = meta.get("files")
     if not isinstance(files, list):
         raise bad("files", files, "a list")
@@ -94,13 +94,13 @@ def check_metadata(meta: object, where: str) -> None:
             raise bad(f"files[{i}]", f, "an object")
         if not isinstance(f.get("path"), str) or not fs.is_part(f["path"]):
             raise bad(f"files[{i}].path", f.get("path"), "a partition file name (part-NNNNN.parquet)")
-    for field in ("created", "horizon_start", "horizon_end"):
-        value = meta.get(field)
+    for key in ("created", "horizon_start", "horizon_end"):
+        value = meta.get(key)
         if value is not None and not (isinstance(value, str) and _instant(value)):
-            raise bad(field, value, "an ISO 8601 instant")
-    for field in ("release", "calsim_version"):
-        if meta.get(field) is not None and not isinstance(meta[field], str):
-            raise bad(field, meta[field], "text")
+            raise bad(key, value, "an ISO 8601 instant")
+    for key in ("release", "calsim_version"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise bad(key, meta[key], "text")
     schedules = meta.get("schedules", [])
     if not isinstance(schedules, list):
         raise bad("schedules", schedules, "a list")
@@ -111,9 +111,9 @@ def check_metadata(meta: object, where: str) -> None:
             raise bad(f"schedules[{i}].schedule_id", row.get("schedule_id"), "text")
         if not _is_int(row.get("revision")):
             raise bad(f"schedules[{i}].revision", row.get("revision"), "a whole number")
-        for field in ("zone", "account", "rule", "policy"):
-            if row.get(field) is not None and not isinstance(row[field], str):
-                raise bad(f"schedules[{i}].{field}", row[field], "text or null")
+        for key in ("zone", "account", "rule", "policy"):
+            if row.get(key) is not None and not isinstance(row[key], str):
+                raise bad(f"schedules[{i}].{key}", row[key], "text or null")
 
 
 def _instant(text: str) -> bool:

@@ -188,7 +188,7 @@ def _schedules(data: Any, where: str, file: str) -> tuple[list[tuple[dict, str |
     found: list[tuple[dict, str | None]] = []
     skipped: list[Skipped] = []
     if isinstance(data, list):
-        for k, item in enumerate(data, 1):
+        for item in data:
             found.append((item, None))  # a non-object item is refused on its own (_schedule)
         return found, skipped
     data = _obj(data, where)

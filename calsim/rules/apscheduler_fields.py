@@ -15,6 +15,10 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .apscheduler_cron import _Date
 
 # fields.py: CronTrigger.FIELD_NAMES, which are REAL (datetime fields), MIN_VALUES, MAX_VALUES, DEFAULT_VALUES.
 NAMES = ("year", "month", "day", "week", "day_of_week", "hour", "minute", "second")

@@ -200,7 +200,7 @@ def _weekdays(cur: _Cursor) -> int:
     bits, last, first = 0, -1, True
     while True:
         low = cur.s[cur.i:].lower()
-        for name, nr in _WEEKDAYS:
+        for name, nr in _WEEKDAYS:  # noqa: B007 (nr is read after the break)
             if low.startswith(name):
                 break
         else:
@@ -353,7 +353,7 @@ class OnCalendar:
         ahead = 0
         for chain, unit in ((self.seconds, 1), (self.minutes, 60), (self.hours, 3600), (self.days, 86400),
                             (self.months, 31 * 86400)):
-            for start, stop, repeat in chain or ():
+            for _start, stop, repeat in chain or ():
                 if repeat > 0 and stop < 0:
                     ahead = max(ahead, -(-repeat // US) if unit == 1 else repeat * unit)
         if self.end_of_month or any(start > 28 or stop > 28 for start, stop, _ in (self.days or ())

@@ -136,7 +136,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     g_s = np.where(paying, gid[np.where(paying, acct, 0)], -1).astype(np.int16)
     one = len(groups) == 1
     lastF = np.full(len(run.scheds), -BIG, dtype=np.int64)  # each schedule's last start's finish so far
-    for k, ((zone, period), members) in enumerate(groups.items()):
+    for k, ((_zone, period), members) in enumerate(groups.items()):
         if one:  # every fast row is of this group: no gathers
             rows_g, s_g, a_g, c_g, u_g = fr, s_f, a_f, pk, u_f
         else:

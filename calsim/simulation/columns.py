@@ -598,7 +598,7 @@ def period_of_rows(run: RunState, acct: np.ndarray, t: np.ndarray) -> np.ndarray
         (_, period), members = next(iter(kinds.items()))
         return period_index(run.budget_tables[members[0]], period, t)
     out = np.zeros(len(t), dtype=np.int64)
-    for (zone, period), members in kinds.items():
+    for (_zone, period), members in kinds.items():
         member = np.zeros(len(run.sc.budgets) + 1, dtype=bool)
         member[np.array(members) + 1] = True
         rows = np.flatnonzero(member[acct + 1])

@@ -197,14 +197,14 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
                 break
             inside = lambda p, lo=lo, hi=hi: p.filter(v.is_between(lo, hi))  # noqa: E731
             if count <= small:
-                out.append(each(lambda p: inside(p).select(v))["v"].sort()[k - below])
+                out.append(each(lambda p, inside=inside: inside(p).select(v))["v"].sort()[k - below])
                 break
             width = (hi - lo) / bins
             if width > 0 and math.isfinite(width) and math.isfinite(1 / width):  # (polars may multiply by 1/width)
                 b = ((v - lo) / width).floor().clip(0, bins - 1).cast(pl.Int32).alias("b")
             else:  # a range too narrow (subnormal) or too wide (overflow) to cut evenly: lo apart from the rest
                 b = (v > lo).cast(pl.Int32).alias("b")
-            hist = (each(lambda p, b=b: inside(p).group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"),
+            hist = (each(lambda p, b=b, inside=inside: inside(p).group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"),
                                                                      v.max().alias("hi")))
                     .group_by("b").agg(pl.col("c").sum(), pl.col("lo").min(), pl.col("hi").max()).sort("b"))
             before = hist["c"].cum_sum() - hist["c"]

@@ -264,7 +264,7 @@ def _check_types(shown: str, types: dict, version: int) -> tuple[str, ...]:
     """Refuse a type calsim does not make, or one of calsim's with other values; the reasons the store's
     ``calsim_reason`` holds (all of today's from layout 5; before, the first ones, which a migration completes)."""
     want = {"calsim_kind": tuple(KIND.categories.to_list()), "calsim_state": tuple(LEDGER_STATES)}
-    for name, (schema, kind, labels) in sorted(types.items()):
+    for name, (schema, kind, _labels) in sorted(types.items()):
         mine = schema == "main" and (name in ("calsim_kind", "calsim_state", "calsim_reason")
                                      or _OCC_ENUM.fullmatch(name))
         if not mine:

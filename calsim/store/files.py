@@ -16,7 +16,7 @@ The errors are one-line :class:`~calsim.errors.StoreError` s naming the path.
 ...     check_store_path("md:calsim")
 ... except StoreError as exc:
 ...     print(str(exc)[:80])
-path: 'md:calsim' would be read by DuckDB as an extension prefix ('md:'), not a 
+path: 'md:calsim' would be read by DuckDB as an extension prefix ('md:'), not a
 """
 
 from __future__ import annotations

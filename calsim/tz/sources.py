@@ -319,7 +319,7 @@ def resolved(path: Path) -> Path:
         raise CorruptReleaseError(f"release: cannot resolve {shown_path(path)} ({cut(str(exc))})") from None
 
 
-def walk(path: Path, root: Path, skip_top: set[str] = set()):
+def walk(path: Path, root: Path, skip_top: frozenset[str] = frozenset()):
     """``(relative name, path)`` of every file under ``path``, bounded in depth and count.
 
     Symbolic links to directories are not followed (``os.walk``'s default);

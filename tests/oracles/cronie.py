@@ -588,7 +588,7 @@ def simulate(jobs: Mapping[str, str] | Iterable[tuple[str, str]], zone: str, sta
     s, e_ = _instant(start), _instant(end)
     t0 = s - 3600.0 if boot is None else _instant(boot)
     parts = sorted(_outage_parts(o) for o in outages)
-    for (a1, b1, _), (a2, b2, _) in zip(parts, parts[1:]):
+    for (_a1, b1, _), (a2, _b2, _) in zip(parts, parts[1:]):
         if a2 < b1:
             raise ValueError("outages overlap")
     suspends = [(a, b) for a, b, k in parts if k == "suspend"]

@@ -427,7 +427,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
             pos = np.arange(len(s_of)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
             keep, coalesced = (x.tolist() for x in held_outcome(run.p_catchup[s_of], run.p_limit[s_of], pos, size))
         j = 0
-        for s, live in groups:
+        for _s, live in groups:
             if len(live) > 1:
                 arriving = []
                 for rec in live:

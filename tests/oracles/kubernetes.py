@@ -531,7 +531,7 @@ def run_v1(schedule: CronSchedule, *, creation: int, until: int, outages=(), dur
     starts = [creation] + [b for a, b in outages if b > creation]
     for k, p0 in enumerate(starts):
         stop = until
-        for a, b in outages:
+        for a, _b in outages:
             if a >= p0:
                 stop = min(stop, a - 1)
                 break

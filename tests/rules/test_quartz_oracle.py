@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import itertools
-import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -24,7 +24,6 @@ import functools
 import itertools
 import os
 
-import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
