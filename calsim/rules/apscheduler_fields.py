@@ -15,10 +15,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .apscheduler_cron import _Date
+from typing import Protocol
 
 # fields.py: CronTrigger.FIELD_NAMES, which are REAL (datetime fields), MIN_VALUES, MAX_VALUES, DEFAULT_VALUES.
 NAMES = ("year", "month", "day", "week", "day_of_week", "hour", "minute", "second")
@@ -48,6 +45,14 @@ class _Bad(Exception):
 
 
 # -- expressions.py (lines 33-284), each with get_next_value(date, field) -----------------------------------------
+
+
+class _Date(Protocol):
+    """What a field expression reads of the date being walked (``apscheduler_cron._Date``)."""
+
+    def get(self, i: int) -> int: ...
+
+    def max(self, i: int) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -76,14 +76,15 @@ from numba.typed import Dict
 
 import calsim.simulation.compiled_rules as compiled_rules
 import calsim.simulation.worker_steps as worker_steps
-from .compiled_rules import held_at_opening, local_day, norm_ppf_one, period_of_day, uniform_one, up_one
-from .randomness import CLASS, DURATION, FAILURE, RETRY_JITTER
+from .compiled_rules import held_at_opening, local_day, period_of_day, uniform_one, up_one
+from .randomness import CLASS, RETRY_JITTER
 from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
                            Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401
-                           attempt_log_of, count_result, end_job, free_worker, go_live, grown, has_room, leave_live,
-                           level_pop, level_push, new_bools, new_ints, paused_at, push_event, release_job, slot_freed)
+                           attempt_draws, attempt_log_of, count_result, end_job, free_worker, go_live, grown, has_room,
+                           leave_live, level_pop, level_push, new_bools, new_ints, paused_at, push_event, release_job,
+                           slot_freed, token_at, unsettled_at_end)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
@@ -527,25 +528,13 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     spent[bkey] = before + rows.chg[r]
                 rl = pol.rl[s]
                 if rl >= 0 and not j_tok[j]:
-                    c = lim.rl_count[rl]
-                    # GCRA in µs × count (exact: the theoretical arrival time moves by the period from the
-                    # conforming instant itself, never from the whole µs a start is rounded up to, which drifted
-                    # by up to (c - 1) / c µs a token), kept relative to the bucket's last use (tat_at): from an
-                    # origin, a year × 1,000,000/s would pass int64. Rebased to t: max(TAT - t, 0) scaled.
-                    q = tat[rl] // c
-                    ahead = (q - (t - tat_at[rl])) * c + (tat[rl] - q * c) if q >= t - tat_at[rl] else np.int64(0)
-                    tat[rl] = ahead
-                    tat_at[rl] = t
-                    need = ahead - (lim.rl_burst[rl] - 1) * lim.rl_period[rl]
-                    go_at = t
-                    if need > 0:
-                        go_at = t + (need + c - 1) // c
+                    go_at = token_at(tat, tat_at, rl, lim.rl_count[rl], lim.rl_burst[rl], lim.rl_period[rl], t)
                     if j_k[j] == 0 and go_at > r_deadline[r] and not j_nodl[j]:
                         end_job(j_state, j_reason, todo, j, SKIPPED, R_RATE)
                         if w >= 0:
                             free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
-                    tat[rl] = ahead + lim.rl_period[rl]
+                    tat[rl] += lim.rl_period[rl]  # the token is taken (tat is relative to t: token_at)
                     rate_wait[r] += go_at - t
                     if go_at > t:
                         j_tok[j] = True
@@ -563,18 +552,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 key = s * n_inst + job_inst[j]
                 if k == 0 and not j_live[j]:
                     go_live(j_live, running, live, multi, key, j)
-                d = pol.dur[s]
-                fails = False
-                if rows.occ[r] >= 0:  # scheduler-level: the run's whole occupancy and success are given
-                    d = rows.occ[r]
-                    fails = not rows.ok[r]
-                else:
-                    if pol.sigma[s] > 0:
-                        u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
-                        z = norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))
-                        d = np.int64(np.float64(d) * np.exp(pol.sigma[s] * z))
-                    if draws.p_fail > 0:
-                        fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < draws.p_fail
+                d, fails = attempt_draws(rows, r, pol.dur[s], pol.sigma[s], draws.p_fail, seed, k)
                 e = t + d
                 eff = t + np.int64(pol.effect[s] * d) if pol.effect[s] < 1.0 else e
                 ack = e + pol.ack[s]
@@ -610,17 +588,6 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
             if len(todo) == 0 or (len(heap) and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0):
                 break  # (the jobs still to follow up are, after that END)
 
-    # Whatever still waits for budget at the horizon's end never got it; buffered jobs never started.
-    for a in range(n_a):
-        for k in range(len(waiting[a])):
-            j, since = waiting[a][k]
-            budget_wait[job_row[j]] += max(0, draws.end - since)
-            if j_state[j] < 0:
-                j_state[j] = SKIPPED if j_k[j] == 0 else FAILED
-                j_reason[j] = R_BUDGET
-    for j in range(m):
-        if j_state[j] < 0:  # buffered, or in turn behind a member still held at the end
-            j_state[j] = SKIPPED
-            j_reason[j] = R_OVERLAP
+    unsettled_at_end(waiting, job_row, j_k, j_state, j_reason, budget_wait, draws.end)
     return attempt_log_of(a_job, a_start, a_end, a_over, a_worker, a_outcome,
                           len(a_job) if draws.attempt_log else 0)

@@ -5,7 +5,8 @@ The inputs are named structures of arrays (:class:`Jobs`, :class:`RowsW`,
 :class:`OutcomesW`). The steps are compiled functions of their own, called by
 the kernel's one flat loop, not inlined at each call site: the retry backoff,
 a paused span, the queue for a worker (a FIFO per priority level, ageing),
-an event, a job's end, a free worker, a breaker's count, a job going.
+an event, a job's end, a free worker, a breaker's count, a job going, a
+token's instant, an attempt's draws, what is left at the horizon's end.
 """
 
 from __future__ import annotations
@@ -17,17 +18,20 @@ import numpy as np
 from numba import njit
 
 import calsim.simulation.compiled_rules as compiled_rules
-from .compiled_rules import up_one
+from .compiled_rules import norm_ppf_one, uniform_one, up_one
+from .randomness import DURATION, FAILURE
 from .rules import AGEING_US, BIG
+from .state import R, S
 
 compiled_rules.drop_stale_caches(__file__)
 
 #: The kernel's event kinds, in their order at one instant.
 UP, END, CRASH, EXPIRE, OPEN, HELD_READY, READY, GO, LATEST = 0, 1, 2, 3, 4, 5, 6, 7, 8
+SKIPPED, FAILED, R_OVERLAP, R_BUDGET = S["skipped"], S["failed"], R["overlap"], R["budget"]
 
 __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
            "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event",
-           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "UP",
+           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "token_at", "attempt_draws", "unsettled_at_end", "UP",
            "END", "CRASH", "EXPIRE", "OPEN", "HELD_READY", "READY", "GO", "LATEST"]
 
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
@@ -283,3 +287,56 @@ def slot_freed(buffers, b_head, key, latest, slots, j_state, j_nodl, j_live, run
             release_job(first_line, heap, seq, out_lo, out_hi, t, nb, has_room(n_workers, free, first_line))
             slots -= 1
 
+
+
+@njit(cache=True)
+def token_at(tat, tat_at, rl, count, burst, period, t):
+    """When a run ready at ``t`` gets a token of bucket ``rl`` (GCRA, golang.org/x/time/rate's reservation):
+    ``max(t, TAT - (burst - 1) * T)`` with ``T = period / count``; the caller adds ``period`` to ``tat[rl]``
+    when it takes the token.
+
+    Exact in integers: the theoretical arrival time (TAT) is kept in µs × count, so it moves by the period
+    from the conforming instant itself, never from the whole µs a start is rounded up to (which drifted by up
+    to (count - 1) / count µs a token). It is kept relative to the bucket's last use (``tat_at``), here
+    rebased to ``t`` (``max(TAT - t, 0)``): from a fixed origin, a year at 1,000,000/s would pass int64."""
+    q = tat[rl] // count
+    rel = t - tat_at[rl]
+    tat[rl] = (q - rel) * count + (tat[rl] - q * count) if q >= rel else np.int64(0)
+    tat_at[rl] = t
+    need = tat[rl] - (burst - 1) * period
+    return t + (need + count - 1) // count if need > 0 else t
+
+
+@njit(cache=True)
+def attempt_draws(rows, r, dur, sigma, p_fail, seed, k):
+    """Attempt ``k`` of row ``r``: its duration and whether it fails. Scheduler-level rows carry the run's whole
+    occupancy and success (``rows.occ``/``ok``); else a lognormal duration (median ``dur``, ``sigma``) and a
+    failure with ``p_fail``, each drawn from the row's identity (:func:`.randomness.uniform_one`)."""
+    if rows.occ[r] >= 0:
+        return rows.occ[r], not rows.ok[r]
+    d = dur
+    if sigma > 0:
+        u = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, DURATION, k)
+        d = np.int64(np.float64(d) * np.exp(sigma * norm_ppf_one(min(max(u, 1e-12), 1 - 1e-12))))
+    fails = False
+    if p_fail > 0:
+        fails = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, FAILURE, k) < p_fail
+    return d, fails
+
+
+@njit(cache=True)
+def unsettled_at_end(waiting, job_row, j_k, j_state, j_reason, budget_wait, end):
+    """At the horizon's end: whatever still waits for budget never got it (``skipped``, or ``failed`` for a
+    retry, ``budget``; its wait counted to ``end``); a job still buffered, or in turn behind a member held at
+    the end, never started (``skipped``/``overlap``)."""
+    for a in range(len(waiting)):
+        for k in range(len(waiting[a])):
+            j, since = waiting[a][k]
+            budget_wait[job_row[j]] += max(0, end - since)
+            if j_state[j] < 0:
+                j_state[j] = SKIPPED if j_k[j] == 0 else FAILED
+                j_reason[j] = R_BUDGET
+    for j in range(len(j_state)):
+        if j_state[j] < 0:
+            j_state[j] = SKIPPED
+            j_reason[j] = R_OVERLAP
