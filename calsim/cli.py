@@ -28,8 +28,10 @@ import polars as pl
 
 from ._version import __version__
 from .errors import CalsimError, InputError
-from .cli_inputs import atomic_output, check_db, fleet, import_options, instant, now
-from .text_table import durations_as_seconds, span, table
+from .cli_inputs import fleet, import_options, now, window
+from .cli_ledgers import compare_command, reconcile_command, simulate_command, year
+from .cli_output import emit, output_options
+from .text_table import span, table
 from .tz.fetch import fetch_release
 from .tz.release import release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
@@ -61,65 +63,10 @@ def _cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _window(args: argparse.Namespace) -> tuple[str, str]:
-    """The --from/--to window; by default the next 365 days from today's UTC midnight (printed)."""
-    import datetime as dt
-
-    today = now().replace(hour=0, minute=0, second=0, microsecond=0)
-    start = args.start or today.strftime("%Y-%m-%dT%H:%MZ")
-    if args.end:
-        end = args.end
-    else:  # a year on, or the last instant a date holds (--from 9999-06-01 has no year after it)
-        last = dt.datetime(9999, 12, 31, 9, 59, tzinfo=dt.timezone.utc)  # expand's last end (UTC+14 in 9999)
-        first = instant(start)
-        end = (first + dt.timedelta(days=365) if first <= last - dt.timedelta(days=365) else last).strftime(
-            "%Y-%m-%dT%H:%MZ")
-    if instant(end) <= instant(start):
-        raise InputError(f"--to: {end!r} is not after --from {start!r}")
-    return start, end
-
-
 def _cmd_tzdiff(args: argparse.Namespace) -> int:
     from .cli_tzdiff import run
 
     return run(args)
-
-
-def _emit(frame: pl.DataFrame, args: argparse.Namespace, summary: str | None = None) -> None:
-    """Print ``frame`` as a table (default) or write csv/json/parquet to ``--output`` or stdout.
-
-    The one-line summary goes first on stdout with a table or a file, and to
-    stderr when the data itself goes to stdout (so pipes get clean data).
-    Spans of time: a table prints ``3d 12h``; csv and json carry float seconds
-    in ``<name>_s`` (:func:`~calsim.text_table.durations_as_seconds`); parquet
-    keeps polars Durations.
-    """
-    fmt = getattr(args, "format", "table")
-    if fmt == "parquet":
-        if not args.output:
-            raise InputError("--output: required with --format parquet (a file path)")
-        atomic_output(args.output, lambda p: frame.write_parquet(p))
-    elif fmt in ("csv", "json"):
-        data = durations_as_seconds(frame)
-        flat = data.with_columns(pl.col(c).list.join(";") for c, t in data.schema.items() if t == pl.List(pl.String))
-        writer = (lambda p: flat.write_csv(p)) if fmt == "csv" else (lambda p: data.write_json(p))
-        if summary:
-            print(summary, file=sys.stdout if args.output else sys.stderr)
-        if args.output:
-            atomic_output(args.output, writer)
-        else:
-            sys.stdout.write(flat.write_csv() if fmt == "csv" else data.write_json())
-        return
-    if summary:
-        print(summary)
-    if fmt == "table" and frame.height:
-        print(table(frame.with_columns(pl.col(c).list.join(";") for c, t in frame.schema.items()
-                                       if t == pl.List(pl.String))))
-
-
-def _output_options(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--format", default="table", choices=("table", "csv", "json", "parquet"))
-    s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
 
 
 def _whole_number(text: str) -> int:
@@ -162,7 +109,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         frame = frame.with_columns(pl.col("due_utc").map_elements(
             lambda t: _from_now(t, at), return_dtype=pl.String).alias("from_now"))
         frame = frame.select("schedule_id", "nominal_local", "fold", "due_utc", "from_now", "utc_offset_s", "explain")
-    _emit(frame, args)
+    emit(frame, args)
     return 0
 
 
@@ -178,221 +125,12 @@ def _cmd_expand(args: argparse.Namespace) -> int:
     from .expansion import expand
 
     schedules = fleet(args.fleet, args)
-    start, end = _window(args)
+    start, end = window(args)
     frame = expand(schedules, start, end, args.release)
     runs = frame["due_utc"].is_not_null().sum()
     summary = (f"{len(schedules):,} schedules in [{start}, {end}): {frame.height:,} occurrences, {runs:,} with an "
                f"instant, tzdata {frame['tzdata'][0] if frame.height else '-'}")
-    _emit(frame, args, summary)
-    return 0
-
-
-def _scenario(args: argparse.Namespace):
-    """A Scenario from a scenario file, or from a fleet plus --from/--to/--outage/--budget options."""
-    import dataclasses
-
-    from .fleetfile import load_scenario
-    from .simulation.policy import with_policy
-    from .simulation.scenario import Budget, Outage, Scenario
-
-    text = _sniff(args.input)
-    if text is not None and "[scenario]" in text:
-        sc = load_scenario(args.input)
-        if args.start or args.end:
-            sc = dataclasses.replace(sc, start=args.start or sc.start, end=args.end or sc.end)
-    else:
-        start, end = _window(args)
-        sc = Scenario("simulation", fleet(args.input, args), start, end, release=args.release, tick=args.tick or "1min")
-    outages = list(sc.outages)
-    for spec in args.outage or ():
-        a, sep, b = spec.partition("/")
-        if not sep:
-            raise InputError(f"--outage: {spec!r} is not START/END (e.g. 2026-10-20T01:00Z/2026-10-23T12:00Z)")
-        outages.append(Outage(a, b))
-    budgets = list(sc.budgets)
-    for spec in args.budget or ():
-        parts = spec.split(":")
-        if len(parts) != 4:
-            raise InputError(f"--budget: {spec!r} is not ACCOUNT:LIMIT:PERIOD:ZONE (e.g. tenant-a:300:day:UTC)")
-        try:
-            limit = float(parts[1])
-        except ValueError:
-            raise InputError(f"--budget: limit {parts[1]!r} in {spec!r} is not a number") from None
-        budgets.append(Budget(parts[0], limit, parts[2], parts[3]))
-    changes: dict[str, object] = {"outages": tuple(outages), "budgets": tuple(budgets)}
-    if args.name:
-        changes["name"] = args.name
-    if args.release and text is not None and "[scenario]" in text:
-        changes["release"] = args.release
-    if args.tick and text is not None and "[scenario]" in text:
-        changes["tick"] = args.tick
-    if args.seed is not None:
-        changes["seed"] = args.seed
-    sc = dataclasses.replace(sc, **changes)
-    modes = [m for m in (args.catchup or "").split(",") if m]
-    if not modes:
-        return [sc]
-    return [dataclasses.replace(sc, name=f"{sc.name}-{m}", schedules=with_policy(sc.schedules, catchup=m))
-            for m in modes]
-
-
-def _sniff(path: str) -> str | None:
-    if path.startswith("example:"):
-        return None
-    from .input_files import read_file
-
-    try:
-        text = read_file(path, "fleet")  # never opens a FIFO or a device: it would block or never end
-    except CalsimError:
-        return None  # fleet() reports the unreadable file with its reason
-    return str(text)[:65536]
-
-
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulation.dispatch import simulate
-
-    check_db(args.db)
-    scenarios = _scenario(args)
-    progress = False if args.quiet else None
-    ledgers = [simulate(sc, progress=progress) for sc in scenarios]
-    summary = pl.concat([ledger.summary() for ledger in ledgers], how="diagonal_relaxed")
-    note = None
-    if args.db:
-        _refuse_overwrite(args.db, ledgers, args.replace)
-        note = f"{len(ledgers)} ledger(s) written to {args.db}: {', '.join(repr(ledger.name) for ledger in ledgers)}"
-    # The store is written last: a refused or failed output leaves it as it was.
-    if args.format == "table":
-        print(table(summary))
-        if note:
-            print(note)
-    else:
-        frame = pl.concat([ledger.frame for ledger in ledgers])
-        _emit(frame, args, note or f"{frame.height:,} ledger rows of {len(ledgers)} scenario(s)")
-    if args.db:
-        from .store import LedgerStore
-
-        with LedgerStore(args.db) as store:
-            for ledger in ledgers:
-                store.write(ledger, replace=args.replace)
-    return 0
-
-
-def _refuse_overwrite(db: str, ledgers: list, replace: bool) -> None:
-    """Refuse (before anything is written) when a different ledger is stored under one of the names.
-
-    Opened read-only: a refused command must leave the file byte-identical,
-    and opening DuckDB for writing may checkpoint it. The same ledger again
-    is fine (writing it is a no-op), so re-running a command is idempotent.
-    """
-    import os
-
-    from .errors import ScenarioExistsError
-    from .store import LedgerStore, check_scenario_name
-
-    for ledger in ledgers:
-        try:
-            check_scenario_name(ledger.name)
-        except CalsimError as exc:
-            raise type(exc)(f"--name: {str(exc).removeprefix('name: ')}") from None
-    if replace or db == ":memory:" or not os.path.exists(db):
-        return
-    with LedgerStore(db, read_only=True) as store:
-        for ledger in ledgers:
-            if store.stored(ledger) == "different":
-                raise ScenarioExistsError(f"--db: a different ledger is already stored as {ledger.name!r} in {db}; "
-                                          "pass --replace to replace it, or --name for another name")
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .store import LedgerStore
-
-    if not Path(args.db).is_file():
-        raise InputError(f"db: {args.db!r} does not exist (write ledgers with `calsim simulate ... --db FILE`)")
-    with LedgerStore(args.db, read_only=True) as store:
-        names = args.names or store.scenarios()["name"].to_list()
-        if not names:
-            raise InputError(f"db: {args.db!r} holds no scenarios yet")
-        frame = store.compare(names)
-    if args.format == "table":
-        # Long enough already: a reason no scenario has is a column of zeros that says nothing.
-        frame = frame.select(c for c in frame.columns
-                             if not c.startswith("reason_") or frame[c].fill_null(0).sum() != 0)
-    _emit(frame, args)
-    return 0
-
-
-def _year(text: str) -> int:
-    """argparse type of ``reconcile --year``: a year a datetime holds (1..9999), digits only."""
-    raw = text.strip()
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and 1 <= int(raw) <= 9999):
-        raise argparse.ArgumentTypeError(f"expected a year from 1 to 9999, got {text[:40]!r}"
-                                         + (f" ({len(text):,} characters)" if len(text) > 40 else ""))
-    return int(raw)
-
-
-def _cmd_reconcile(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .importers.history import read_history
-    from .store import RECONCILE_CLASSES, LedgerStore
-
-    if not Path(args.db).is_file():
-        raise InputError(f"--db: {args.db!r} does not exist (write ledgers with `calsim simulate ... --db FILE`)")
-    with LedgerStore(args.db, read_only=True) as store:
-        store._known([args.scenario])
-        info = store.sql("SELECT horizon_start, horizon_end FROM scenarios WHERE name = $1", [args.scenario]).row(0)
-        ids = store.sql("SELECT DISTINCT schedule_id FROM occurrences WHERE scenario = $1",
-                        [args.scenario])["schedule_id"].to_list()
-        # Path(): the argument is always a file (a name with a line break is no history's text)
-        history = read_history(Path(args.history), args.kind, crontab=args.crontab, ids=ids, timers=args.timer,
-                               zone=args.zone, year=args.year)
-        renames = {}
-        for spec in args.map or ():
-            name, sep, sid = spec.partition("=")
-            if not (sep and name and sid):
-                raise InputError(f"--map: {spec!r} is not NAME=SCHEDULE_ID (e.g. 'backup.service=ops/backup')")
-            renames[name] = sid
-        if renames:
-            history = history.with_columns(pl.col("schedule_id").replace(renames))
-        # Compare the overlap only: by default the scenario's horizon, so a week of logs
-        # against a month of simulation does not report three weeks as missing.
-        start = args.start or info[0]
-        end = args.end or info[1]
-        out = store.reconcile(args.scenario, history.drop("origin"), grace=args.grace, max_shift=args.max_shift,
-                              start=start, end=end)
-    if args.id:
-        unknown = sorted(set(args.id) - set(out["schedule_id"].unique().to_list()))
-        if unknown:
-            raise InputError(f"--id: schedule {unknown[0]!r} is neither in scenario {args.scenario!r} nor in the history")
-        out = out.filter(pl.col("schedule_id").is_in(args.id))
-    counts = (out.group_by("schedule_id", "class").len()
-              .pivot("class", index="schedule_id", values="len").fill_null(0))
-    for c in RECONCILE_CLASSES:
-        if c not in counts.columns:
-            counts = counts.with_columns(pl.lit(0, pl.UInt32).alias(c))
-    per_schedule = counts.select(
-        "schedule_id", "matched", "late", "wrong_instant", "missing",
-        (pl.col("duplicate") + pl.col("unexpected")).alias("extra"),
-        "duplicate", "unexpected").sort("schedule_id")
-    total = per_schedule.select(pl.exclude("schedule_id").sum()).row(0, named=True)
-    window = [v.strftime("%Y-%m-%dT%H:%MZ") if hasattr(v, "strftime") else str(v) for v in (start, end)]
-    summary = (f"{history.height:,} runs in {args.history} against scenario {args.scenario!r} in "
-               f"[{window[0]}, {window[1]}): " + ", ".join(f"{total[c]:,} {c.replace('_', '-')}"
-                                                     for c in ("matched", "late", "wrong_instant", "missing", "extra")))
-    if args.format == "table":
-        print(summary)
-        if per_schedule.height:
-            print(table(per_schedule))
-        if args.detail:
-            odd = out.filter(pl.col("class") != "matched").select(
-                "schedule_id", "class", "nominal_local", "due_utc", "scheduled_utc", "started_utc", "lateness_s",
-                "detail")
-            if odd.height:
-                print(table(odd))
-    else:
-        _emit(out, args, summary)
+    emit(frame, args, summary)
     return 0
 
 
@@ -524,7 +262,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("-n", type=int, default=5, help="runs per schedule (default 5)")
     s.add_argument("--after", default=None, help="first instant (default: now)")
     s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
-    _output_options(s)
+    output_options(s)
     _limit_option(s)
     s.set_defaults(func=_cmd_preview)
 
@@ -534,7 +272,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--from", dest="start", default=None, help="window start (instant); default today 00:00Z")
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days after --from")
     s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
-    _output_options(s)
+    output_options(s)
     _limit_option(s)
     s.set_defaults(func=_cmd_expand)
 
@@ -555,15 +293,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--replace", action="store_true",
                    help="replace a different ledger stored under the same scenario name (default: refuse, exit 2)")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
-    _output_options(s)
+    output_options(s)
     _limit_option(s)
-    s.set_defaults(func=_cmd_simulate)
+    s.set_defaults(func=simulate_command)
 
     s = sub.add_parser("compare", help="scenarios of a ledger store side by side")
     s.add_argument("db", help="a DuckDB ledger store file")
     s.add_argument("names", nargs="*", help="scenario names (default: all)")
-    _output_options(s)
-    s.set_defaults(func=_cmd_compare)
+    output_options(s)
+    s.set_defaults(func=compare_command)
 
     s = sub.add_parser("reconcile", help="a run history (what actually ran) against a stored scenario, per schedule",
                        description="Counts per schedule: matched, late, wrong-instant, missing and extra "
@@ -578,7 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--timer", action="append", default=None, metavar="FILE",
                    help="journal: a .timer unit of the scenario, so its Unit= service maps to it (repeatable)")
     s.add_argument("--zone", default="UTC", help="syslog: the host's zone for 'Mar  9 10:15:01' stamps (default UTC)")
-    s.add_argument("--year", type=_year, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp (1..9999)")
+    s.add_argument("--year", type=year, default=None, help="syslog: the year of the first 'Mar  9 ...' stamp (1..9999)")
     s.add_argument("--map", action="append", metavar="NAME=SCHEDULE_ID",
                    help="rename a history id (unit, command:...) to a schedule id (repeatable)")
     s.add_argument("--id", action="append", help="only this schedule id (repeatable)")
@@ -587,8 +325,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--grace", default="5min", help="a run starting later than this after its time is late")
     s.add_argument("--max-shift", default="3h", help="how far a run's instant may be from its occurrence's")
     s.add_argument("--detail", action="store_true", help="also list every run or occurrence that is not matched")
-    _output_options(s)
-    s.set_defaults(func=_cmd_reconcile)
+    output_options(s)
+    s.set_defaults(func=reconcile_command)
 
     s = sub.add_parser("demo", help="the example fleet through an outage under three catch-up policies")
     s.add_argument("--out", default=".", help="directory for calsim-demo.duckdb and calsim-demo.png (default .)")

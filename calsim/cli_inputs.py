@@ -16,7 +16,7 @@ import sys
 
 from .errors import CalsimError, InputError
 
-__all__ = ["fleet", "import_options", "now", "instant", "check_db", "atomic_output"]
+__all__ = ["fleet", "import_options", "now", "instant", "window", "check_db", "atomic_output"]
 
 def fleet(spec: str, args: argparse.Namespace | None = None):
     """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
@@ -169,3 +169,21 @@ def atomic_output(path: str, write) -> None:
     from .atomic import write_atomically
 
     write_atomically(path, write, "--output")
+
+
+def window(args: argparse.Namespace) -> tuple[str, str]:
+    """The --from/--to window; by default the next 365 days from today's UTC midnight (printed)."""
+    import datetime as dt
+
+    today = now().replace(hour=0, minute=0, second=0, microsecond=0)
+    start = args.start or today.strftime("%Y-%m-%dT%H:%MZ")
+    if args.end:
+        end = args.end
+    else:  # a year on, or the last instant a date holds (--from 9999-06-01 has no year after it)
+        last = dt.datetime(9999, 12, 31, 9, 59, tzinfo=dt.timezone.utc)  # expand's last end (UTC+14 in 9999)
+        first = instant(start)
+        end = (first + dt.timedelta(days=365) if first <= last - dt.timedelta(days=365) else last).strftime(
+            "%Y-%m-%dT%H:%MZ")
+    if instant(end) <= instant(start):
+        raise InputError(f"--to: {end!r} is not after --from {start!r}")
+    return start, end

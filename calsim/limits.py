@@ -56,8 +56,9 @@ import numpy as np
 from .errors import InputError
 from .rules.cron import Cron
 from .rules.every import Every
-from .rules.oncalendar import MAX_YEAR as _OC_MAX_YEAR, MIN_YEAR as _OC_MIN_YEAR, OnCalendar
-from .rules.oncalendar import _count as _oc_count  # values of a chain, counted without arrays
+from .rules.oncalendar import OnCalendar
+from .rules.oncalendar_grammar import MAX_YEAR as _OC_MAX_YEAR, MIN_YEAR as _OC_MIN_YEAR
+from .rules.oncalendar_grammar import count_values as _oc_count  # values of a chain, counted without arrays
 from .rules.quartz import QuartzCron
 from .rules.robfig import RobfigCron
 from .rules.rrule import RRule

@@ -167,7 +167,7 @@ class TestLedgerAnswersInTheUsersUnits:
 
         import polars as pl
 
-        from calsim.cli import _emit
+        from calsim.cli_output import emit as _emit
 
         frame = pl.DataFrame({"schedule_id": ["a"], "gap": [dt.timedelta(days=3, hours=12)]})
         _emit(frame, argparse.Namespace(format="csv", output=None))

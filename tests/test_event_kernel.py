@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 import calsim
 from calsim.simulation import columns
+from calsim.simulation.order import needs_order
 from calsim.simulation.event_loop import event_loop
 from calsim.simulation.occurrences import occurrences
 from calsim.simulation.state import RunState
@@ -30,7 +31,7 @@ def settled_by(loop, sc: calsim.Scenario) -> RunState:
     columns.pickup(run)
     columns.catch_up(run)
     columns.attempts(run)
-    rows = np.flatnonzero(columns.needs_order(run, everything=True))  # every running row
+    rows = np.flatnonzero(needs_order(run, everything=True))  # every running row
     loop(run, rows)
     return run
 

@@ -10,6 +10,7 @@ SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py"
 ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
 R, C, E, K, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
                  "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
+ORD = "calsim/simulation/order.py"  # which rows need order (split from columns.py)
 # The ordered loop is one compiled kernel (worker_kernel.py); its scheduler-level path is checked against the
 # Python loop it replaced (changed in lockstep where ADR 0002 says).
 LOOP = ["tests/test_ordered_loop.py", "tests/test_event_kernel.py", *SIM]
@@ -125,10 +126,10 @@ MUTANTS = [
     M("sim-down-missed-exclusive", C, "(run.due <= ends[jj]) & ~run.suspends[jj] & run.has_due",
       "(run.due < ends[jj]) & ~run.suspends[jj] & run.has_due",
       "a run due exactly at boot counts as on time (systemd's next elapse is strictly after boot)"),
-    M("sim-demand-once", C, "charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]", "charged = run.p_cost[s_c]",
+    M("sim-demand-once", ORD, "charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]", "charged = run.p_cost[s_c]",
       "budget demand counts one unit per run (retried runs settled by columns over budget)",
       [*SIM, "tests/test_simulate_column_budgets.py"]),
-    M("sim-demand-unit-retries", C, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
+    M("sim-demand-unit-retries", ORD, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
       "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts",
       [*SIM, "tests/test_simulate_column_budgets.py"]),
     M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
@@ -189,8 +190,9 @@ MUTANTS = [
     # --- worker_kernel.py (the attempt-by-attempt loop, composed) ---------------------------------------
     M("sim-worker-renew-from-claim", W, "x = st0 + (t - st0) // heartbeat * heartbeat + lease",
       "x = st0 + lease", "a renewed lease is never extended by heartbeats after a crash", WORKERS),
-    M("sim-worker-bucket-rounded", W, "tat[rl] = max(tat[rl], rel * c) + lim.rl_period[rl]",
-      "tat[rl] = max(tat[rl], go_at * c) + lim.rl_period[rl]", "the bucket drifts by its rounded starts", WORKERS),
+    M("sim-worker-bucket-rounded", W, "tat[rl] += lim.rl_period[rl]",
+      "tat[rl] = max(tat[rl], (go_at - t) * lim.rl_count[rl]) + lim.rl_period[rl]",
+      "the bucket drifts by its rounded starts", WORKERS),
     M("sim-worker-no-recheck", W, "                        and running[key] >= max(pol.max_active[s], 1)):",
       "                        and False):", "a job leaving the queue ignores the runs of its schedule going",
       WORKERS),

@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .columns import _group_running_max, one_cost_fit
-from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, fits, paused, period_index,
+from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, paused, period_index,
                     period_of, period_start, up)
+from .budget_fit import fit_arrivals, fit_one_charge, last_before, one_charge_counts
 from .state import NONE, R, S, RunState
 
 __all__ = ["budget_periods"]
@@ -38,7 +38,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
       held run arriving in a paused span is ``skipped``/``paused``), then
       the budget: it starts when its charge fits what the period has
       started so far (a greedy fit in arrival order, found a few arrivals
-      at a time by :func:`_fit`, or at once by :func:`_fit_one_charge`
+      at a time by :func:`fit_arrivals`, or at once by :func:`fit_one_charge`
       when every account charges one amount);
     * what does not fit waits for the next period's opening (or is
       skipped with ``on_budget="skip"``), in arrival order.
@@ -180,8 +180,8 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
     b0 = sc.budgets[members[0]]
     end = sc.end_us
     limits = np.array([float(b.limit) for b in sc.budgets], dtype=np.float64)
-    K = _one_charge_counts(run, members, a)
-    K = K if (K[members] >= 0).all() else None  # (every account one charge: the shortcut of _fit_one_charge)
+    K = one_charge_counts(run, members, a)
+    K = K if (K[members] >= 0).all() else None  # (every account one charge: the shortcut of fit_one_charge)
     pauses = _pause_groups(run)
     period_fn = period_of(run.budget_tables[members[0]], b0.period)
     starts, stops, steps = cuts
@@ -226,24 +226,6 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         pending[q] = (b_rows, b_s, b_a, np.full(n, tu, dtype=np.int64), np.full(n, tu, dtype=np.int64), late)
 
 
-def _one_charge_counts(run: RunState, members: list[int], a: np.ndarray) -> np.ndarray:
-    """Per account of ``members`` charging one amount (one cost, one attempt): how many runs fit in a
-    period (:func:`.columns.one_cost_fit`, never more than it has arrivals); -1 for the others."""
-    nb = len(run.sc.budgets)
-    K = np.full(nb, -1, dtype=np.int64)
-    f = run.sc.failures
-    if f is not None and f.max_attempts > 1:
-        return K
-    n_acct = np.zeros(nb, dtype=np.int64)
-    for i in range(0, len(a), run.chunk_rows[0]):  # chunk by chunk: no full-size int64 copy of ``a``
-        n_acct += np.bincount(a[i:i + run.chunk_rows[0]], minlength=nb)
-    for m in members:
-        costs = run.p_cost[run.p_account == m]
-        if len(costs) and (costs == costs[0]).all():
-            K[m] = one_cost_fit(run.sc.budgets[m].limit, float(costs[0]), int(n_acct[m]) + 1)[0]
-    return K
-
-
 def _pause_groups(run: RunState) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
     """Paused spans with the schedules they hold (a member mask per schedule), schedules sharing spans together."""
     by_spans: dict[tuple, list[int]] = {}
@@ -263,7 +245,7 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
     (a backlog the scheduler could only take when up again), a pause, then budget.
 
     Each row not started yet holds its occupancy in ``finish - pick``
-    (:func:`.columns.needs_order`), and its attempts and success. Returns
+    (:func:`.order.needs_order`), and its attempts and success. Returns
     the runs held for budget (rows, schedule, account, since) in arrival
     order per account, or None.
     """
@@ -293,9 +275,9 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
         held_paused[sel] = paused(spans, u[sel])
     blocked = held_paused if late is None else (late | held_paused if len(held_paused) else late)
     if K is not None and not blocked.any():
-        start, turned = _fit_one_charge(run, s, a, c, fin, skip_rows, K, lastF)
+        start, turned = fit_one_charge(run, s, a, c, fin, skip_rows, K, lastF)
     else:
-        start, turned = _fit(run, rows, s, a, c, fin, skip_rows, limits, lastF, blocked), None
+        start, turned = fit_arrivals(run, rows, s, a, c, fin, skip_rows, limits, lastF, blocked), None
     st = np.flatnonzero(start)
     if len(st):
         r = rows[st]
@@ -312,7 +294,7 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
         if len(skip_rows):
             # (Not started: a finish before every arrival, so that it turns none away.)
             floor = int(c[skip_rows].min()) - 1
-            going = _last_before(s[skip_rows], np.where(start[skip_rows], fin[skip_rows], floor), lastF0)
+            going = last_before(s[skip_rows], np.where(start[skip_rows], fin[skip_rows], floor), lastF0)
             turned[skip_rows] = ~start[skip_rows] & (c[skip_rows] < going)
     if turned.any():
         r = rows[turned]
@@ -345,201 +327,6 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
         return None
     return rows[wait], s[wait], a[wait], u[wait]
 
-
-def _fit(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, c: np.ndarray, fin: np.ndarray,
-         skip_rows: np.ndarray, limits: np.ndarray, lastF: np.ndarray, never: np.ndarray) -> np.ndarray:
-    """Which arrivals of one period start (account-major, arrival order within): the loop's greedy fit.
-
-    The loop takes arrivals one by one: one passes the overlap check (no run
-    of its ``skip`` schedule still going), then starts if its charge fits
-    (:func:`.rules.fits`) what the period started so far. That is found a
-    few arrivals at a time. An account's *candidates* are the arrivals not
-    decided yet whose charge fits what it has spent (a float sum only grows,
-    and adding to it is monotone, so the others never fit again). Assuming
-    each candidate passing the overlap check starts (:func:`_chain`), the
-    running sums of their charges (in order, as the loop adds them:
-    :func:`_running_sums`) are exact up to the account's first one that
-    does not fit; the next round goes on from there. With one cost, the
-    second round finds no candidate; retries and mixed costs take a few.
-
-    Arrivals marked ``never`` (held into a pause; empty: none) do not start.
-    ``lastF`` (each schedule's last start's finish) is kept up to date.
-    """
-    n = len(rows)
-    f = run.sc.failures
-    # rules.charge, as the loop computes it (one attempt each: the cost)
-    x = run.p_cost[s] if f is None or f.max_attempts == 1 else run.p_cost[s] * run.attempts_n[rows]
-    nb = len(limits)
-    lim = limits[a]
-    start = np.zeros(n, dtype=bool)
-    spent = np.zeros(nb)  # per account: what the period started before the undecided arrivals
-    undecided = ~never if len(never) else np.ones(n, dtype=bool)
-    while True:
-        cand = np.flatnonzero(undecided & fits(spent[a], x, lim))
-        if not len(cand):
-            return start
-        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, run.fixed_duration)]
-        if not len(ch):
-            return start
-        sums = _running_sums(x[ch], a[ch], spent)
-        fit = fits(0.0, sums, lim[ch])
-        # Each account's first chained candidate that does not fit (n: none).
-        first_miss = np.full(nb, n, dtype=np.int64)
-        miss = np.flatnonzero(~fit)
-        if len(miss):
-            np.minimum.at(first_miss, a[ch[miss]], ch[miss])
-        undecided[cand[cand <= first_miss[a[cand]]]] = False
-        new = ch[ch < first_miss[a[ch]]]
-        start[new] = True
-        if len(new):
-            np.maximum.at(lastF, s[new], fin[new])
-        # An account whose chained candidates all fitted is done (what is left
-        # never fits); the others go on after their first misfit.
-        done = np.ones(nb, dtype=bool)
-        if len(miss):
-            m = np.unique(a[ch[miss]])
-            done[m] = False
-            k = np.searchsorted(ch, first_miss[m])  # the misfit's place among the chained candidates
-            prev = np.maximum(k - 1, 0)
-            spent[m] = np.where((k > 0) & (a[ch[prev]] == m), sums[prev], spent[m])
-        undecided &= ~done[a]
-
-
-def _fit_one_charge(run: RunState, s: np.ndarray, a: np.ndarray, c: np.ndarray, fin: np.ndarray,
-                    skip_rows: np.ndarray, K: np.ndarray, lastF: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_fit` when each account charges one amount: which arrivals start, and which are turned away.
-
-    The sum started after ``k`` starts is the same float whatever ran, so
-    exactly the first ``K[a]`` arrivals passing the overlap check start
-    (:func:`_one_charge_counts`). Before the last of them the overlap check is
-    what happens; after it nothing starts, so an arrival is turned away only
-    by a start already made.
-    """
-    n = len(s)
-    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, run.fixed_duration)
-    cs = np.cumsum(chain)
-    cs -= chain  # arrivals passing the check before each row
-    head = np.empty(n, dtype=bool)
-    head[0] = True
-    np.not_equal(a[1:], a[:-1], out=head[1:])
-    first = np.flatnonzero(head)
-    cs -= np.repeat(cs[first], np.diff(np.append(first, n)))
-    after = cs >= K[a]
-    start = chain & ~after
-    st = np.flatnonzero(start)
-    if len(st):
-        np.maximum.at(lastF, s[st], fin[st])
-    turned = ~chain & ~after
-    if len(skip_rows):
-        late = skip_rows[after[skip_rows]]
-        turned[late] = c[late] < lastF[s[late]]
-    return start, turned
-
-
-def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray, cand: np.ndarray,
-           lastF: np.ndarray, fixed: bool) -> np.ndarray:
-    """Which of the candidates ``cand`` pass the overlap check if every candidate that passes it starts.
-
-    A ``skip`` arrival is turned away when it comes before its schedule's
-    last start's finish. Starts (``u``) never decrease along a schedule's
-    arrivals and a finish is never before its start, so an arrival at or
-    after every earlier candidate's finish (started or not) is never turned
-    away, and one before that, right after a candidate that passed, always
-    is (that one is going): only runs of two or more such arrivals need a
-    look one by one. (With one ``fixed`` duration per schedule, finishes
-    grow with starts: the latest earlier finish is the previous one.)
-    """
-    ok = np.ones(len(cand), dtype=bool)
-    if not len(skip_rows):
-        return ok
-    pos = np.flatnonzero(np.isin(cand, skip_rows, assume_unique=True)) if len(skip_rows) < len(s) \
-        else np.arange(len(cand))
-    if not len(pos):
-        return ok
-    g = cand[pos]
-    o = np.argsort(s[g], kind="stable")
-    g, pos = g[o], pos[o]
-    s_g, c_g, f_g = s[g], c[g], fin[g]
-    head = np.empty(len(g), dtype=bool)
-    head[0] = True
-    np.not_equal(s_g[1:], s_g[:-1], out=head[1:])
-    # before each: the latest finish of the schedule's earlier candidates, or its last start's
-    before = np.empty(len(g), dtype=np.int64)
-    if fixed:
-        before[1:] = f_g[:-1]
-    else:
-        before[1:], _ = _group_running_max(f_g, head)
-    before[head] = -BIG
-    np.maximum(before, lastF[s_g], out=before)
-    flag = c_g < before
-    if flag.any():
-        chain = ~flag
-        cont = flag.copy()
-        cont[0] = False
-        cont[1:] &= flag[:-1] & ~head[1:]
-        if cont.any():
-            L = before  # for a flagged arrival: the last finish of a start before it
-            for k in np.flatnonzero(cont).tolist():
-                lk = int(f_g[k - 1]) if chain[k - 1] else int(L[k - 1])
-                L[k] = lk
-                chain[k] = int(c_g[k]) >= lk
-        ok[pos] = chain
-    return ok
-
-
-def _last_before(s: np.ndarray, f: np.ndarray, init: np.ndarray) -> np.ndarray:
-    """For rows in arrival order: the largest ``f`` of an earlier row of the same schedule, or ``init``."""
-    o = np.argsort(s, kind="stable")
-    s_o = s[o]
-    head = np.empty(len(s), dtype=bool)
-    head[0] = True
-    np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
-    before = np.empty(len(s), dtype=np.int64)
-    before[1:], _ = _group_running_max(f[o], head)
-    before[head] = -BIG
-    out = np.empty(len(s), dtype=np.int64)
-    out[o] = before
-    return np.maximum(out, init)
-
-
-def _running_sums(x: np.ndarray, a: np.ndarray, spent: np.ndarray) -> np.ndarray:
-    """Per account (``a`` account-major): ``spent[a] + x1``, ``(spent[a] + x1) + x2``, ... bit for bit.
-
-    The loop adds charges one at a time. Whole charges whose sums stay below
-    2**53 add up exactly in any order, so one running sum over every account
-    less each account's offset is exact. Otherwise ``np.cumsum`` (an
-    accumulate, not a pairwise sum) adds in the loop's order along a row, so
-    accounts are laid out as the rows of a zero-padded matrix (trailing zeros
-    change nothing) when that is not much larger than the input, else summed
-    one by one.
-    """
-    n = len(x)
-    head = np.empty(n, dtype=bool)
-    head[0] = True
-    np.not_equal(a[1:], a[:-1], out=head[1:])
-    firsts = np.flatnonzero(head)
-    if len(firsts) == 1:
-        return np.cumsum(np.concatenate([[spent[a[0]]], x]))[1:]
-    sizes = np.diff(np.append(firsts, n))
-    start = spent[a[firsts]]
-    if float(start.sum()) + float(x.sum()) < 2**53 and (np.floor(x) == x).all() and (np.floor(start) == start).all():
-        sums = np.cumsum(x)
-        shift = np.repeat(start - (sums[firsts] - x[firsts]), sizes)  # the account's spent less what came before
-        sums += shift
-        return sums
-    width = int(sizes.max()) + 1
-    if len(firsts) * width <= 4 * n + 1024:
-        grid = np.zeros((len(firsts), width))
-        grid[:, 0] = spent[a[firsts]]
-        gid = np.cumsum(head) - 1
-        col = np.arange(n) - firsts[gid] + 1
-        grid[gid, col] = x
-        np.cumsum(grid, axis=1, out=grid)
-        return grid[gid, col]
-    out = np.empty(n)
-    for lo, size in zip(firsts.tolist(), sizes.tolist()):
-        out[lo:lo + size] = np.cumsum(np.concatenate([[spent[a[lo]]], x[lo:lo + size]]))[1:]
-    return out
 
 def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.ndarray, since: np.ndarray):
     """A budget period opens at ``T`` for the held runs: their wait, then :func:`.rules.held_at_opening`

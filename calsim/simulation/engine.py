@@ -8,7 +8,7 @@ The steps, in order:
    and revision boundaries, missed runs and catch-up, attempts and durations,
    each over every row at once;
 3. rows that overlap, budgets, capacity or a backlog run in turn make
-   order-dependent are settled in order: budget-bound accounts of the common
+   order-dependent (:mod:`.order`) are settled in order: budget-bound accounts of the common
    kind period by period in columns (:mod:`.budget_periods`), the rest by the
    event loop (:mod:`.event_loop`); every other row starts at its pickup;
 4. manual runs (:class:`~calsim.Trigger`) and the ledger frame.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 import calsim.simulation.columns as columns
+from .order import needs_order
 from .budget_periods import budget_periods
 from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame
@@ -67,7 +68,7 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
         ordered = None
     else:
         columns.attempts(run)
-        ordered = columns.needs_order(run, everything=settle == "events")
+        ordered = needs_order(run, everything=settle == "events")
         columns.settle_in_place(run, run.run if ordered is None else run.run & ~ordered)
     if ordered is not None:
         rows = np.flatnonzero(run.run & ordered)

@@ -34,7 +34,7 @@ __all__ = ["event_loop"]
 
 def event_loop(run: RunState, rows: np.ndarray) -> None:
     """Settle ``rows`` one event at a time (each run's occupancy is ``finish - pick`` until it starts, and
-    its success is ``run.success``: :func:`.columns.attempts` and :func:`.columns.needs_order`)."""
+    its success is ``run.success``: :func:`.columns.attempts` and :func:`.order.needs_order`)."""
     import calsim.simulation.worker_kernel as k
 
     sc = run.sc

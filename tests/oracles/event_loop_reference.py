@@ -145,7 +145,7 @@ class CapacityQueue:
 
 def event_loop(run: RunState, rows: np.ndarray) -> None:
     """Settle ``rows`` one event at a time (each run's occupancy is ``finish - pick`` until it starts, and
-    its success is ``run.success``: :func:`.columns.attempts` and :func:`.columns.needs_order`)."""
+    its success is ``run.success``: :func:`.columns.attempts` and :func:`.order.needs_order`)."""
     sc = run.sc
     run.settled["event_loop"] += len(rows)
     # Picks in event order: (pick, schedule, due); a run is known by its place ``i`` in it.
