@@ -42,7 +42,8 @@ from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.robfig import PREFIX as _ROBFIG, RobfigCron
-from .rules.rrule import InvalidDay, RRule, parse_block
+from .rules.rrule import InvalidDay, RRule
+from .rules.rrule_block import parse_block
 from .rules.window import Window
 from .times import instant_us, iso_local, local_us
 

@@ -49,7 +49,7 @@ import pytest
 import calsim
 from calsim import presets
 from calsim.rules.calendarspec import local_time, next_usec
-from calsim.rules._rrule_expand import day_table_wall_times
+from calsim.rules.days import day_table_wall_times
 from calsim.rules.oncalendar import OnCalendar, _rollovers
 from calsim.tz.clock import ZoneClock
 from calsim.tz.glibc import LocalTime

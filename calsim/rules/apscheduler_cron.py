@@ -81,11 +81,12 @@ import numpy as np
 from ..errors import RuleError
 from ..times import DAY_US, US
 from ..tz.clock import ZoneClock, civil, wall_seconds
-from ._rrule_expand import Days
+from .days import Days
 from .apscheduler_fields import (
     _DAY, _DEFAULT, _DOW, _HOUR, _ITEM_RE, _MAX, _MIN, _MINUTE, _MONTH, _POSITIONS, _REAL, _SECOND, _WEEK,
     _WEEKDAYS, _YEAR, _YEAR_SPAN, NAMES, _Bad, _Position, _Range, _compile_field,
 )
+from .bounds import DayTable
 from .cron import Cron
 
 __all__ = ["ApschedulerCron", "PREFIX"]
@@ -533,10 +534,13 @@ class ApschedulerCron:
             ok &= week[(doy - 1) // 7 + 1]
         return ok
 
-    def limits_profile(self) -> tuple:
-        """An upper bound of the rule's times for :mod:`calsim.limits`: ``_DayTable``'s fields in order
-        (times a day, a matching hour's times, months bit set, days a month by the day field or -1, weekdays by
-        day_of_week or -1, 0, whether the day sets are ORed, the years or None)."""
+    def bound(self) -> DayTable:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol): times a day,
+        a matching hour's times, months, days a month by the day field or -1, weekdays by day_of_week or -1,
+        whether the day sets are ORed, the years or None."""
+        return DayTable(*self._bound_fields())
+
+    def _bound_fields(self) -> tuple:
         def one(fields):
             h, m, s = (int(self._table(fields[i], i).sum()) for i in (_HOUR, _MINUTE, _SECOND))
             months = sum(1 << (k - 1) for k in range(1, 13) if self._table(fields[_MONTH], _MONTH)[k])

@@ -53,7 +53,8 @@ import numpy as np
 
 from ..errors import RuleError
 from ..times import DAY_US, US
-from ._rrule_expand import Days, memo
+from .days import Days, memo
+from .bounds import DayTable, cron_bound
 
 __all__ = ["Cron"]
 
@@ -381,6 +382,10 @@ class Cron:
             return days_ok
         month_ok = t.month[month]
         return month_ok if days_ok is None else month_ok & days_ok
+
+    def bound(self) -> DayTable:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return cron_bound(self)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every wall-clock time in ``[lo, hi)`` that the expression matches.

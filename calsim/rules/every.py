@@ -23,6 +23,7 @@ import numpy as np
 from ..durations import duration_us, format_duration
 from ..errors import RuleError, shown
 from ..times import instant_us
+from .bounds import EveryProfile
 
 __all__ = ["Every"]
 
@@ -72,6 +73,10 @@ class Every:
     def anchor_us(self, start_utc: int) -> int:
         """The anchor instant (µs), or the schedule's start instant when no anchor was given."""
         return start_utc if self._anchor_us is None else self._anchor_us
+
+    def bound(self) -> EveryProfile:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return EveryProfile(max(1, int(self.period_us)))
 
     def instants(self, lo: int, hi: int, anchor: int) -> np.ndarray:
         """UTC instants (µs) in ``[lo, hi)`` at ``anchor + k * period``, ``k >= 0``."""

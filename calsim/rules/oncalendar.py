@@ -80,8 +80,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import RuleError
-from ._rrule_expand import US, Days, day_table_wall_times, memo
+from ..times import US
+from .days import Days, day_table_wall_times, memo
 from .calendarspec import next_usec
+from .bounds import DayTable, oncalendar_bound
 from .oncalendar_grammar import (ALL_WEEKDAYS, MAX_YEAR, MIN_YEAR, PREFIX, Bad, Chain, error,
                                  format_chain, format_weekdays, parse)
 
@@ -219,6 +221,10 @@ class OnCalendar:
         """
         got = next_usec(self, clock, int(t) * US)
         return None if got is None else -(-got // US)
+
+    def bound(self) -> DayTable:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return oncalendar_bound(self)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every wall-clock time in ``[lo, hi)`` (µs since 1970-01-01T00:00, no zone) systemd elapses at.

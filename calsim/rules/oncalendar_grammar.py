@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from ..errors import CalsimError, RuleError
-from ._rrule_expand import US
+from ..times import US
 
 __all__ = ["parse", "Bad", "error", "count_values", "format_chain", "format_weekdays", "Chain", "MIN_YEAR",
            "MAX_YEAR", "PREFIX", "ALL_WEEKDAYS"]

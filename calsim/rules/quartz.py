@@ -88,7 +88,9 @@ import numpy as np
 from ..errors import RuleError
 from .cron import MAX_TEXT
 from ..tz.clock import ZoneClock
-from ._rrule_expand import US, Days, day_table_wall_times, memo
+from ..times import US
+from .days import Days, day_table_wall_times, memo
+from .bounds import DayTable, quartz_bound
 from .quartz_walk import MAX_YEAR, MIN_YEAR, QuartzSets, get_time_after, walk_sets
 
 __all__ = ["QuartzCron", "PREFIX"]
@@ -395,6 +397,10 @@ class QuartzCron:
             else:
                 day_ok = dow_table[q]
         return ok & day_ok
+
+    def bound(self) -> DayTable:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return quartz_bound(self)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every wall-clock time in ``[lo, hi)`` (µs since 1970-01-01T00:00, no zone) the expression matches.

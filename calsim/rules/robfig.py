@@ -70,6 +70,7 @@ import numpy as np
 from ..errors import RuleError
 from ..tz.clock import ZoneClock, wall_seconds
 from .cron import MAX_TEXT, Cron
+from .bounds import DayTable, cron_bound
 
 __all__ = ["RobfigCron", "PREFIX"]
 
@@ -233,6 +234,10 @@ class RobfigCron:
     def rule_text(self) -> str:
         """The rule as a string :func:`calsim.schedule.parse_rule` reads back."""
         return PREFIX + self.text
+
+    def bound(self) -> DayTable:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return cron_bound(self.cron)  # its calendar times; the walk's few extra fires at transitions are rows it grows
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Every matching wall time in ``[lo, hi)`` (µs), as :meth:`Cron.wall_times` (no zone applied)."""

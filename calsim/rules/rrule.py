@@ -70,8 +70,9 @@ import numpy as np
 
 from ..errors import InputError, PolicyError, RuleError, choices
 import calsim.rules._rrule_expand as _x
+from .bounds import RRuleProfile, rrule_bound
 
-__all__ = ["RRule", "parse_block", "InvalidDay", "FREQS", "WEEKDAYS"]
+__all__ = ["RRule", "InvalidDay", "FREQS", "WEEKDAYS"]
 
 InvalidDay = Literal["omit", "backward", "forward"]
 _INVALID_DAYS = get_args(InvalidDay)  # typing.get_args is slow enough to matter once per call
@@ -125,7 +126,7 @@ def _int(token: str) -> int | None:
     return sign * (int(digits) if len(digits) <= 18 else 10**18)  # int() refuses > 4300 digits
 
 
-def _date_us(token: str) -> tuple[int, bool, bool] | None:
+def date_us(token: str) -> tuple[int, bool, bool] | None:
     """``YYYYMMDD[THHMMSS[Z]]`` -> (wall µs, is_date, is_utc), or None when malformed."""
     m = _DATE_RE.fullmatch(token)
     if not m:
@@ -305,7 +306,7 @@ class RRule:
                     raise error(f"{name}={v} is invalid (allowed a positive integer)")
                 kw[name.lower()] = n
         if "UNTIL" in values:
-            parsed = _date_us(values["UNTIL"].upper())
+            parsed = date_us(values["UNTIL"].upper())
             if parsed is None:
                 raise error(f"UNTIL={values['UNTIL']} is invalid (allowed a date YYYYMMDD or a date-time "
                             "YYYYMMDDTHHMMSS with an optional Z, e.g. 20261231T235959Z)")
@@ -446,6 +447,10 @@ class RRule:
             self.bysecond or self.byminute or self.byhour or self.bymonthday or self.byyearday
             or self.byweekno or self.bymonth or self.bysetpos or self.byday)
 
+    def bound(self) -> RRuleProfile:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return rrule_bound(self)
+
     def wall_times(self, dtstart: int, hi: int,
                    invalid_day: InvalidDay = "omit") -> tuple[np.ndarray, np.ndarray]:
         """Instances from ``dtstart`` to ``hi`` with COUNT and UNTIL (inclusive) applied on wall times.
@@ -501,100 +506,3 @@ class RRule:
             stamp = np.datetime64(self.until, "us").astype("datetime64[s]")
             out.append(f"until {stamp}" + ("Z" if self.until_utc else ""))
         return " ".join(out[:1] + [", ".join(out[1:])]) if len(out) > 1 else out[0]
-
-
-def _unfold(text: str) -> list[str]:
-    """RFC 5545 §3.1: a CRLF followed by a space or tab continues the line."""
-    text = re.sub(r"\r?\n[ \t]", "", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return [line.strip() for line in text.split("\n") if line.strip()]
-
-
-def _name_end(line: str) -> int:
-    """Index of the ':' ending a content line's name and parameters (not one in quotes), or -1."""
-    quoted = False
-    for i, ch in enumerate(line):
-        if ch == '"':
-            quoted = not quoted
-        elif ch == ":" and not quoted:
-            return i
-    return -1
-
-
-def parse_block(text: str) -> tuple[RRule, int | None, str | None]:
-    """Read a ``DTSTART``/``RRULE`` block, or a bare rule.
-
-    Parameters
-    ----------
-    text : str
-        E.g. ``'DTSTART;TZID=America/New_York:20260308T023000\\nRRULE:FREQ=DAILY'``.
-        Lines may be folded (RFC 5545 §3.1). Only ``DTSTART`` and one ``RRULE``
-        line are read; any other line is an error.
-
-    Returns
-    -------
-    rule : RRule
-    dtstart : int or None
-        DTSTART as wall-clock µs (a ``VALUE=DATE`` start is its midnight), or
-        None when the block has no DTSTART.
-    tzid : str or None
-        The ``TZID`` parameter; ``"UTC"`` for a UTC start
-        (``DTSTART:20260308T073000Z``), whose wall time then is the instant; None
-        for a floating start or none.
-
-    Examples
-    --------
-    >>> rule, start, tzid = parse_block("DTSTART;TZID=America/New_York:20260308T023000\\nRRULE:FREQ=DAILY")
-    >>> rule.freq, str(np.datetime64(start, "us")), tzid
-    ('DAILY', '2026-03-08T02:30:00.000000', 'America/New_York')
-    """
-    if not isinstance(text, str):
-        raise RuleError(f"rrule: expected the block as a str, got {type(text).__name__}")
-    quoted = text.strip()
-
-    def error(message: str) -> RuleError:
-        return RuleError(f"rrule: {message} in {quoted!r}")
-
-    rule: RRule | None = None
-    start: int | None = None
-    tzid: str | None = None
-    seen_dtstart = False
-    for line in _unfold(text):
-        colon = _name_end(line)
-        head, value = (line[:colon], line[colon + 1:]) if colon >= 0 else ("RRULE", line)  # a bare rule
-        name, *params = head.split(";")
-        name = name.upper()
-        if name == "RRULE":
-            if rule is not None:
-                raise error("the block has more than one RRULE line (allowed one)")
-            if params:
-                raise error(f"RRULE takes no parameters, got {';'.join(params)!r}")
-            rule = RRule.parse(value)
-        elif name == "DTSTART":
-            if seen_dtstart:
-                raise error("the block has more than one DTSTART line (allowed one)")
-            seen_dtstart = True
-            is_date_value = False
-            for p in params:
-                pname, eq, pval = p.partition("=")
-                pname, pval = pname.upper(), pval.strip('"')
-                if pname == "TZID" and eq and pval:
-                    tzid = pval
-                elif pname == "VALUE" and pval.upper() in ("DATE", "DATE-TIME"):
-                    is_date_value = pval.upper() == "DATE"
-                else:
-                    raise error(f"DTSTART parameter {p!r} is not supported (allowed TZID=<zone> and "
-                                "VALUE=DATE or DATE-TIME)")
-            parsed = _date_us(value.upper())
-            if parsed is None or parsed[1] != is_date_value:
-                form = "YYYYMMDD" if is_date_value else "YYYYMMDDTHHMMSS with an optional Z"
-                raise error(f"DTSTART value {value!r} is invalid (allowed {form})")
-            start, _, utc = parsed
-            if utc:
-                if tzid is not None:
-                    raise error(f"DTSTART has both TZID={tzid} and a UTC time ending in Z (allowed one)")
-                tzid = "UTC"
-        else:
-            raise error(f"line {line!r} is not supported (allowed DTSTART and RRULE lines)")
-    if rule is None:
-        raise error("the block has no RRULE line (expected e.g. 'RRULE:FREQ=DAILY')")
-    return rule, start, tzid

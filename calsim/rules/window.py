@@ -26,6 +26,7 @@ import numpy as np
 from ..durations import duration_us, format_duration
 from ..errors import RuleError, shown
 from ..times import US
+from .bounds import WindowProfile, window_bound
 
 __all__ = ["Window", "WEEKDAYS"]
 
@@ -105,6 +106,10 @@ class Window:
         object.__setattr__(self, "_length_us", length)
         object.__setattr__(self, "_step_us", step)
         object.__setattr__(self, "_days", parsed)
+
+    def bound(self) -> WindowProfile:
+        """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
+        return window_bound(self)
 
     def wall_times(self, lo: int, hi: int) -> np.ndarray:
         """Nominal wall times (int64 µs) in ``[lo, hi)``, sorted."""

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from calsim.errors import InputError, PolicyError, RuleError
 from messages import assert_clear
-from calsim.rules.rrule import RRule, parse_block
+from calsim.rules.rrule import RRule
+from calsim.rules.rrule_block import parse_block
 
 EPOCH = dt.datetime(1970, 1, 1)
 US = 1_000_000
