@@ -42,6 +42,7 @@ from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.robfig import PREFIX as _ROBFIG, RobfigCron
+from .rules.kind import RuleKind
 from .rules.rrule import InvalidDay, RRule
 from .rules.rrule_block import parse_block
 from .rules.window import Window
@@ -53,13 +54,13 @@ MAX_ID_LENGTH = 1000
 MAX_REVISION = 2**62
 
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
-Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron | RobfigCron
+Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron | RobfigCron | ApschedulerCron
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 
 def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     """A rule object from text or an object; returns ``(rule, dtstart_wall_us, tzid)`` of a block."""
-    if isinstance(rule, (RRule, Cron, Every, Window, OnCalendar, QuartzCron, RobfigCron, ApschedulerCron)):
+    if isinstance(rule, RuleKind):
         return rule, None, None
     if not isinstance(rule, str):
         raise RuleError(
@@ -90,11 +91,6 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
         "'apscheduler:<CronTrigger fields>', "
         "Every(...) or Window(...))"
     )
-
-
-def _kind(rule: Rule) -> str:
-    return {RRule: "rrule", Cron: "cron", Every: "every", Window: "window", OnCalendar: "oncalendar",
-            QuartzCron: "quartz", RobfigCron: "robfig", ApschedulerCron: "apscheduler"}[type(rule)]
 
 
 @dataclass(frozen=True)
@@ -227,24 +223,24 @@ class Schedule:
             if walks(rule) is None:
                 raise ScheduleError(f"{where}gap: 'scheduler' needs a rule whose scheduler calsim walks as it does "
                                     f"(robfig:..., quartz:..., OnCalendar=... with whole seconds), and calsim walks "
-                                    f"no scheduler for this {_kind(rule)} rule {shown(self.rule)}")
-        if isinstance(rule, OnCalendar) and rule.zone is not None and rule.zone != self.zone:
+                                    f"no scheduler for this {rule.kind} rule {shown(self.rule)}")
+        if rule.zone is not None and rule.zone != self.zone:
             # systemd.time(7): a trailing zone name makes the expression's times that
             # zone's, whatever the machine's: it overrides the schedule's zone.
             set_(self, "zone", rule.zone)
         start = self.start
         wall = utc = None
         if start is None:
-            if block_start is None and block_utc is None and not isinstance(rule, Every):
+            if block_start is None and block_utc is None and not rule.elapsed:
                 raise ScheduleError(f"{where}start: required (the rule has no DTSTART), e.g. '2026-01-01T09:00'")
             wall, utc = block_start, block_utc
         elif _is_instant(start):
             utc = instant_us(start, "start")
         else:
             wall = int(local_us([start], "start")[0])
-        if isinstance(rule, Every) and rule._anchor_us is None and wall is None and utc is None:
+        if rule.elapsed and rule.anchor is None and wall is None and utc is None:
             raise ScheduleError(f"{where}start: Every without an anchor needs a start")
-        if isinstance(rule, RRule):
+        if rule.anchored:
             # The one place DTSTART's fraction of a second is dropped (RRule.anchor:
             # RFC 5545 DATE-TIME has whole seconds, dateutil does the same), so
             # expansion, preview and the UNTIL check below all see 09:00:00.
@@ -252,7 +248,7 @@ class Schedule:
             utc = None if utc is None else RRule.anchor(utc)
         set_(self, "start_wall", wall)
         set_(self, "start_utc", utc)
-        if isinstance(rule, RRule) and rule.until is not None and not rule.until_utc and wall is not None:
+        if rule.until is not None and not rule.until_utc and wall is not None:
             if rule.until < wall:
                 raise RuleError(
                     f"rrule: UNTIL {iso_local(rule.until)} is before the start {iso_local(wall)}; the rule has no instance"
@@ -273,8 +269,9 @@ class Schedule:
 
     @property
     def kind(self) -> str:
-        """``"rrule"``, ``"cron"``, ``"every"``, ``"window"``, ``"oncalendar"``, ``"quartz"`` or ``"robfig"``."""
-        return _kind(self.parsed_rule)
+        """The rule kind's name (``RuleKind.kind``): ``"rrule"``, ``"cron"``, ``"every"``, ``"window"``,
+        ``"oncalendar"``, ``"quartz"``, ``"robfig"`` or ``"apscheduler"``."""
+        return self.parsed_rule.kind
 
     def explain(self) -> str:
         """The rule in words."""

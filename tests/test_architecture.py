@@ -1,4 +1,5 @@
-"""The shape of the package: no import circles between calsim's modules, and no module over 800 lines.
+"""The shape of the package: no import circles between calsim's modules, no module over 600 lines, and no
+type switch on rule kinds outside them (they implement the protocol of ``calsim/rules/kind.py``).
 
 The import graph is read from the source with :mod:`ast` (nothing is
 imported), so a circle hidden in a function body or under ``TYPE_CHECKING``
@@ -31,7 +32,9 @@ from pathlib import Path
 
 
 PACKAGE = Path(__file__).resolve().parents[1] / "calsim"
-MAX_LINES = 800
+MAX_LINES = 600
+# The rule kinds: a module outside calsim/rules/ asks a rule what the protocol says (RuleKind), never its class.
+RULE_KINDS = {"RRule", "Cron", "Every", "Window", "OnCalendar", "QuartzCron", "RobfigCron", "ApschedulerCron"}
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,33 @@ def test_calsim_has_no_import_circle():
     assert not loops, describe(graph, loops)
 
 
-def test_no_calsim_module_is_over_800_lines():
+def test_no_calsim_module_is_over_600_lines():
     long = {p.relative_to(PACKAGE.parent).as_posix(): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them, one job per module): {long}"
+
+
+def type_switches(root: Path = PACKAGE) -> list[str]:
+    """``isinstance``/``issubclass`` calls naming a rule kind, outside ``calsim/rules/`` (file:line)."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if path.parent.name == "rules":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                    node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+                names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if names & RULE_KINDS:
+                    out.append(f"{path.relative_to(root.parent).as_posix()}:{node.lineno}")
+    return out
+
+
+def test_a_type_switch_on_a_rule_kind_is_found(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("def f(rule):\n    return isinstance(rule, (Cron, int))\n")
+    assert type_switches(tmp_path / "pkg") == ["pkg/m.py:2"]
+
+
+def test_no_module_outside_the_rule_kinds_switches_on_a_rule_kind():
+    assert not type_switches(), "ask the rule (calsim/rules/kind.py's protocol), not its class: " + \
+        ", ".join(type_switches())

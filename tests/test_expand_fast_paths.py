@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 import calsim
-from calsim.expansion import _order
+from calsim.occurrence_rows import _order
 
 R = "2026f"
 UTC = dt.timezone.utc

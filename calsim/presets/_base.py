@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, RuleError, check_choice
@@ -53,8 +53,9 @@ class Wildcard:
     def matches(self, schedule: Schedule) -> bool:
         """Whether ``schedule`` is such a rule (only cron rules ever are)."""
         rule = schedule.parsed_rule
-        if not isinstance(rule, Cron):
+        if rule.kind != "cron":
             return False
+        rule = cast(Cron, rule)
         if self.test == "every_hour":
             return rule.hours == tuple(range(24))
         return rule.fields[0].startswith("*") or rule.fields[1].startswith("*")
@@ -212,7 +213,7 @@ class Preset:
 def _as_robfig(schedule: Schedule, preset: str) -> object:
     """A cron rule as robfig/cron v3 reads its text (a Kubernetes CronJob); other rule kinds as they are."""
     rule = schedule.parsed_rule
-    if isinstance(rule, RobfigCron) or not isinstance(rule, Cron):
+    if rule.kind != "cron":  # (a robfig rule is read as robfig already)
         return rule
     try:
         return RobfigCron.parse(rule.text)
@@ -223,10 +224,10 @@ def _as_robfig(schedule: Schedule, preset: str) -> object:
 def _as_apscheduler(schedule: Schedule, preset: str) -> object:
     """A cron rule as the APScheduler 3.x CronTrigger(s) that fire its times; other rule kinds as they are."""
     rule = schedule.parsed_rule
-    if isinstance(rule, ApschedulerCron) or not isinstance(rule, Cron):
+    if rule.kind != "cron":  # (an APScheduler rule is read as APScheduler already)
         return rule
     try:
-        return ApschedulerCron.from_cron(rule)
+        return ApschedulerCron.from_cron(cast(Cron, rule))
     except CalsimError as exc:
         raise type(exc)(f"schedule {schedule.id!r}: {preset}: {exc} (the scheduler cannot fire this rule)") from None
 

@@ -79,6 +79,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import RuleError
+from .kind import RuleKind
 from ..times import DAY_US, US
 from ..tz.clock import ZoneClock, civil, wall_seconds
 from .days import Days
@@ -339,7 +340,7 @@ def _runs(values: list[int], name=str) -> str:
 
 
 @dataclass(frozen=True)
-class ApschedulerCron:
+class ApschedulerCron(RuleKind):
     """One or more APScheduler 3.x ``CronTrigger`` field sets; build it with :meth:`parse` or :meth:`from_cron`.
 
     ``triggers`` holds, per ``CronTrigger``, the expression text of its eight
@@ -350,6 +351,7 @@ class ApschedulerCron:
     policies at every matching wall time.
     """
 
+    kind: ClassVar[str] = "apscheduler"
     emulates: ClassVar[str] = EMULATES
     triggers: tuple[tuple[str, ...], ...]
     compiled: tuple = field(default=(), compare=False, repr=False)

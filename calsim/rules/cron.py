@@ -47,11 +47,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from ..errors import RuleError
+from .kind import RuleKind
 from ..times import DAY_US, US
 from .days import Days, memo
 from .bounds import DayTable, cron_bound
@@ -221,7 +222,7 @@ def _tables(cron: Cron) -> _Tables:
 
 
 @dataclass(frozen=True)
-class Cron:
+class Cron(RuleKind):
     """A parsed five-field cron expression; build it with :meth:`Cron.parse`.
 
     Attributes hold the expanded fields: ``minutes``, ``hours`` and ``months``
@@ -242,6 +243,7 @@ class Cron:
     array(['2026-03-06T02:30:00.000000', '2026-03-09T02:30:00.000000'], dtype='datetime64[us]')
     """
 
+    kind: ClassVar[str] = "cron"
     text: str
     fields: tuple[str, str, str, str, str]
     minutes: tuple[int, ...]

@@ -15,6 +15,8 @@ calendar rule (RRULE, cron), which keeps the wall-clock time.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import datetime as dt
 from dataclasses import dataclass, field
 
@@ -22,6 +24,7 @@ import numpy as np
 
 from ..durations import duration_us, format_duration
 from ..errors import RuleError, shown
+from .kind import RuleKind
 from ..times import instant_us
 from .bounds import EveryProfile
 
@@ -29,7 +32,7 @@ __all__ = ["Every"]
 
 
 @dataclass(frozen=True)
-class Every:
+class Every(RuleKind):
     """Every ``period`` of elapsed time from ``anchor``.
 
     Parameters
@@ -43,6 +46,8 @@ class Every:
         needs an instant, and a wall time could be in a gap or a fold.
     """
 
+    kind: ClassVar[str] = "every"
+    elapsed: ClassVar[bool] = True  # instants of elapsed time from its anchor, not wall times
     period: object
     anchor: object = None
     period_us: int = field(init=False, repr=False, compare=False)

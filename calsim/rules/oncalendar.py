@@ -75,11 +75,14 @@ Where calsim differs from systemd (each stated in the message or a test):
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import RuleError
+from .kind import RuleKind
 from ..times import US
 from .days import Days, day_table_wall_times, memo
 from .calendarspec import next_usec
@@ -93,7 +96,7 @@ EMULATES = "systemd"  # the note suffix of rows whose DST the walk decides (dst_
 
 
 @dataclass(frozen=True)
-class OnCalendar:
+class OnCalendar(RuleKind):
     """A parsed systemd calendar expression; build it with :meth:`OnCalendar.parse`.
 
     Attributes hold systemd's normalised chains of ``(start, stop, repeat)``
@@ -104,6 +107,7 @@ class OnCalendar:
     None: the schedule's).
     """
 
+    kind: ClassVar[str] = "oncalendar"
     text: str
     weekday_bits: int
     years: Chain

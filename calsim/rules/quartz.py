@@ -81,11 +81,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import ClassVar, Literal, NamedTuple
 
 import numpy as np
 
 from ..errors import RuleError
+from .kind import RuleKind
 from .cron import MAX_TEXT
 from ..tz.clock import ZoneClock
 from ..times import US
@@ -249,7 +250,7 @@ def _error(text: str, what: str, dialect: Dialect) -> RuleError:
 
 
 @dataclass(frozen=True)
-class QuartzCron:
+class QuartzCron(RuleKind):
     """A parsed Quartz cron expression; build it with :meth:`QuartzCron.parse`.
 
     Attributes: ``dialect`` (``"quartz"`` or ``"eventbridge"``), ``fields``
@@ -262,6 +263,7 @@ class QuartzCron:
     gives (6, 3)).
     """
 
+    kind: ClassVar[str] = "quartz"
     text: str
     dialect: str
     fields: tuple[str, ...]

@@ -68,6 +68,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import RuleError
+from .kind import RuleKind
 from ..tz.clock import ZoneClock, wall_seconds
 from .cron import MAX_TEXT, Cron
 from .bounds import DayTable, cron_bound
@@ -167,7 +168,7 @@ def _values(bits: int, lo: int, hi: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class RobfigCron:
+class RobfigCron(RuleKind):
     """A parsed robfig/cron v3 standard spec; build it with :meth:`RobfigCron.parse`.
 
     ``bits`` holds robfig's five field bit sets (``minute, hour, dom,
@@ -179,6 +180,7 @@ class RobfigCron:
     the rule means).
     """
 
+    kind: ClassVar[str] = "robfig"
     emulates: ClassVar[str] = EMULATES
     text: str
     bits: tuple[int, int, int, int, int]

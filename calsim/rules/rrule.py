@@ -64,11 +64,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import ClassVar, Literal, get_args
 
 import numpy as np
 
 from ..errors import InputError, PolicyError, RuleError, choices
+from .kind import RuleKind
 import calsim.rules._rrule_expand as _x
 from .bounds import RRuleProfile, rrule_bound
 
@@ -149,7 +150,7 @@ def _fmt_day(n: int, wd: int) -> str:
 
 
 @dataclass(frozen=True)
-class RRule:
+class RRule(RuleKind):
     """One RFC 5545 recurrence rule; build it with :meth:`parse`.
 
     Parameters
@@ -194,6 +195,8 @@ class RRule:
     (['2026-01-31', '2026-02-28', '2026-03-31', '2026-04-30'], [0, 1, 0, 1])
     """
 
+    kind: ClassVar[str] = "rrule"
+    anchored: ClassVar[bool] = True  # DTSTART is its first instance (RFC 5545 §3.8.5.3), not only a bound
     text: str
     freq: str
     interval: int = 1

@@ -18,6 +18,8 @@ a Friday 22:00-02:00 window still runs at 01:00 on Saturday.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +27,7 @@ import numpy as np
 
 from ..durations import duration_us, format_duration
 from ..errors import RuleError, shown
+from .kind import RuleKind
 from ..times import US
 from .bounds import WindowProfile, window_bound
 
@@ -62,7 +65,7 @@ def _weekday(value: object) -> int:
 
 
 @dataclass(frozen=True)
-class Window:
+class Window(RuleKind):
     """Every ``every`` from ``start`` (inclusive) to ``end`` (exclusive), local time.
 
     Parameters
@@ -77,6 +80,7 @@ class Window:
         0..6 with Monday = 0); None is every day.
     """
 
+    kind: ClassVar[str] = "window"
     start: str
     end: str
     every: object
