@@ -145,7 +145,7 @@ _LAZY = {
     "from_github_actions": (".importers", "from_github_actions"),
     "from_temporal": (".importers", "from_temporal"),
     "read_history": (".importers", "read_history"),
-    "load_scenario": (".fleetfile", "load_scenario"),  # reads its fleet with the importers
+    "load_scenario": (".scenario_file", "load_scenario"),  # reads its fleet with the importers
     "importers": (".importers", None),  # was bound by the eager import; kept reachable as calsim.importers
     "plots": (".plots", None),  # matplotlib
     "distributed": (".distributed", None),  # dask

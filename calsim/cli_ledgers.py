@@ -19,7 +19,7 @@ def _scenario(args: argparse.Namespace):
     """A Scenario from a scenario file, or from a fleet plus --from/--to/--outage/--budget options."""
     import dataclasses
 
-    from .fleetfile import load_scenario
+    from .scenario_file import load_scenario
     from .simulation.policy import with_policy
     from .simulation.scenario import Budget, Outage, Scenario
 

@@ -61,7 +61,7 @@ class DemoResult:
 
 def run(out_dir: str | Path = ".", *, echo: Callable[..., None] = print, progress: bool | None = False) -> DemoResult:
     """Run the demo, writing ``calsim-demo.duckdb`` and ``calsim-demo.png`` into ``out_dir``."""
-    from .fleetfile import load_scenario
+    from .scenario_file import load_scenario
     from .simulation.dispatch import simulate
     from .simulation.policy import with_policy
     from .store import LedgerStore

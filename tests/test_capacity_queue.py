@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from calsim.simulation.rules import AGEING_US
+from calsim.simulation.run_rules import AGEING_US
 from calsim.simulation.worker_steps import grown, level_pop, level_push
 
 H = AGEING_US

@@ -37,7 +37,7 @@ import pytest
 import calsim
 from calsim import presets
 from calsim.errors import PolicyError
-from calsim.simulation.rules import slept_out, wake
+from calsim.simulation.run_rules import slept_out, wake
 from oracles import cron_daemon as daemon
 from oracles.cron_daemon import HOUR, MIN, SEC, TOLERANCE, Pair, wall
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import calsim
 from calsim.durations import duration_us
 from calsim.errors import CalsimError
-from calsim.fleetfile import load, load_scenario
+from calsim.scenario_file import load, load_scenario
 from calsim.times import instant_us, local_us
 from messages import assert_clear
 

@@ -1,6 +1,6 @@
-"""The run rules table (``calsim/simulation/rules.py``, ADR 0002): each rule once, the same compiled and on arrays.
+"""The run rules table (``calsim/simulation/run_rules.py``, ADR 0002): each rule once, the same compiled and on arrays.
 
-Each rule of :data:`calsim.simulation.rules.SCALAR_RULES` (and
+Each rule of :data:`calsim.simulation.run_rules.SCALAR_RULES` (and
 :data:`calsim.simulation.randomness.SCALAR_RULES`) is one Python function
 that the column paths call with arrays and the compiled loops call with one
 run's numbers. These tests prove the two uses agree (a function compiled by
@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from calsim.simulation import compiled_rules, randomness, rules  # noqa: F401  (compiled_rules registers them)
+from calsim.simulation import compiled_rules, randomness  # noqa: F401  (compiled_rules registers them)
+from calsim.simulation import run_rules as rules
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = [ROOT / "calsim/simulation/worker_kernel.py", ROOT / "calsim/simulation/worker_steps.py"]  # the one loop

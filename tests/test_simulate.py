@@ -223,7 +223,7 @@ def test_forty_retries_of_a_minute_saturate_instead_of_overflowing():
     f = calsim.simulate(sc, progress=False).frame
     assert set(f["state"]) == {"failed"} and set(f["attempts"]) == {40}
     assert set(f["finished_utc"].dt.year()) == {9999} and f["finished_utc"].to_list()  # each a Python datetime
-    assert calsim.simulation.rules.retry_wait(60 * 10**6, 40) == calsim.simulation.rules.BIG
+    assert calsim.simulation.run_rules.retry_wait(60 * 10**6, 40) == calsim.simulation.run_rules.BIG
 
 
 class TestBadInput:

@@ -15,7 +15,7 @@ import pytest
 
 import calsim
 from calsim import presets
-from calsim.simulation import rules
+from calsim.simulation import run_rules as rules
 
 UTC = dt.timezone.utc
 US = 1_000_000

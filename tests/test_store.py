@@ -113,7 +113,7 @@ class TestRoundTrip:
 
     def test_a_revision_made_by_a_revise_event_is_stored_with_its_rule_and_policy(self):
         # Before, the store wrote rule and policy of the fleet's schedules only: (a, 2) had nulls,
-        # where a Dask dataset's _scenario.json recorded FREQ=HOURLY (calsim.simulation.records).
+        # where a Dask dataset's _scenario.json recorded FREQ=HOURLY (calsim.simulation.scenario_records).
         from calsim.distributed.metadata import metadata
 
         new = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(account="t2"))
@@ -382,7 +382,7 @@ def keys_frame(rows: list[tuple]) -> pl.DataFrame:
 
 
 class TestKeyCheck:
-    """The write's own check of the key (calsim.store.records.repeats_a_key), against polars' is_duplicated."""
+    """The write's own check of the key (calsim.store.ledger_records.repeats_a_key), against polars' is_duplicated."""
 
     @settings(max_examples=150, deadline=None)
     @given(st.lists(st.tuples(
@@ -392,7 +392,7 @@ class TestKeyCheck:
         st.integers(0, 1), st.sampled_from(["scheduled", "manual"])), min_size=0, max_size=12),
         st.data())
     def test_repeats_a_key_agrees_with_polars(self, rows, data):
-        from calsim.store.records import repeats_a_key
+        from calsim.store.ledger_records import repeats_a_key
 
         if rows and data.draw(st.booleans()):
             rows = rows + [rows[data.draw(st.integers(0, len(rows) - 1))]]  # often a real repeat
@@ -405,7 +405,7 @@ class TestKeyCheck:
         (2**62, False),  # no room left: polars decides
     ])
     def test_keys_pack_into_one_int64_while_they_fit(self, span_us, packs):
-        from calsim.store.records import packed_keys
+        from calsim.store.ledger_records import packed_keys
 
         ids = [f"s{i}" for i in range(2**17)]
         times = [0, span_us] + [60_000_000] * (len(ids) - 2)
@@ -416,7 +416,7 @@ class TestKeyCheck:
             assert len(np.unique(key)) == frame.height
 
     def test_keys_one_microsecond_or_one_fold_apart_are_different(self):
-        from calsim.store.records import repeats_a_key
+        from calsim.store.ledger_records import repeats_a_key
 
         day = 86_400_000_000
         frame = keys_frame([("a", 1, day, 0, "scheduled"), ("a", 1, day + 1, 0, "scheduled"),

@@ -20,7 +20,7 @@ from calsim.errors import DuplicateKeyError, ScenarioExistsError, SchemaVersionE
 from calsim.simulation import views
 from calsim.simulation.ledger_schema import LEDGER_REASONS, LEDGER_SCHEMA, UTC
 from calsim.store import SCHEMA_VERSION, LedgerStore
-from calsim.store.records import digest
+from calsim.store.ledger_records import digest
 from calsim.store.schema import DDL_V1, KEY, WORKER_COLUMNS, columns_sql, enum_sql, sql_type
 
 # What layout 4 knew: the reasons up to ``stuck`` and the columns up to ``budget_wait_s``.

@@ -8,7 +8,7 @@ and how they run.
 RULES = ["tests/test_simulate_rules.py"]
 SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py", "tests/test_presets.py"]
 ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
-R, C, E, K, B = ("calsim/simulation/rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
+R, C, E, K, B = ("calsim/simulation/run_rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
                  "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
 ORD = "calsim/simulation/order.py"  # which rows need order (split from columns.py)
 # The ordered loop is one compiled kernel (worker_kernel.py); its scheduler-level path is checked against the

@@ -11,7 +11,7 @@ partitions or workers. Dask is imported only when a run starts.
 Modules, one job each:
 
 - :mod:`.partitioning`: which schedules are coupled (budgets, capacity) and the sub-scenarios;
-- :mod:`.files`: the dataset's layout and file system (local paths through :mod:`calsim.atomic`, fsspec URLs);
+- :mod:`.dataset_files`: the dataset's layout and file system (local paths through :mod:`calsim.atomic`, fsspec URLs);
 - :mod:`.worker`: the task a worker runs (simulate one part, write ``part-<k>.parquet``);
 - :mod:`.metadata`: what ``_scenario.json`` records (scenario, schedule revisions, files);
 - :mod:`.client`: :func:`simulate`, the client side (checks, submission, clean-up, ``_scenario.json`` last);
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .client import simulate
 from .dataset import LedgerDataset
-from .files import METADATA_FILE, scenario_directory
+from .dataset_files import METADATA_FILE, scenario_directory
 from .metadata import FORMAT
 from .partitioning import couplings, partition
 

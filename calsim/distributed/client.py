@@ -20,7 +20,7 @@ import calsim.limits as limits
 from ..errors import InputError, StoreError
 from ..simulation.occurrences import check_scenario
 from ..simulation.scenario import Scenario
-import calsim.distributed.files as fs
+import calsim.distributed.dataset_files as fs
 from .dataset import LedgerDataset
 from .metadata import metadata
 from .partitioning import partition, sub_scenario

@@ -25,7 +25,7 @@ from ..importers._yaml import load_json
 from ..input_files import read_file
 from ..simulation.ledger import LEDGER_SCHEMA, ledger_order
 from ..simulation.ledger_schema import with_worker_columns
-import calsim.distributed.files as fs
+import calsim.distributed.dataset_files as fs
 from .metadata import FORMAT
 
 __all__ = ["LedgerDataset", "check_metadata"]

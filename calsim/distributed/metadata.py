@@ -5,7 +5,7 @@ dataset is complete; :meth:`~calsim.distributed.LedgerDataset.open` reads it
 back, and :meth:`calsim.LedgerStore.attach` fills its ``scenarios`` and
 ``schedules`` tables from it. ``parameters`` and ``schedules`` are the
 records a store keeps for a written ledger, made by the same functions
-(:mod:`calsim.simulation.records`).
+(:mod:`calsim.simulation.scenario_records`).
 
 >>> import calsim
 >>> old = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=DAILY")
@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ..simulation.ledger import LEDGER_SCHEMA, LEDGER_STATES
-from ..simulation.records import parameters, schedule_rows
+from ..simulation.scenario_records import parameters, schedule_rows
 from ..simulation.scenario import Scenario
 
 __all__ = ["FORMAT", "metadata"]

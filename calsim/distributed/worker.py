@@ -2,7 +2,7 @@
 
 The worker returns only a few numbers (rows, states, releases, bytes,
 seconds), so the client never holds the ledger. A task killed and retried
-rewrites the same file name atomically (:func:`.files.write_file`), so no
+rewrites the same file name atomically (:func:`.dataset_files.write_file`), so no
 partial or duplicate part is ever visible.
 
 >>> import calsim, tempfile
@@ -19,7 +19,7 @@ import time
 
 import calsim.limits as limits
 from ..simulation.scenario import Scenario
-import calsim.distributed.files as files
+import calsim.distributed.dataset_files as files
 
 __all__ = ["run_partition"]
 

@@ -36,7 +36,7 @@ policy's workload fields ``duration``, ``cost``, ``account``... stay).
 This is calsim's own format, one more schedule format beside the others of
 :mod:`calsim.importers` (``calsim.load`` tells it by its ``[[schedule]]``
 tables); a *scenario file* adds the world to simulate and is read by
-:func:`calsim.fleetfile.load_scenario`, which reads its schedules here.
+:func:`calsim.scenario_file.load_scenario`, which reads its schedules here.
 Every error names the file, the line of the table, the entry and the key,
 and an unknown key comes with a suggestion.
 

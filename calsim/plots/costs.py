@@ -2,7 +2,7 @@
 
 The bars of :func:`cost_impact` are the engine's own budget periods: local
 calendar days (weeks, months) in the budget's zone, read with
-:func:`calsim.simulation.rules.period_index` from each ledger's own tz release
+:func:`calsim.simulation.run_rules.period_index` from each ledger's own tz release
 (a what-if release moves them; polars' bundled tz database is never used).
 That aggregate is the chart's own: the ledger's ``daily_cost`` view counts
 UTC days only. :func:`budget_waits` buckets each wait, and its legend counts
@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError, shown
 from ..simulation.ledger import Ledger
-from ..simulation.rules import period_index
+from ..simulation.run_rules import period_index
 from ..simulation.scenario import Budget
 import calsim.plots.inputs as inputs
 from .style import (OKABE_ITO, Figure, date_axis, duration_label, legend_below, new_figure, series_style,

@@ -3,7 +3,7 @@
 :func:`fit_arrivals` (and :func:`fit_one_charge`, when every run of an account
 charges the same) answer, for one period of :mod:`.budget_periods`, what the
 loop would: arrivals taken one by one, each starting if it passes the overlap
-check and its charge fits what the period started so far (:func:`.rules.fits`).
+check and its charge fits what the period started so far (:func:`.run_rules.fits`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .order import _group_running_max, one_cost_fit
-from .rules import BIG, fits
+from .run_rules import BIG, fits
 from .state import RunState
 
 __all__ = ["fit_arrivals", "fit_one_charge", "one_charge_counts", "last_before"]
@@ -41,7 +41,7 @@ def fit_arrivals(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, 
 
     The loop takes arrivals one by one: one passes the overlap check (no run
     of its ``skip`` schedule still going), then starts if its charge fits
-    (:func:`.rules.fits`) what the period started so far. That is found a
+    (:func:`.run_rules.fits`) what the period started so far. That is found a
     few arrivals at a time. An account's *candidates* are the arrivals not
     decided yet whose charge fits what it has spent (a float sum only grows,
     and adding to it is monotone, so the others never fit again). Assuming

@@ -8,7 +8,7 @@ turn, and its budget's local periods never go back in time (no zone
 transition moving local time back across a period boundary).
 Runs may fail and be retried, last a drawn (lognormal) time and cost
 different amounts: each row's occupancy, success and charge (cost times
-attempts) are its own. The rules are :mod:`.rules`' (period, charge,
+attempts) are its own. The rules are :mod:`.run_rules`' (period, charge,
 catch-up, expiry, scheduler up), applied to a period's arrivals at once.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, paused, period_index,
+from .run_rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, paused, period_index,
                     period_of, period_start, up)
 from .budget_fit import fit_arrivals, fit_one_charge, last_before, one_charge_counts
 from .state import NONE, R, S, RunState
@@ -154,7 +154,7 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     return rest
 
 def _up_sorted(outages: tuple[tuple[int, int], ...], t: np.ndarray) -> np.ndarray:
-    """:func:`.rules.up` of ascending ``t`` (still ascending): ``t`` itself when no instant can move."""
+    """:func:`.run_rules.up` of ascending ``t`` (still ascending): ``t`` itself when no instant can move."""
     if not outages:
         return t
     # Sorted: only the instants from the first outage's start to the last one's end can move.
@@ -329,7 +329,7 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
 
 
 def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.ndarray, since: np.ndarray):
-    """A budget period opens at ``T`` for the held runs: their wait, then :func:`.rules.held_at_opening`
+    """A budget period opens at ``T`` for the held runs: their wait, then :func:`.run_rules.held_at_opening`
     (the loop's order, expiry and catch-up; the same compiled function the loop calls).
 
     Returns the runs that arrive (rows, schedule, account) in the loop's
@@ -359,7 +359,7 @@ def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.n
 
 
 def _period_cuts(table, period: str, t: np.ndarray) -> tuple[list[int], list[int], list[int]]:
-    """Slices of ascending instants ``t`` (µs) by local period (as :func:`.rules.period_index`), whose
+    """Slices of ascending instants ``t`` (µs) by local period (as :func:`.run_rules.period_index`), whose
     index must not go back along ``t``: ``(starts, stops, periods)``, one entry per period present.
 
     Each period's first row is found by bisection (a few dozen steps over the

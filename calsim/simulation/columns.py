@@ -3,7 +3,7 @@
 1. **Eligibility.** ``eligible = due + jitter``; jitter is drawn per
    ``(schedule_id, nominal_local, fold)`` with a stable hash, in ``[0, jitter)``
    and never past the schedule's next occurrence (Temporal's rule).
-2. **Pickup.** :func:`.rules.wake`: the first up-tick at or after
+2. **Pickup.** :func:`.run_rules.wake`: the first up-tick at or after
    ``eligible``, or the instant the scheduler comes back up.
 3. **Pauses and revisions.** An occurrence eligible or picked while its
    schedule is paused is ``skipped``/``paused`` (Temporal drops the paused
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .randomness import DURATION, FAILURE, JITTER, norm_ppf, uniform
-from .rules import (BIG, CATCHUP, retry_wait, backlog_groups, backlog_outcome, beyond, paused, wake)
+from .run_rules import (BIG, CATCHUP, retry_wait, backlog_groups, backlog_outcome, beyond, paused, wake)
 from ..times import LAST_US
 from .state import R, S, RunState
 
@@ -90,7 +90,7 @@ def catch_up(run: RunState) -> None:
     """Step 4: missed occurrences, their expiry, and each wake-up's backlog under its catch-up mode.
 
     An occurrence is *missed* when its lateness is past ``misfire_grace``
-    (:func:`.rules.beyond`, with the scheduler's edge). Any occurrence past
+    (:func:`.run_rules.beyond`, with the scheduler's edge). Any occurrence past
     ``max_lateness`` is ``expired`` (so a limit tighter than the grace holds
     too). The rest of a wake-up's missed rows form
     its backlog, ordered by due instant. For the coalescing modes
@@ -101,7 +101,7 @@ def catch_up(run: RunState) -> None:
     buffer of the whole time range); ``skip`` drops only what was missed (cron
     runs the current minute's jobs). A backlog larger than
     ``max_missed`` leaves the schedule stuck (:func:`_stuck`); otherwise
-    :func:`.rules.backlog_outcome` decides.
+    :func:`.run_rules.backlog_outcome` decides.
     """
     live = run.has_due & (run.state < 0)
     late = run.pick - run.eligible

@@ -1,6 +1,6 @@
-"""The run rules of :mod:`.rules`, made callable from the compiled loops (numba), without a second copy.
+"""The run rules of :mod:`.run_rules`, made callable from the compiled loops (numba), without a second copy.
 
-Each rule in :data:`.rules.SCALAR_RULES` is written once, in the part of
+Each rule in :data:`.run_rules.SCALAR_RULES` is written once, in the part of
 Python numba compiles, so that one function serves both paths: the column
 steps call it with numpy arrays, and the ordered loop (:mod:`.worker_kernel`,
 :mod:`.worker_steps`) calls it with one run's numbers, compiled into it
@@ -27,14 +27,14 @@ from numba import njit
 from numba.extending import register_jitable
 
 import calsim.simulation.randomness as randomness
-import calsim.simulation.rules as rules
+import calsim.simulation.run_rules as rules
 
 __all__ = ["drop_stale_caches", "up_one", "beyond", "deadline", "backlog_outcome", "held_outcome", "held_at_opening",
            "month_of_day", "period_of_day", "local_day", "uniform_one", "norm_ppf_one"]
 
 
 def drop_stale_caches(kernel_file: str, *also: str) -> None:
-    """Delete numba's cache of ``kernel_file``'s functions if :mod:`.rules` or :mod:`.randomness` (the rules
+    """Delete numba's cache of ``kernel_file``'s functions if :mod:`.run_rules` or :mod:`.randomness` (the rules
     its kernels call), or a file in ``also`` (other compiled functions it calls), changed after that cache was
     written (best effort: a read-only install keeps its cache, written by the same install as the rules)."""
     deps = max([os.path.getmtime(m.__file__) for m in (rules, randomness)] + [os.path.getmtime(f) for f in also])

@@ -1,6 +1,6 @@
 """The local engine: a scenario's occurrences settled step by step into a :class:`~calsim.Ledger`.
 
-Run semantics are DESIGN.md §5; each rule is defined once in :mod:`.rules`.
+Run semantics are DESIGN.md §5; each rule is defined once in :mod:`.run_rules`.
 The steps, in order:
 
 1. :mod:`.occurrences`: expansion with revisions and tzdata upgrades spliced in;
@@ -29,10 +29,10 @@ from .budget_periods import budget_periods
 from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame
 from .occurrences import manual_rows, occurrences
-from .records import accounts
+from .scenario_records import accounts
 from .scenario import Scenario
 from .state import RunState
-from .windows import data_windows
+from .data_windows import data_windows
 from .worker_loop import worker_loop
 
 __all__ = ["run_local", "SETTLE"]

@@ -9,12 +9,12 @@ without it) that belongs to the scheduler, so nothing starts while the
 scheduler is down; each run is one attempt whose occupancy and success
 :func:`.columns.attempts` gave (its retries and backoffs are inside it) and
 which charges its budget for all its attempts when it starts
-(:func:`.rules.charge`). No workers, leases, crashes, rate limits or
+(:func:`.run_rules.charge`). No workers, leases, crashes, rate limits or
 breakers: those make a scenario worker-level (:mod:`.worker_loop`).
 
 Events at one instant: a run ending, then a budget period's opening, then
 the picks (by schedule, then due instant), then a ``buffer_latest`` sync.
-Every rule is :mod:`.rules`' (scheduler up, pauses, budget period and
+Every rule is :mod:`.run_rules`' (scheduler up, pauses, budget period and
 charge, ``max_lateness``, catch-up and expiry of held runs).
 
 What both entries of the loop lay out alike is :mod:`.loop_inputs`'.
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..times import US
 from .loop_inputs import budget_groups, outage_spans, outcomes, policy_arrays, turns
-from .rules import BIG, charge, deadline
+from .run_rules import BIG, charge, deadline
 from .state import RunState
 
 __all__ = ["event_loop"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..times import US
-from .rules import FITS_TOLERANCE, PERIOD_KINDS, period_index, period_start
+from .run_rules import FITS_TOLERANCE, PERIOD_KINDS, period_index, period_start
 from .state import NONE, RunState
 
 __all__ = ["pause_spans", "outage_spans", "budget_groups", "policy_arrays", "turns", "outcomes"]
@@ -42,7 +42,7 @@ def budget_groups(run: RunState, first_t: int) -> tuple:
     """The scenario's budgets as the kernels read them (:class:`.worker_steps.Budgets`' fields).
 
     Accounts of one zone and period kind share a group: its transitions and
-    offsets (µs, :func:`.rules.local_day`) and its period openings from the
+    offsets (µs, :func:`.run_rules.local_day`) and its period openings from the
     period of ``first_t`` (the first pick) to one past the horizon's end,
     computed here once from the scenario's release.
     """

@@ -6,7 +6,7 @@
   ``at`` (and, with ``mode="keep"``, for what was materialised up to
   ``at + horizon``); later occurrences follow the new release.
 * :class:`~calsim.Trigger` events add manual runs at the first wake-up at or
-  after the trigger (:func:`.rules.wake`); they move nothing.
+  after the trigger (:func:`.run_rules.wake`); they move nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..expansion import expand_indexed
 from ..schedule import Schedule
 from ..times import US, iso_z
 from ..tz.release import release as get_release
-from .rules import BIG, wake
+from .run_rules import BIG, wake
 from .scenario import Revise, Scenario, Trigger, TzUpgrade
 from .state import RunState
 
@@ -33,7 +33,7 @@ def revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, in
 
     The one numbering of revisions: the engine, the ledger store's ``schedules``
     table and a Dask dataset's ``_scenario.json`` all take it from here
-    (:func:`calsim.simulation.records.schedule_rows`). A revision made by an
+    (:func:`calsim.simulation.scenario_records.schedule_rows`). A revision made by an
     event is the event's schedule's own revision when that is above every
     revision of its id so far, else the highest so far plus one.
     """

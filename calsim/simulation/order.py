@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rules import BIG, OVERLAP, fits, period_index, period_start, up
+from .run_rules import BIG, OVERLAP, fits, period_index, period_start, up
 from .state import RunState
 
 __all__ = ["needs_order", "one_cost_fit", "period_of_rows"]
@@ -146,7 +146,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
 
     From an account's first period whose demand exceeds its limit, its rows
     need order (a held run spills into the next period). Demand per (account,
-    period) is what the runs would be charged (:func:`.rules.charge`: cost
+    period) is what the runs would be charged (:func:`.run_rules.charge`: cost
     times attempts), summed chunk by chunk; which periods need order is
     :func:`_periods_in_order`'s rule.
     """
@@ -229,7 +229,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
 
 def _openings(run: RunState, a: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For budget ``a``'s periods ``lo..hi``: when each opens (one more: ``hi + 1``'s), when what
-    is held for it arrives (:func:`.rules.up` of the opening), and whether that is in a later period
+    is held for it arrives (:func:`.run_rules.up` of the opening), and whether that is in a later period
     (the opening falls in an outage, or the local day does not exist)."""
     table, period = run.budget_tables[a], run.sc.budgets[a].period
     ks = np.arange(lo, hi + 2, dtype=np.int64)
@@ -295,7 +295,7 @@ def _room_left(limit: float, cost: float) -> float:
 def one_cost_fit(limit: float, cost: float, cap: int) -> tuple[int, float]:
     """How many runs of one ``cost`` start in a period (at most ``cap``), each while it fits, and their sum.
 
-    The loop starts a run when :func:`.rules.fits` (spent, cost, limit),
+    The loop starts a run when :func:`.run_rules.fits` (spent, cost, limit),
     spent being the running float sum 0.0 + c, (0.0 + c) + c, ... which
     np.cumsum (a sequential add) reproduces bit for bit.
 
@@ -314,7 +314,7 @@ def one_cost_fit(limit: float, cost: float, cap: int) -> tuple[int, float]:
 
 
 def period_of_rows(run: RunState, acct: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Index of each instant's local calendar period of its account's budget (:func:`.rules.period_index`).
+    """Index of each instant's local calendar period of its account's budget (:func:`.run_rules.period_index`).
 
     Budgets sharing a zone and a period kind are computed in one pass.
     """

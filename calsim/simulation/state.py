@@ -11,7 +11,7 @@ boolean mask, not an index array.
 
 The steps that settle these columns live in :mod:`.columns` (one pass per
 rule over every row), :mod:`.budget_periods` and :mod:`.event_loop` (rows
-that need order); the rules they share in :mod:`.rules`.
+that need order); the rules they share in :mod:`.run_rules`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..tz.release import release as get_release
 from .ledger_schema import LEDGER_REASONS, LEDGER_STATES
 from .policy import LogNormal, Policy
 from .randomness import id_key
-from .rules import BIG, CATCHUP, EDGE, OVERLAP, charge
+from .run_rules import BIG, CATCHUP, EDGE, OVERLAP, charge
 from .scenario import Pause, Resume, Scenario
 
 __all__ = ["RunState", "S", "R", "NONE", "CHUNK_ROWS", "CHUNK_ROWS_PER_SCHEDULE"]
@@ -78,7 +78,7 @@ class RunState:
         self.in_turn: np.ndarray | None = None  # rows of backlogs run in turn (set by columns.catch_up)
         self.fixed_duration = True  # every run's occupancy is its schedule's duration (set by columns.attempts)
         self.settled = {"columns": 0, "budget_periods": 0, "event_loop": 0}  # rows to run, by the path that settled them
-        # Worker-level columns (:mod:`.worker_loop`, :mod:`.windows`); None: the ledger's columns are null.
+        # Worker-level columns (:mod:`.worker_loop`, :mod:`.data_windows`); None: the ledger's columns are null.
         self.effects: np.ndarray | None = None
         self.worker: np.ndarray | None = None
         self.rate_wait: np.ndarray | None = None

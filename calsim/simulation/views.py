@@ -312,7 +312,7 @@ def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -
 
     Each occurrence meant to run owns a window, ``[previous due instant, its
     due instant)``; a window is processed by the first successful run whose
-    data window (``window_start_utc``/``window_end_utc``, :mod:`.windows`)
+    data window (``window_start_utc``/``window_end_utc``, :mod:`.data_windows`)
     contains it, or, for a schedule whose runs carry no window, by its own
     run. A window is ``on_time`` when that run started within the owner's
     period (the module's rule), ``late`` when later, ``never`` when no
@@ -355,7 +355,7 @@ def windows_processed(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object 
     its own run. With them, the covering run of the window owned by the
     occurrence due at ``d`` is the successful run with the earliest window end
     at or after ``d`` whose window starts before ``d`` (runs' windows do not
-    overlap: each starts where the last success's ended, :mod:`.windows`).
+    overlap: each starts where the last success's ended, :mod:`.data_windows`).
     """
     lf = _lazy(frame)
     base = classified(lf, late_after=late_after)

@@ -13,7 +13,7 @@ instance's execution of an occurrence (one per occurrence, or one per
 instance with ``dedupe="none"``); an *attempt* is one try of a job on a
 worker. Workers are the capacity resource: a scenario with ``capacity`` and
 no :class:`~calsim.Workers` has one implicit pool of that many (no crashes,
-no lease). Every run rule is :mod:`.rules`' or :mod:`.randomness`' function,
+no lease). Every run rule is :mod:`.run_rules`' or :mod:`.randomness`' function,
 compiled on its own (:mod:`.compiled_rules`). The rules
 (``docs/research/worker_faults.md``):
 
@@ -25,7 +25,7 @@ compiled on its own (:mod:`.compiled_rules`). The rules
   order); on the worker: its ``max_lateness`` (first attempts), a pause of its
   schedule, its budget (each attempt charges its cost in the local period of
   its start; no room: it waits for the next period's opening, where
-  :func:`.rules.held_at_opening` orders, expires and catches up the held
+  :func:`.run_rules.held_at_opening` orders, expires and catches up the held
   first attempts, or is skipped with ``on_budget="skip"``), then its rate
   limit (a token, GCRA in integers, exact: the k-th queued start of a bucket
   is the ceiling of its exact rational instant), waited for on the worker;
@@ -78,7 +78,7 @@ import calsim.simulation.compiled_rules as compiled_rules
 import calsim.simulation.worker_steps as worker_steps
 from .compiled_rules import held_at_opening, local_day, period_of_day, uniform_one, up_one
 from .randomness import CLASS, RETRY_JITTER
-from .rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
+from .run_rules import ARRIVES, COALESCED_HELD, EXPIRES, OVERLAP
 from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
                            Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401

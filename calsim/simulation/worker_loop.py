@@ -32,7 +32,7 @@ from ..times import US
 from .faults import WorkerCrash
 from .loop_inputs import budget_groups, outage_spans, outcomes, policy_arrays, turns
 from .randomness import CRASH, id_key, uniform
-from .rules import BIG, deadline
+from .run_rules import BIG, deadline
 from .state import NONE, S, RunState
 
 __all__ = ["worker_loop", "crash_plan"]

@@ -20,7 +20,7 @@ from numba import njit
 import calsim.simulation.compiled_rules as compiled_rules
 from .compiled_rules import norm_ppf_one, uniform_one, up_one
 from .randomness import DURATION, FAILURE
-from .rules import AGEING_US, BIG
+from .run_rules import AGEING_US, BIG
 from .state import R, S
 
 compiled_rules.drop_stale_caches(__file__)
@@ -37,7 +37,7 @@ __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "Ou
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
 #: (-1: none) and ``follower`` whether it waits for the one before it.
 Jobs = namedtuple("Jobs", "row inst ready turn_next follower")
-#: Per row: schedule, the last instant a first attempt may start (:func:`.rules.deadline`), eligibility, due
+#: Per row: schedule, the last instant a first attempt may start (:func:`.run_rules.deadline`), eligibility, due
 #: instant, the draws' key, nominal instant and fold; what a start charges its budget (``chg``); and, on the
 #: scheduler-level path, the run's whole occupancy and success, given by :func:`.columns.attempts` (``occ``:
 #: -1 draws each attempt's duration and failure instead).
@@ -60,7 +60,7 @@ Pool = namedtuple("Pool", "count lease heartbeat renew cr_t cr_w cr_down schedul
 #: whether to return the attempt log (the scheduler-level path reads none).
 Draws = namedtuple("Draws", "seed origin p_fail max_att backoff max_backoff jitter_mode share_t share_r end "
                              "out_lo out_hi attempt_log")
-#: Budgets: per account its ceiling (limit + :func:`.rules.fits`' tolerance) and group; per group (one zone and
+#: Budgets: per account its ceiling (limit + :func:`.run_rules.fits`' tolerance) and group; per group (one zone and
 #: period kind) its kind, its transitions and offsets in µs (CSR), and its period openings from period ``p0``.
 Budgets = namedtuple("Budgets", "ceiling group kind utc_ptr utc off_ptr off p0 open_ptr opens")
 #: Per job: its terminal state and reason; per row: start, finish, started, attempts, effects, worker, rate
@@ -95,7 +95,7 @@ def new_bools():
 @njit(cache=True)
 def backoff_wait(k, backoff, cap, mode, u):
     """The wait before retry ``k`` (1 for the second attempt): ``min(cap, backoff * 2**(k-1))``, then jitter
-    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``); the doubling saturates as :func:`.rules.retry_wait`."""
+    (0 none, 1 full: ``u * d``, 2 equal: ``d/2 + u * d/2``); the doubling saturates as :func:`.run_rules.retry_wait`."""
     d = backoff
     for _ in range(k - 1):
         if d >= cap or d > BIG // 2:

@@ -6,11 +6,11 @@ importing this package loads no DuckDB (it is imported when a store is opened).
 Modules, one job each, lowest first:
 
 - :mod:`.sql`: ``identifier`` and ``literal``, the one place a name or value becomes SQL text.
-- :mod:`.files`: where a store may live (local DuckDB files only), checked before DuckDB opens it.
+- :mod:`.store_paths`: where a store may live (local DuckDB files only), checked before DuckDB opens it.
 - :mod:`.schema`: column types, the tables of a new store and the views' SQL (``observation_gaps``...).
 - :mod:`.tables`: each scenario's own table, filled once and sealed; the ``occurrences`` view over them.
 - :mod:`.migrations`: ``SCHEMA_VERSION`` and the steps from each older layout to the next.
-- :mod:`.records`: what is stored beside a ledger's rows (scenario and schedule rows, digest) and the checks
+- :mod:`.ledger_records`: what is stored beside a ledger's rows (scenario and schedule rows, digest) and the checks
   before a write (name, columns, key).
 - :mod:`.catalog`: what a store file must hold before anything in it is read (no macro, no view calsim did not
   write, calsim's tables, columns and types for the layout it claims): a file from elsewhere runs nothing.
@@ -40,11 +40,11 @@ from ..errors import (
     StoreError,
     UnknownScenarioError,
 )
-from .files import check_store_path
+from .store_paths import check_store_path
 from .ledger_store import LedgerStore
 from .migrations import SCHEMA_VERSION
 from .reconcile import RECONCILE_CLASSES
-from .records import check_scenario_name
+from .ledger_records import check_scenario_name
 
 __all__ = ["LedgerStore", "SCHEMA_VERSION", "RECONCILE_CLASSES", "check_store_path", "check_scenario_name"]
 # Importable here too, not exported by `*` (as before): the errors a store raises.

@@ -73,7 +73,7 @@ from ..atomic import show_path
 from ..errors import SchemaVersionError, StoreError
 from ..simulation.ledger_schema import KIND, LEDGER_REASONS, LEDGER_STATES
 from .migrations import SCHEMA_VERSION
-from .records import shown_name
+from .ledger_records import shown_name
 from .schema import DDL_V1, OCCURRENCE_TABLES_DDL, WORKER_COLUMNS, enum_sql, gaps_sql
 from .tables import OCC_COLUMNS, checked_table, dataset_sql, occurrences_sql, wrapped_dataset_sql
 
@@ -423,7 +423,7 @@ def _scratch() -> Any:
     if _SCRATCH is None:
         import duckdb
 
-        from .files import CONFIG
+        from .store_paths import CONFIG
 
         con = duckdb.connect(":memory:", config=dict(CONFIG, enable_external_access=False))
         for stmt in DDL_V1:

@@ -1,4 +1,4 @@
-"""One DuckDB connection to a store file: opened as :mod:`.files` allows, its catalog checked
+"""One DuckDB connection to a store file: opened as :mod:`.store_paths` allows, its catalog checked
 (:mod:`.catalog`) and migrated, what DuckDB may reach from it, a time bound per query, transactions, and
 DuckDB's failures as one-line :class:`~calsim.errors.StoreError` s.
 
@@ -8,7 +8,7 @@ argument.
 
 Opening a file, in order, so that nothing in it runs before it is known to be calsim's:
 
-1. :mod:`.files` refuses what is not a local DuckDB file, before DuckDB sees it.
+1. :mod:`.store_paths` refuses what is not a local DuckDB file, before DuckDB sees it.
 2. A file to be opened for writing that has a write-ahead log (``<file>.wal``)
    is first opened read-only and checked (:func:`.catalog.check`): DuckDB
    replays the log into a file it opens for writing and checkpoints it when
@@ -55,9 +55,9 @@ import polars as pl
 from ..atomic import show_path
 from ..errors import InputError, LedgerLockedError, SchemaVersionError, StoreError, UnknownScenarioError
 import calsim.store.catalog as catalog
-from .files import CONFIG, cause, check_store_file, lock_error, store_path
+from .store_paths import CONFIG, cause, check_store_file, lock_error, store_path
 from .migrations import MIGRATIONS, SCHEMA_VERSION
-from .records import shown_name
+from .ledger_records import shown_name
 from .schema import DDL_V1
 from .sql import literals
 from .tables import drop_orphans

@@ -97,7 +97,7 @@ def _migrate_4_to_5(con: Any) -> None:
     Every scenario's table gains the columns, null in its rows, and keeps its
     seal; an attached dataset's view reads them as null; the ``occurrences``
     view names them. Digests of ledgers written before cover fewer columns
-    (:func:`.records.comparable`), which the scenario rows' ``schema_version`` tells.
+    (:func:`.ledger_records.comparable`), which the scenario rows' ``schema_version`` tells.
     """
     _know_every_reason(con)
     for (table,) in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall():

@@ -30,8 +30,8 @@ from ..simulation.ledger_schema import LEDGER_REASONS, LEDGER_SCHEMA, LEDGER_STA
 from ..simulation.views import seconds_to_duration, worker_level_counts
 from ..tzchanges import TZDIFF_SCHEMA
 from .connection import Connection
-from .files import cause
-from .records import shown_name
+from .store_paths import cause
+from .ledger_records import shown_name
 from .schema import gaps_sql
 from .sql import identifier, literal
 from .tables import checked_table, is_view

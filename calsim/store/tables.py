@@ -10,7 +10,7 @@ nominal_local, fold, kind)`` holds in every table in three parts:
 * ``CHECK (scenario = '<name>')`` pins every row of the table to its
   scenario, and ``occurrence_tables`` gives a scenario one table.
 * The write checks the rest of the key before it publishes anything
-  (:func:`.records.repeats_a_key`: the key packed into one
+  (:func:`.ledger_records.repeats_a_key`: the key packed into one
   int64 per row, sorted, neighbours compared, on the thread that computes
   the digest while DuckDB inserts the rows). A repeat refuses the write with
   :class:`DuplicateKeyError`; the filled table, never published, is dropped.

@@ -36,7 +36,7 @@ from ..tzchanges import TZDIFF_SCHEMA
 from .connection import Connection
 from .migrations import SCHEMA_VERSION
 from .queries import ledger as stored_ledger
-from .records import (
+from .ledger_records import (
     SCENARIO_ROW,
     SCHEDULE_ROW,
     check_frame,

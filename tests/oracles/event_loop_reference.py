@@ -62,7 +62,7 @@ from itertools import count
 
 import numpy as np
 
-from calsim.simulation.rules import BIG, OVERLAP, beyond, charge, fits, held_outcome, paused, period_of, period_start, up
+from calsim.simulation.run_rules import BIG, OVERLAP, beyond, charge, fits, held_outcome, paused, period_of, period_start, up
 from calsim.simulation.state import NONE, R, S, RunState
 
 __all__ = ["event_loop", "AGEING_US", "CapacityQueue"]

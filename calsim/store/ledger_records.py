@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from ..errors import DuplicateKeyError, InputError, LedgerSchemaError
-from ..simulation.records import parameters, schedule_rows
+from ..simulation.scenario_records import parameters, schedule_rows
 from ..simulation.scenario import Scenario
 from ..times import MINUTE_US
 from .migrations import SCHEMA_VERSION
@@ -188,7 +188,7 @@ def schedules_frame(name: str, base: pl.DataFrame, ledger: object, scenario: obj
     ``revision`` and the ``zone`` of its first row); a :class:`~calsim.Scenario`
     adds its own (``Revise`` events included, numbered as the engine numbers
     them) with their rule and policy, the rows a Dask dataset records
-    (:func:`calsim.simulation.records.schedule_rows`). Without one, rule and
+    (:func:`calsim.simulation.scenario_records.schedule_rows`). Without one, rule and
     policy are null. ``account`` is the ledger's ``accounts`` entry, else the
     scenario's.
     """

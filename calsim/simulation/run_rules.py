@@ -25,7 +25,7 @@ budget charge             :func:`charge`, :func:`fits`
 ========================  ====================================================================
 
 >>> import numpy as np
->>> from calsim.simulation import rules
+>>> from calsim.simulation import run_rules as rules
 >>> rules.backlog_outcome(np.array([1, 1, 1]), np.zeros(3, int), np.arange(3), np.full(3, 3))[0].tolist()
 [False, False, True]
 """
