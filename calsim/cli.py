@@ -31,6 +31,7 @@ from .errors import CalsimError, InputError
 from .cli_inputs import fleet, import_options, now, window
 from .cli_ledgers import compare_command, reconcile_command, simulate_command, year
 from .cli_output import emit, output_options
+from .importers.history import HISTORY_KINDS  # (the registered history readers)
 from .text_table import span, table
 from .tz.fetch import fetch_release
 from .tz.release import release, releases
@@ -310,7 +311,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("scenario", help="a scenario name in --db (see `calsim compare FILE`)")
     s.add_argument("history", help="the history file")
     s.add_argument("--db", required=True, help="the DuckDB ledger store holding the scenario")
-    s.add_argument("--kind", default=None, choices=("kubernetes", "journal", "syslog", "csv", "parquet"),
+    s.add_argument("--kind", default=None, choices=HISTORY_KINDS,
                    help="the history's format (default: told by content)")
     s.add_argument("--crontab", default=None, help="syslog: the crontab whose commands the CMD lines name")
     s.add_argument("--timer", action="append", default=None, metavar="FILE",

@@ -8,7 +8,9 @@ shipped example simulated over the history's window.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -352,11 +354,11 @@ class TestBounds:
 
     def test_a_journal_is_read_a_line_at_a_time(self, monkeypatch):
         from calsim.importers import _history_input as history_input
-        from calsim.importers import history
+        from calsim.importers.history import journal
 
         seen = []
-        real = history._journal
-        monkeypatch.setattr(history, "_journal", lambda lines, *a: real(
+        real = journal._journal
+        monkeypatch.setattr(journal, "_journal", lambda lines, *a: real(
             (seen.append(n) or (n, line) for n, line in lines), *a))
         data = (HIST / "journal.json").read_bytes()
         whole = read_history(data, "journal")
@@ -460,10 +462,40 @@ class TestValues:
             read_history(HIST / "journal.json", ids="billing/nightly")
 
     def test_a_job_minute_suffix_dates_the_run_up_to_year_9999(self):
-        from calsim.importers.history import _LAST_MINUTE
+        from calsim.importers.history.kubernetes_jobs import _LAST_MINUTE
 
         job = {"kind": "Job", "metadata": {"name": f"b-{_LAST_MINUTE}", "namespace": "ops",
                                            "ownerReferences": [{"kind": "CronJob", "name": "b"}]},
                "status": {"startTime": "2026-03-06T06:00:03Z"}}
         assert read_history(json.dumps(job) + "\n")["scheduled_utc"].to_list() == [
             dt.datetime(9999, 12, 31, 23, 59, tzinfo=UTC)]
+
+
+class TestRegistry:
+    """The history readers register themselves (``calsim.importers.history.READERS``); what lists them is checked
+    against the registry."""
+
+    def test_the_readme_table_lists_exactly_the_registered_kinds(self):
+        from calsim.importers.history import READERS
+
+        readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+        table = readme[readme.index("| run history | `kind=` |"):]
+        table = table[:table.index("\n\n")]
+        listed = {k for row in table.splitlines()[2:] for k in re.findall(r"`(\w+)`", row.split("|")[2])}
+        assert listed == set(READERS)
+
+    def test_the_cli_offers_exactly_the_registered_kinds(self):
+        from calsim.cli import _parser
+        from calsim.importers.history import READERS
+
+        sub = next(a for a in _parser()._actions if a.dest == "command").choices["reconcile"]
+        kind = next(a for a in sub._actions if a.dest == "kind")
+        assert set(kind.choices) == set(READERS)
+
+    def test_each_reader_is_a_module_of_the_history_package_declaring_its_options(self):
+        from calsim.importers.history import READERS, read_history
+
+        params = set(inspect.signature(read_history).parameters)
+        for r in READERS.values():
+            assert r.read.__module__.startswith("calsim.importers.history."), r.kind
+            assert set(r.options) <= params, r.kind
