@@ -19,3 +19,14 @@ def test_ruff_finds_nothing_in_the_package_tests_tools_and_benchmarks():
     out = subprocess.run([ruff, "check", "--no-cache", "--output-format", "concise", "calsim", "tests", "tools",
                           "benchmarks"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_every_mutant_still_applies_to_the_code_it_names():
+    """A mutant whose snippet no longer occurs once (code moved or reworded) pins nothing: ``tools/mutants.py``
+    and ``tools/mutants_sim.py`` follow the code they mutate."""
+    import runpy
+
+    tool = runpy.run_path(str(ROOT / "tools" / "mutants.py"))
+    mutants = tool["MUTANTS"] + runpy.run_path(str(ROOT / "tools" / "mutants_sim.py"))["MUTANTS"]
+    stale = {m["id"]: why for m in mutants if (why := tool["check"](ROOT, m))}
+    assert not stale, stale

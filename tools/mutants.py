@@ -184,7 +184,7 @@ MUTANTS: list[dict] = [
     # --- expansion.py and rrule: UNTIL, COUNT, windows -----------------------------------------
     M("exp-local-until-strict", "calsim/expansion.py", "keep = walls <= rule.until", "keep = walls < rule.until",
       "a local UNTIL equal to an instance excludes it", EXPAND),
-    M("exp-utc-until-strict", "calsim/expansion.py", "keep &= place <= self.until[sched]",
+    M("exp-utc-until-strict", "calsim/occurrence_rows.py", "keep &= place <= self.until[sched]",
       "keep &= place < self.until[sched]", "a Z UNTIL equal to an instance's instant excludes it", EXPAND),
     M("exp-count-off-by-one", "calsim/expansion.py",
       "parts.append((walls[: last + 1], inv[: last + 1]))", "parts.append((walls[: last], inv[: last]))",
@@ -196,7 +196,7 @@ MUTANTS: list[dict] = [
     M("exp-count-shifted", "calsim/expansion.py", "            if s.gap == \"skip\":\n                # Folds",
       "            if s.gap != \"reject\":\n                # Folds",
       "COUNT does not count a gap instance that the policy shifts", EXPAND),
-    M("exp-window-closed", "calsim/expansion.py",
+    M("exp-window-closed", "calsim/occurrence_rows.py",
       "keep = (place >= self.lo) & (place < self.hi)",
       "keep = (place >= self.lo) & (place <= self.hi)",
       "the expand window includes its end", EXPAND),
