@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from ...errors import InputError
-from .._history_input import lines, too_many
+from .._history_input import Source, lines, too_many
 from ._rows import EPOCH, Caps, HistoryReader, cut, frame
 
 __all__ = ["READER"]
@@ -171,7 +171,7 @@ def _detect(head: bytes, text: str) -> bool:
     return isinstance(obj, dict) and "__REALTIME_TIMESTAMP" in obj
 
 
-def _read(src, caps: Caps, ids: object = None, timers: object = None) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _read(src: Source, caps: Caps, ids: object = None, timers: object = None) -> pl.DataFrame:
     return frame(_journal(lines(src, caps.rows), src.label, _ids(ids), _timer_units(timers), caps.rows))
 
 

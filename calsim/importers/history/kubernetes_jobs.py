@@ -12,7 +12,7 @@ import datetime as dt
 import polars as pl
 
 from ...errors import InputError, shown
-from .._history_input import too_many, whole_text
+from .._history_input import Source, too_many, whole_text
 from ._rows import EPOCH, Caps, HistoryReader, cut, frame, instant
 
 __all__ = ["READER"]
@@ -122,7 +122,7 @@ def _detect(head: bytes, text: str) -> bool:
     return text.lstrip("\ufeff \t\r\n").startswith("{")  # (after the journal, whose lines are objects too)
 
 
-def _read(src, caps: Caps) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _read(src: Source, caps: Caps) -> pl.DataFrame:
     return frame(_kubernetes(whole_text(src, caps.doc), src.label, caps.rows))
 
 

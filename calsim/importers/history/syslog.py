@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from ...errors import InputError
-from .._history_input import lines, too_many
+from .._history_input import Source, lines, too_many
 from ._rows import Caps, HistoryReader, cut, frame, instant
 
 __all__ = ["READER"]
@@ -115,7 +115,7 @@ def _detect(head: bytes, text: str) -> bool:
     return _CRON_ANY.search(text) is not None
 
 
-def _read(src, caps: Caps, crontab: object = None, zone: str = "UTC",  # type: ignore[no-untyped-def]
+def _read(src: Source, caps: Caps, crontab: object = None, zone: str = "UTC",
           year: int | None = None) -> pl.DataFrame:
     tab = _syslog_setup(crontab, zone, year, src.label)  # (checked before the log is read)
     return frame(_syslog(lines(src, caps.rows), src.label, tab, zone, year, caps.rows))

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import polars as pl
 
+from .._history_input import Source
 from .._history_table import load_table, table
 from ._rows import Caps, HistoryReader
 
 __all__ = ["CSV", "PARQUET"]
 
 
-def _reader(kind: str):  # type: ignore[no-untyped-def]
-    def read(src, caps: Caps) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+def _reader(kind: str) -> Callable[[Source, Caps], pl.DataFrame]:
+    def read(src: Source, caps: Caps) -> pl.DataFrame:
         frame, place = load_table(src, kind, caps.rows, caps.bytes)
         return table(frame, src.label, place)
     return read
