@@ -38,14 +38,12 @@ from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, 
 from .resolution import FoldPolicy, GapPolicy
 from .rules.apscheduler_cron import PREFIX as _APSCHEDULER, ApschedulerCron
 from .rules.cron import Cron
-from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.robfig import PREFIX as _ROBFIG, RobfigCron
 from .rules.kind import RuleKind
 from .rules.rrule import InvalidDay, RRule
 from .rules.rrule_block import parse_block
-from .rules.window import Window
 from .times import instant_us, iso_local, local_us
 
 __all__ = ["Schedule", "InvalidDayPolicy", "parse_rule", "check_revisions"]
@@ -54,7 +52,7 @@ MAX_ID_LENGTH = 1000
 MAX_REVISION = 2**62
 
 InvalidDayPolicy = InvalidDay  # "omit" | "backward" | "forward" (RFC 7529 SKIP names)
-Rule = RRule | Cron | Every | Window | OnCalendar | QuartzCron | RobfigCron | ApschedulerCron
+Rule = RuleKind  # (any rule kind: RRule, Cron, Every, Window, OnCalendar, QuartzCron, RobfigCron, ApschedulerCron)
 _CRON_FIELD = re.compile(r"^[\w*/,\-#?]+$")
 
 

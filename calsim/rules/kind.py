@@ -26,7 +26,10 @@ in the README's rule table (docs/architecture.md walks it through).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["RuleKind"]
 
@@ -36,7 +39,22 @@ class RuleKind:
 
     anchored: ClassVar[bool] = False
     elapsed: ClassVar[bool] = False
+    kind: ClassVar[str]
     until: int | None = None
     until_utc: bool = False
     count: int | None = None
     zone: str | None = None
+
+    if TYPE_CHECKING:  # what each kind implements (declared for the type checker; a kind has the ones it needs)
+        def wall_times(self, lo: int, hi: int) -> np.ndarray: ...
+
+        def candidates(self, dtstart: int, lo: int, hi: int, invalid_day: str = "omit") -> tuple[np.ndarray,
+                                                                                                   np.ndarray]: ...
+
+        def instants(self, lo: int, hi: int, anchor: int) -> np.ndarray: ...
+
+        def anchor_us(self, start_utc: int) -> int: ...
+
+        def bound(self) -> Any: ...
+
+        def explain(self) -> str: ...
