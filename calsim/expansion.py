@@ -41,7 +41,7 @@ from .rules.rrule import RRule
 from .schedule import Schedule, check_revisions
 from .times import LAST_US, US, instant_us
 from .tz.tzif import ZoneTable
-from .occurrence_rows import OCCURRENCE_SCHEMA, _add_resolved, _finish, _Rows, _Window, as_strings
+from .occurrence_rows import OCCURRENCE_SCHEMA, add_resolved, finish_frame, Rows, RowWindow, as_strings
 
 __all__ = ["expand", "expand_indexed", "OCCURRENCE_SCHEMA", "as_schedules", "as_strings"]
 
@@ -292,12 +292,12 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
     estimate = limits.check(scheds, lo, hi, max_occurrences, what, rel)  # before anything is allocated
     lo_s = np.array([lo if s.from_utc is None else max(lo, s.from_utc) for s in scheds], dtype=np.int64)
     hi_s = np.array([hi if s.to_utc is None else min(hi, s.to_utc) for s in scheds], dtype=np.int64)
-    rows, vocab = _collect(scheds, rel, _Rows(_Window.of(scheds, lo_s, hi_s), estimate))
-    frame, sched_of_row = _finish(scheds, rows, vocab, rel.version, codes)
+    rows, vocab = _collect(scheds, rel, Rows(RowWindow.of(scheds, lo_s, hi_s), estimate))
+    frame, sched_of_row = finish_frame(scheds, rows, vocab, rel.version, codes)
     return frame, scheds, sched_of_row
 
 
-def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, dict[str, int]]:
+def _collect(scheds: list[Schedule], rel: Release, rows: Rows) -> tuple[Rows, dict[str, int]]:
     """The rows of every schedule (nominal walls, resolved, in the window) and the note vocabulary."""
     win, vocab = rows.win, {}
     groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
@@ -318,7 +318,7 @@ def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, 
         walls, inv = _candidates(s, table, lo, hi, memo)
         if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
             r = resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=rel.version, schedule=s.id)
-            _add_resolved(rows, r, i, inv, vocab)
+            add_resolved(rows, r, i, inv, vocab)
             continue
         groups.setdefault((s.zone, s.gap, s.fold), []).append((i, walls, inv))
     for zone, gap, fold in list(groups):
@@ -328,11 +328,11 @@ def _collect(scheds: list[Schedule], rel: Release, rows: _Rows) -> tuple[_Rows, 
         sched = np.repeat(np.array([i for i, _, _ in items], np.int32), [len(w) for _, w, _ in items])
         del items
         r = resolve_wall(walls, tables[zone], gap=gap, fold=fold, version=rel.version)
-        _add_resolved(rows, r, sched, inv, vocab)
+        add_resolved(rows, r, sched, inv, vocab)
     return rows, vocab
 
 
-def _emulated(rows: _Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: int, memo: dict,
+def _emulated(rows: Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: int, memo: dict,
               vocab: dict[str, int]) -> None:
     """One schedule whose rule names a scheduler whose DST calsim reproduces by walking as it does.
 
@@ -347,6 +347,6 @@ def _emulated(rows: _Rows, i: int, s: Schedule, table: ZoneTable, lo: int, hi: i
     key = ("emulated", s.parsed_rule, s.zone, lo, hi, floor, s.rdate_wall, s.exdate_wall)
     wlo = max(lo - _MARGIN, floor)  # where _candidates' walls start
     r = _shared(memo, key, lambda: emulated_rows(s.parsed_rule, table, walls, wlo, until, floor))
-    _add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
+    add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
 
 

@@ -1,8 +1,8 @@
 """The occurrence frame: many schedules' rows as they are made, then sorted, merged and turned into columns.
 
-:class:`_Rows` keeps the rows of a whole fleet in a few preallocated columns
+:class:`Rows` keeps the rows of a whole fleet in a few preallocated columns
 (window applied as they come, sort key packed with the schedule when short
-enough); :func:`_finish` sorts them, merges the rows two schedules share
+enough); :func:`finish_frame` sorts them, merges the rows two schedules share
 (none: one instant per schedule), applies calendars and EXDATEs, writes the
 notes and builds the frame of :data:`OCCURRENCE_SCHEMA` (``schedule_id`` and
 ``zone`` as codes for the simulation, or strings: :func:`as_strings`).
@@ -25,13 +25,13 @@ from .resolution import Resolved
 from .schedule import Schedule
 from .times import LAST_US, US
 
-__all__ = ["OCCURRENCE_SCHEMA", "as_strings", "iso"]
+__all__ = ["OCCURRENCE_SCHEMA", "Rows", "RowWindow", "add_resolved", "finish_frame", "as_strings", "iso"]
 
 DAY = 86400 * US
 _MAX_WALL = LAST_US  # 9999-12-31T23:59:59
 _INVALID_NOTES = ("", "invalid_day_backward", "invalid_day_forward")
 _EPOCH_DATE = dt.date(1970, 1, 1)
-_THREAD_MIN_ROWS = 200_000  # below this, _finish's overlapped steps run one after the other
+_THREAD_MIN_ROWS = 200_000  # below this, finish_frame's overlapped steps run one after the other
 
 OCCURRENCE_SCHEMA = pl.Schema(
     {
@@ -56,7 +56,7 @@ def iso(us: int) -> str:
 
 
 @dataclass
-class _Window:
+class RowWindow:
     """What decides a row's fate before it is kept: each schedule's window, UTC UNTILs, and the sort key's layout.
 
     The window and a UTC UNTIL select rows by placement alone, and rows that
@@ -75,7 +75,7 @@ class _Window:
     keyed: bool
 
     @classmethod
-    def of(cls, scheds: list[Schedule], lo_s: np.ndarray, hi_s: np.ndarray) -> _Window:
+    def of(cls, scheds: list[Schedule], lo_s: np.ndarray, hi_s: np.ndarray) -> RowWindow:
         one = bool(len(lo_s)) and bool((lo_s == lo_s[0]).all() and (hi_s == hi_s[0]).all())
         until = np.array([s.parsed_rule.until if s.parsed_rule.until_utc
                           else _MAX_WALL for s in scheds], dtype=np.int64)
@@ -101,7 +101,7 @@ _SPECIAL = (("fold", np.int8, 0), ("dst", np.int16, -1), ("inv", np.int8, 0), ("
             ("offset", np.int32, 0))
 
 
-class _Rows:
+class Rows:
     """The rows of many schedules as they are made, window applied, as few columns as possible.
 
     Every row keeps its sort key (or placement and schedule, for a window
@@ -116,7 +116,7 @@ class _Rows:
     ("special") keep their fold, note codes, instant flag and offset aside.
     """
 
-    def __init__(self, win: _Window, capacity: int):
+    def __init__(self, win: RowWindow, capacity: int):
         self.win = win
         self.n = 0
         names = ("key", "wall") if win.keyed else ("place", "sched", "wall")
@@ -179,7 +179,7 @@ class _Rows:
                       for name, dtype, _ in _SPECIAL}
 
 
-def _add_resolved(rows: _Rows, r: Resolved, sched, inv: np.ndarray, vocab: dict[str, int]) -> None:
+def add_resolved(rows: Rows, r: Resolved, sched, inv: np.ndarray, vocab: dict[str, int]) -> None:
     codes = [vocab.setdefault(note, len(vocab)) for note in r.note_vocab]
     # kind 0 ok, 1 gap, 2 fold (3 lost, 4 extra: calsim.emulation) -> note code (-1 none);
     # a chunk of ok rows only keeps the default.
@@ -191,7 +191,7 @@ def _add_resolved(rows: _Rows, r: Resolved, sched, inv: np.ndarray, vocab: dict[
              inv=inv if inv.any() else None)
 
 
-def _finish(scheds: list[Schedule], rows: _Rows, vocab: dict[str, int], version: str,
+def finish_frame(scheds: list[Schedule], rows: Rows, vocab: dict[str, int], version: str,
             codes: bool) -> tuple[pl.DataFrame, np.ndarray]:
     """Sort the rows, merge, apply calendars and build the frame (``schedule_id``, ``zone`` as ``codes`` or strings).
 

@@ -161,8 +161,8 @@ MUTANTS = [
       "a refused in-turn submission keeps its backlog queued", LOOP),
     M("sim-loop-slots-while-down", K, "                if pool.scheduler_slots and hull_lo <= t < hull_hi:",
       "                if False:", "the scheduler's slots serve their queue while it is down", LOOP),
-    M("sim-loop-ends-one-by-one", K, "heap[0][1] == END and a_status[heap[0][3]] == 0:",
-      "heap[0][1] == END and False:", "a queued run takes a slot before the other runs ending at that instant "
+    M("sim-loop-ends-one-by-one", K, "        if kind == END and live_end_next(heap, a_status, t):",
+      "        if False:", "a queued run takes a slot before the other runs ending at that instant "
       "let go of theirs", LOOP),
     # --- budget_periods.py ---------------------------------------------------------------------------
     M("sim-held-single-dropped", R, "    return np.logical_or(runs, size == 1), np.logical_and(coalesced, size != 1)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .order import _group_running_max, one_cost_fit
+from .order import group_running_max, one_cost_fit
 from .run_rules import BIG, fits
 from .state import RunState
 
@@ -157,7 +157,7 @@ def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray,
     if fixed:
         before[1:] = f_g[:-1]
     else:
-        before[1:], _ = _group_running_max(f_g, head)
+        before[1:], _ = group_running_max(f_g, head)
     before[head] = -BIG
     np.maximum(before, lastF[s_g], out=before)
     flag = c_g < before
@@ -184,7 +184,7 @@ def last_before(s: np.ndarray, f: np.ndarray, init: np.ndarray) -> np.ndarray:
     head[0] = True
     np.not_equal(s_o[1:], s_o[:-1], out=head[1:])
     before = np.empty(len(s), dtype=np.int64)
-    before[1:], _ = _group_running_max(f[o], head)
+    before[1:], _ = group_running_max(f[o], head)
     before[head] = -BIG
     out = np.empty(len(s), dtype=np.int64)
     out[o] = before

@@ -16,7 +16,7 @@ import numpy as np
 from .run_rules import BIG, OVERLAP, fits, period_index, period_start, up
 from .state import RunState
 
-__all__ = ["needs_order", "one_cost_fit", "period_of_rows"]
+__all__ = ["needs_order", "one_cost_fit", "period_of_rows", "group_running_max"]
 
 
 def needs_order(run: RunState, everything: bool = False) -> np.ndarray | None:
@@ -110,7 +110,7 @@ def _overlap_rows(run: RunState) -> np.ndarray | None:
         else:
             # Lognormal or retried occupancies: the latest finish so far, this
             # chunk's rows before it and what earlier chunks left.
-            prev[1:], fin_tail = _group_running_max(run.finish[idx], head)
+            prev[1:], fin_tail = group_running_max(run.finish[idx], head)
             prev[head] = -BIG
             np.maximum(prev, busy[s_o], out=prev)
         if fixed:
@@ -334,7 +334,7 @@ def period_of_rows(run: RunState, acct: np.ndarray, t: np.ndarray) -> np.ndarray
     return out
 
 
-def _group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def group_running_max(values: np.ndarray, head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For rows grouped contiguously (``head`` marks each group's first row):
     the running max of ``values`` up to each row but the last, within its group
     (``-BIG`` after a group's end: the caller overwrites heads), and each group's max.

@@ -83,8 +83,8 @@ from .state import R, S
 from .worker_steps import (CRASH, END, EXPIRE, GO, HELD_READY, LATEST, OPEN, READY, UP,  # noqa: F401
                            Budgets, Draws, Jobs, Limits, OutcomesW, PolicyW, Pool, RowsW, backoff_wait,  # noqa: F401
                            attempt_draws, attempt_log_of, count_result, end_job, free_worker, go_live, grown, has_room,
-                           leave_live, level_pop, level_push, new_bools, new_ints, paused_at, push_event, release_job,
-                           slot_freed, token_at, unsettled_at_end)
+                           leave_live, level_pop, level_push, live_end_next, new_bools, new_ints, paused_at, push_event,
+                           release_job, slot_freed, token_at, unsettled_at_end)
 
 __all__ = ["settle", "Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "OutcomesW", "backoff_wait"]
 
@@ -398,7 +398,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     push_event(heap, seq, t, READY, j, 2)
                     break
 
-        if kind == END and len(heap) and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0:
+        if kind == END and live_end_next(heap, a_status, t):
             # Every attempt ending at this instant lets go of its worker before the queue is served (the
             # next END dispatches: a live one, so it reaches the dispatch below).
             continue
@@ -585,7 +585,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     # END sorts before every arrival at t) frees its slot before the queue is served again, as
                     # every run ending at t does (a finish at t is over for the next pick at t)
                     break
-            if len(todo) == 0 or (len(heap) and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0):
+            if len(todo) == 0 or live_end_next(heap, a_status, t):
                 break  # (the jobs still to follow up are, after that END)
 
     unsettled_at_end(waiting, job_row, j_k, j_state, j_reason, budget_wait, draws.end)

@@ -31,7 +31,7 @@ SKIPPED, FAILED, R_OVERLAP, R_BUDGET = S["skipped"], S["failed"], R["overlap"], 
 
 __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
            "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event",
-           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "token_at", "attempt_draws", "unsettled_at_end", "UP",
+           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "token_at", "attempt_draws", "unsettled_at_end", "live_end_next", "UP",
            "END", "CRASH", "EXPIRE", "OPEN", "HELD_READY", "READY", "GO", "LATEST"]
 
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn
@@ -340,3 +340,10 @@ def unsettled_at_end(waiting, job_row, j_k, j_state, j_reason, budget_wait, end)
         if j_state[j] < 0:
             j_state[j] = SKIPPED
             j_reason[j] = R_OVERLAP
+
+
+@njit(cache=True)
+def live_end_next(heap, a_status, t):
+    """The next event is a running attempt's END at ``t``: every attempt ending at an instant lets go of its
+    slot before the queue is served (a stale END, of an attempt already over, does not count)."""
+    return len(heap) > 0 and heap[0][0] == t and heap[0][1] == END and a_status[heap[0][3]] == 0
