@@ -484,6 +484,9 @@ class TestRegistry:
         listed = {k for row in table.splitlines()[2:] for k in re.findall(r"`(\w+)`", row.split("|")[2])}
         assert listed == set(READERS)
 
+    def test_text_that_starts_like_parquets_magic_is_told_apart_as_text(self):
+        assert detect_history("PAR1,started_utc\n") == "csv"
+
     def test_the_cli_offers_exactly_the_registered_kinds(self):
         from calsim.cli import _parser
         from calsim.importers.history import READERS
