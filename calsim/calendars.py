@@ -34,8 +34,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -148,6 +150,7 @@ class Calendar:
     def _country_days(self, y0: int, y1: int) -> np.ndarray:
         import holidays as hol
 
+        assert self.country is not None  # days() reads the package only for a country's calendar
         h = hol.country_holidays(self.country, subdiv=self.subdiv, years=range(y0, y1 + 1))
         days = set(h.keys())
         if self.business:
@@ -183,7 +186,7 @@ def as_calendars(exclude: object) -> tuple[Calendar, ...]:
     if isinstance(exclude, (dt.date,)):
         return (Calendar.from_dates([exclude]),)
     try:
-        items = list(exclude)  # type: ignore[call-overload]
+        items = list(cast("Iterable[object]", exclude))  # a non-iterable raises TypeError here
     except TypeError:
         raise ScheduleError(
             f"exclude: expected calendars, dates or calendar names, got {type(exclude).__name__} {exclude!r}"

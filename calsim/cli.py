@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn, get_args
+from typing import TYPE_CHECKING, NoReturn, get_args
 
 import polars as pl
 
@@ -36,6 +36,9 @@ from .text_table import span, table
 from .tz.fetch import fetch_release
 from .tz.release import release, releases
 from .resolution import FoldPolicy, GapPolicy, resolve
+
+if TYPE_CHECKING:
+    import datetime as dt
 
 __all__ = ["main"]
 
@@ -114,7 +117,7 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     return 0
 
 
-def _from_now(t, now) -> str:  # type: ignore[no-untyped-def]
+def _from_now(t: dt.datetime | None, now: dt.datetime) -> str:
     """``"8h 5min left"`` / ``"3d 2h ago"``: the two largest units, as systemd-analyze prints them."""
     if t is None:
         return "-"
@@ -171,7 +174,9 @@ class _Parser(argparse.ArgumentParser):
     the one flag they mistyped and where to look.
     """
 
-    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+    _calsim_argv: list[str]  # the command line, set by main() before parsing (read by _active)
+
+    def error(self, message: str) -> NoReturn:
         hint = _suggest(self, message)
         where = _active(self).prog
         sys.stderr.write(f"{where}: error: {message}{hint} (see `{where} --help`)\n")
@@ -208,7 +213,7 @@ def _active(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> _Parser:
     p = _Parser(prog="calsim", description="When recurring schedules really fire.")
     p.add_argument("--version", action="version", version=f"calsim {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -353,7 +358,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
     parser = _parser()
-    parser._calsim_argv = list(sys.argv[1:] if argv is None else argv)  # type: ignore[attr-defined]
+    parser._calsim_argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # _Parser printed its one-line error (or --help/--version their text)

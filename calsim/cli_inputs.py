@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .errors import CalsimError, InputError
 
+if TYPE_CHECKING:  # (imported where used: the CLI starts without them)
+    import datetime as dt
+
+    from .importers import Imported, Skipped
+    from .schedule import Schedule
+
 __all__ = ["fleet", "import_options", "now", "instant", "window", "check_db", "atomic_output"]
 
-def fleet(spec: str, args: argparse.Namespace | None = None):
+def fleet(spec: str, args: argparse.Namespace | None = None) -> list[Schedule]:
     """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
 
     Items of the file that cannot be read are refused: each is printed as
@@ -56,7 +64,7 @@ def fleet(spec: str, args: argparse.Namespace | None = None):
     return _imported(imported, spec)
 
 
-def _imported(imported, spec: str) -> list:  # type: ignore[no-untyped-def]
+def _imported(imported: Imported, spec: str) -> list[Schedule]:
     _warn_refused(imported.refused)
     if not len(imported):
         why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
@@ -67,7 +75,7 @@ def _imported(imported, spec: str) -> list:  # type: ignore[no-untyped-def]
 _RULE_START = ("FREQ=", "RRULE:", "OnCalendar=", "quartz:", "@")
 
 
-def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
+def _inline_rule(spec: str, zone: str) -> Schedule | None:
     """A schedule for a rule given on the command line (``"30 2 * * *"``, an RRULE, ``OnCalendar=...``), or None.
 
     A path that exists is always a file. The schedule starts today at 00:00
@@ -91,7 +99,7 @@ def _inline_rule(spec: str, zone: str):  # type: ignore[no-untyped-def]
     return Schedule("inline", zone, f"{today.isoformat()}T00:00", text)
 
 
-def _import_text(text: str, zone: str, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _import_text(text: str, zone: str, args: argparse.Namespace | None) -> Imported:
     """A schedule file read from standard input (``-``), its format told by content."""
     from .importers import detect_text, from_crontab, from_eventbridge, from_github_actions, from_ical, \
         from_kubernetes, from_systemd, from_temporal
@@ -110,7 +118,7 @@ def _import_text(text: str, zone: str, args: argparse.Namespace):  # type: ignor
     return readers[fmt]()
 
 
-def _warn_refused(refused) -> None:  # type: ignore[no-untyped-def]
+def _warn_refused(refused: Iterable[Skipped]) -> None:
     for r in refused:
         print(f"calsim: warning: refused: {r.reason}", file=sys.stderr)
 
@@ -128,7 +136,7 @@ def import_options(s: argparse.ArgumentParser) -> None:
                         "creationTimestamp; other manifests get the API server's create-time refusal)")
 
 
-def now():  # type: ignore[no-untyped-def]
+def now() -> dt.datetime:
     """The CLI's "now": the clock, or ``CALSIM_NOW`` (an instant) for reproducible reports and tests.
 
     Every default that depends on the date (the windows of expand, simulate
@@ -144,7 +152,7 @@ def now():  # type: ignore[no-untyped-def]
     return dt.datetime.now(dt.timezone.utc)
 
 
-def instant(text: str, field: str = "--from/--to"):
+def instant(text: str, field: str = "--from/--to") -> dt.datetime:
     import datetime as dt
 
     from .times import instant_us

@@ -30,7 +30,8 @@ def _scenario(args: argparse.Namespace):
             sc = dataclasses.replace(sc, start=args.start or sc.start, end=args.end or sc.end)
     else:
         start, end = window(args)
-        sc = Scenario("simulation", fleet(args.input, args), start, end, release=args.release, tick=args.tick or "1min")
+        sc = Scenario("simulation", tuple(fleet(args.input, args)), start, end, release=args.release,
+                      tick=args.tick or "1min")
     outages = list(sc.outages)
     for spec in args.outage or ():
         a, sep, b = spec.partition("/")

@@ -121,6 +121,7 @@ def _window(args: argparse.Namespace, schedules: list, old, new, now: dt.datetim
         changed = changed.filter(pl.col("zone").is_in(sorted(zones)) & (pl.col("kind") != "now_link"))
         if changed.height:
             first = changed["first_utc"].min()
+            assert isinstance(first, dt.datetime)  # a Datetime column with rows
             start = first.replace(hour=0, minute=0, second=0, microsecond=0).strftime(fmt)
     end = args.end or (max(instant(start), today) + dt.timedelta(days=365)).strftime(fmt)
     if instant(end) <= instant(start):

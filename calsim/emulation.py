@@ -43,6 +43,8 @@ for every occurrence:
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 
 from .resolution import Resolved, resolve_wall
@@ -78,7 +80,13 @@ class _Reach:
         self.starts = t - r
         self.ends = np.maximum.accumulate(t + r) if len(t) else t
 
-    def meets(self, a, b) -> np.ndarray | bool:
+    @overload
+    def meets(self, a: np.ndarray | int, b: np.ndarray) -> np.ndarray: ...
+
+    @overload
+    def meets(self, a: int, b: int) -> bool: ...
+
+    def meets(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray | bool:
         """Whether the instants ``(a, b]`` (arrays or ints) meet a transition's reach."""
         if not len(self.starts):  # a zone without transitions (UTC)
             return False if np.ndim(b) == 0 else np.zeros(np.shape(b), bool)

@@ -20,6 +20,7 @@ zone: unknown zone 'America/New_Yrok' in tzdata ... (did you mean 'America/New_Y
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 
 __all__ = [
     "CalsimError",
@@ -58,6 +59,10 @@ class CalsimError(ValueError):
     >>> len(str(CalsimError("cron: minute value " + repr("9" * 10**6) + " is out of range (allowed 0..59)")))
     112
     """
+
+    # Set only on the error an importer raises when it refused every item: each refusal (an
+    # importers.Skipped), for the CLI to print. Declared, not assigned: other errors have no such attribute.
+    refused: tuple[object, ...]
 
     def __init__(self, *args: object) -> None:
         if args and isinstance(args[0], str) and len(args[0]) > MAX_MESSAGE:
@@ -173,15 +178,15 @@ class DuplicateKeyError(StoreError):
 
 
 
-def choices(allowed: object) -> str:
+def choices(allowed: Iterable[object]) -> str:
     """Render a set of allowed values for a message: ``'a', 'b' or 'c'``."""
-    items = [repr(a) for a in allowed]  # type: ignore[attr-defined]
+    items = [repr(a) for a in allowed]
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
-def check_choice(field: str, value: object, allowed: object, *, noun: str = "value",
+def check_choice(field: str, value: object, allowed: Collection[object], *, noun: str = "value",
                  error: type[CalsimError] | None = None) -> str:
     """The one check of a name against a closed set: ``value`` back, or ``error`` (default :class:`PolicyError`)
     naming the field, the value and every allowed one.
@@ -193,6 +198,6 @@ def check_choice(field: str, value: object, allowed: object, *, noun: str = "val
     ...
     calsim.errors.PolicyError: overlap: unknown policy 'skipp' (allowed: 'allow' or 'skip')
     """
-    if not isinstance(value, str) or value not in allowed:  # type: ignore[operator]
+    if not isinstance(value, str) or value not in allowed:
         raise (error or PolicyError)(f"{field}: unknown {noun} {shown(value)} (allowed: {choices(allowed)})")
     return value

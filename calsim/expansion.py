@@ -27,6 +27,7 @@ which are resolved in the schedule's zone with its gap and fold policies
 
 from __future__ import annotations
 
+from typing import Any, Iterable, cast
 
 import numpy as np
 import polars as pl
@@ -56,7 +57,7 @@ def as_schedules(schedules: object) -> list[Schedule]:
     if isinstance(schedules, Schedule):
         return [schedules]
     try:
-        out = list(schedules)  # type: ignore[call-overload]
+        out = list(cast(Iterable[Any], schedules))  # (what is not iterable raises TypeError here)
     except TypeError:
         raise InputError(f"schedules: expected a Schedule or a list of them, got {type(schedules).__name__}") from None
     for i, s in enumerate(out):
@@ -141,7 +142,7 @@ def _candidates(s: Schedule, table: ZoneTable, lo: int, hi: int,
         # one an instant, whose wall time is less than a margin later.
         whi = min(whi, rule.until + (_MARGIN if rule.until_utc else 1))
     if rule.count is not None:
-        walls, inv = _counted_walls(s, rule, dtstart, table, whi)
+        walls, inv = _counted_walls(s, cast(RRule, rule), dtstart, table, whi)  # (a COUNT is an RRULE's)
         keep = (walls >= wlo) & (walls < whi)
         walls, inv = walls[keep], inv[keep]
     elif whi <= wlo:
@@ -299,7 +300,8 @@ def expand_indexed(schedules: list[Schedule], start: object, end: object, releas
 
 def _collect(scheds: list[Schedule], rel: Release, rows: Rows) -> tuple[Rows, dict[str, int]]:
     """The rows of every schedule (nominal walls, resolved, in the window) and the note vocabulary."""
-    win, vocab = rows.win, {}
+    win = rows.win
+    vocab: dict[str, int] = {}
     groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
     tables: dict[str, ZoneTable] = {}
     memo: dict = {}
@@ -309,7 +311,7 @@ def _collect(scheds: list[Schedule], rel: Release, rows: Rows) -> tuple[Rows, di
             continue
         table = tables.get(s.zone) or tables.setdefault(s.zone, rel.table(s.zone))
         if s.parsed_rule.elapsed:
-            wall, fold, inst, offset = _every_rows(s, s.parsed_rule, table, lo, hi)
+            wall, fold, inst, offset = _every_rows(s, cast(Every, s.parsed_rule), table, lo, hi)  # (elapsed: Every)
             rows.add(i, wall, inst, offset, fold=fold if fold.any() else None)
             continue
         if s.gap == SCHEDULER:  # the rule's scheduler's own walk decides DST (calsim.emulation)

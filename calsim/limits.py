@@ -49,7 +49,7 @@ import numbers
 import os
 import re
 import reprlib
-from typing import Iterator, NamedTuple, Sequence, cast
+from typing import TYPE_CHECKING, Iterator, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -59,6 +59,9 @@ from .rules.every import Every
 from .rules.rrule import RRule
 from .schedule import Schedule
 from .times import US, instant_us
+
+if TYPE_CHECKING:
+    from .tz.release import ReleaseLike
 
 __all__ = ["DEFAULT_MAX_OCCURRENCES", "ENV", "max_occurrences", "scope", "estimate", "estimates", "check",
            "check_count", "per_day", "MARGIN"]
@@ -159,12 +162,13 @@ ask for fewer, or raise it with max_occurrences=, the CALSIM_MAX_OCCURRENCES env
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"{field}: expected a whole number >= 0, got {type(n).__name__} {_shown(n)}")
+    count = int(n)
     cap = max_occurrences(limit)
-    if n > cap:
-        shown = f"{int(n):,}" if n < 10**30 else _shown(n)
+    if count > cap:
+        shown = f"{count:,}" if count < 10**30 else _shown(n)
         raise InputError(f"{what}: {field}={shown} exceeds the limit {cap:,} of occurrences; ask for fewer, "
                          f"or raise it with max_occurrences=, the {ENV} environment variable or --max-occurrences")
-    return int(n)
+    return count
 
 
 def per_day(rule: RRule) -> int:
@@ -190,7 +194,7 @@ class _Info(NamedTuple):
     prof: object  # interned: equal profiles are one object, so schedules group by identity
     kind: int  # _CAL, _RRULE or _EVERY
     until_end: int  # RRULE: no wall time at or after this is generated
-    count: int  # RRULE COUNT plus one period (the search builds whole periods), -1 without COUNT
+    count_end: int  # RRULE COUNT plus one period (the search builds whole periods), -1 without COUNT
     anchor: int | None  # Every's own anchor
 
 
@@ -292,7 +296,7 @@ def _as_us(value: object, field: str) -> int:
     return instant_us(value, field)
 
 
-def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: object = None) -> np.ndarray:
+def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: ReleaseLike = None) -> np.ndarray:
     """Per schedule (in the order given), an upper bound of the rows :func:`calsim.expand` gives over ``[lo, hi)``.
 
     ``schedules`` is a list of :class:`~calsim.Schedule` that the entry point
@@ -319,7 +323,7 @@ def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: ob
                       (s.start_utc - MARGIN if s.start_utc is not None else _MIN_US) for s in scheds], np.int64)
     kind = np.array([inf.kind for inf in infos], np.int8)
     until_end = np.array([inf.until_end for inf in infos], np.int64)
-    count = np.array([inf.count for inf in infos], np.int64)
+    count = np.array([inf.count_end for inf in infos], np.int64)
     both = np.array([s.fold == "both" for s in scheds], bool)
     live = hi_i > lo_i
 
@@ -340,7 +344,7 @@ def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: ob
         a[i] = max(lo_i[i], first, inf.anchor if inf.anchor is not None else first)
         b[i] = hi_i[i]
     for i in np.flatnonzero(rr):
-        p = profs[i]
+        p = cast(RRuleProfile, profs[i])  # (kind _RRULE: an RRule's bound)
         if p.freq == "MONTHLY" and scheds[i].invalid_day == "forward":
             profs[i] = _forward(p)
     rdates = np.array([len(s.rdate_wall) for s in scheds], np.int64) * np.where(both, 2, 1) * live
@@ -402,7 +406,7 @@ def _total(est: np.ndarray) -> int:
     return sum(int(x) for x in est)  # no int64 overflow, whatever the fleet
 
 
-def estimate(schedules: Sequence[Schedule], lo: object, hi: object, release: object = None) -> int:
+def estimate(schedules: Sequence[Schedule], lo: object, hi: object, release: ReleaseLike = None) -> int:
     """An upper bound of the rows of ``calsim.expand(schedules, lo, hi)``, without expanding.
 
     >>> import calsim
@@ -414,7 +418,7 @@ def estimate(schedules: Sequence[Schedule], lo: object, hi: object, release: obj
 
 
 def check(schedules: Sequence[Schedule], lo: object, hi: object, limit: object = None, what: str = "expand",
-          release: object = None) -> int:
+          release: ReleaseLike = None) -> int:
     """Refuse, before anything is allocated, a call whose :func:`estimate` exceeds the limit.
 
     ``schedules`` as for :func:`estimates` (checked by the caller);

@@ -31,12 +31,17 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 import polars as pl
 
 from .errors import InputError
 from .times import US, instant_us
+
+if TYPE_CHECKING:
+    from .schedule import Schedule
+    from .tz.release import ReleaseLike
 
 __all__ = ["setup", "output_dir", "fresh", "load_fleet", "instant", "behaviour_changes", "zones_by_impact",
            "freeze_clocks"]
@@ -118,7 +123,7 @@ def behaviour_changes(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("change") != "now_link", pl.col("shift_s").fill_null(1) != 0)
 
 
-def zones_by_impact(diff: pl.DataFrame, schedules: object = ()) -> pl.DataFrame:
+def zones_by_impact(diff: pl.DataFrame, schedules: Iterable[Schedule] = ()) -> pl.DataFrame:
     """Per zone of a :func:`calsim.tzdiff` frame: how many schedules change behaviour, most first.
 
     Returns ``zone``, ``affected`` (schedules with a behaviour change, see
@@ -152,7 +157,7 @@ def zones_by_impact(diff: pl.DataFrame, schedules: object = ()) -> pl.DataFrame:
             .sort(["affected", "occurrences", "zone"], descending=[True, True, False]))
 
 
-def freeze_clocks(release: object, zone: str, start: object, end: object) -> tuple[object, dt.datetime] | None:
+def freeze_clocks(release: ReleaseLike, zone: str, start: object, end: object) -> tuple[object, dt.datetime] | None:
     """A what-if: ``zone`` stops changing its clocks at its first change in ``[start, end)``, keeping its offset.
 
     Returns the derived release (:meth:`calsim.Release.with_override` with a

@@ -15,6 +15,7 @@ import datetime as dt
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any, Callable, cast
 
 import numpy as np
 import polars as pl
@@ -35,15 +36,15 @@ _THREAD_MIN_ROWS = 200_000  # below this, finish_frame's overlapped steps run on
 
 OCCURRENCE_SCHEMA = pl.Schema(
     {
-        "schedule_id": pl.String,
-        "revision": pl.Int64,
+        "schedule_id": pl.String(),
+        "revision": pl.Int64(),
         "nominal_local": pl.Datetime("us"),
-        "fold": pl.Int8,
-        "zone": pl.String,
-        "tzdata": pl.String,
+        "fold": pl.Int8(),
+        "zone": pl.String(),
+        "tzdata": pl.String(),
         "due_utc": pl.Datetime("us", "UTC"),
-        "utc_offset_s": pl.Int32,
-        "notes": pl.List(pl.String),
+        "utc_offset_s": pl.Int32(),
+        "notes": pl.List(pl.String()),
     }
 )
 
@@ -307,14 +308,14 @@ def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
     cols = [c for c in ("schedule_id", "zone") if c in frame.columns and isinstance(frame.schema[c], pl.Enum)]
     if not cols:
         return frame
-    return frame.with_columns([pl.DataFrame([pl.Series(c, frame.schema[c].categories)])[frame[c].to_physical()]
-                               .to_series() for c in cols])
+    return frame.with_columns([pl.DataFrame([pl.Series(c, cast(pl.Enum, frame.schema[c]).categories)])
+                               [frame[c].to_physical()].to_series() for c in cols])
 
 
 class _Inline:
     """``submit`` runs at once: a small frame is not worth a thread."""
 
-    def submit(self, fn, *args):
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         done: Future = Future()
         done.set_result(fn(*args))
         return done

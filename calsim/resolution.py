@@ -68,10 +68,14 @@ from .tz.release import ReleaseLike, release as get_release
 from .times import DAY_US, US, local_us
 from .tz.tzif import ZoneTable
 
-__all__ = ["resolve", "GapPolicy", "FoldPolicy", "KIND", "Resolved", "resolve_wall"]
+__all__ = ["resolve", "GapPolicy", "FoldPolicy", "GapSetting", "FoldSetting", "KIND", "Resolved", "resolve_wall"]
 
 GapPolicy = Literal["skip", "shift", "next_valid", "shift_backward", "reject"]
 FoldPolicy = Literal["first", "second", "both", "reject"]
+# What a Schedule or a Preset may hold: a policy above, or "scheduler" (calsim.emulation.SCHEDULER): fire the
+# rule as its own scheduler walks it. Emulation settles those rows before resolution sees a policy.
+GapSetting = GapPolicy | Literal["scheduler"]
+FoldSetting = FoldPolicy | Literal["scheduler"]
 
 KIND = pl.Enum(["ok", "gap", "fold"])
 OK, GAP, FOLD = 0, 1, 2

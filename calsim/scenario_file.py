@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .errors import CalsimError, ScheduleError
 from .importers.fleet import header_lines, load, read_toml, refuse_unknown, where
@@ -101,6 +101,7 @@ def load_scenario(path: str | Path, **overrides: object):
     for key in ("name", "start", "end"):
         if key not in head and key not in overrides:
             raise ScheduleError(f"{p.name} [scenario]: missing key {key!r}")
+    schedules: object  # Scenario checks it (one Schedule or an iterable of them) and keeps a tuple
     if "schedules" in overrides:
         schedules = overrides.pop("schedules")
     elif "fleet" in head:
@@ -121,12 +122,12 @@ def load_scenario(path: str | Path, **overrides: object):
         except CalsimError as exc:
             raise type(exc)(f"{at}: {exc}") from None
 
-    def many(table: str, cls: Any) -> list:
+    def many(table: str, cls: Any) -> tuple:
         entries = data.get(table, [])
         if not isinstance(entries, list):
             raise ScheduleError(f"{p.name}: {table} must be [[{table}]] tables")
         lines = header_lines(text, table)
-        return [build(table, cls, e, i, lines) for i, e in enumerate(entries, 1)]
+        return tuple(build(table, cls, e, i, lines) for i, e in enumerate(entries, 1))
 
     outages = many("outage", Outage)
     budgets = many("budget", Budget)
@@ -149,8 +150,8 @@ def load_scenario(path: str | Path, **overrides: object):
     kw["breakers"] = many("breaker", Breaker)
     kw.update(overrides)
     try:
-        return Scenario(kw.pop("name", head.get("name")), schedules, kw.pop("start", head.get("start")),
-                        kw.pop("end", head.get("end")), outages=outages, budgets=budgets, events=events,
+        return Scenario(kw.pop("name", head.get("name")), cast(tuple, schedules), kw.pop("start", head.get("start")),
+                        kw.pop("end", head.get("end")), outages=outages, budgets=budgets, events=tuple(events),
                         failures=failures, **kw)
     except CalsimError as exc:
         raise type(exc)(f"{p.name}: {exc}") from None

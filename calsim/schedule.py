@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import KW_ONLY, dataclass, field
-from typing import get_args
+from typing import cast, get_args
 
 from .calendars import Calendar, as_calendars
 from .emulation import SCHEDULER, walks
@@ -38,6 +38,7 @@ from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, 
 from .resolution import FoldPolicy, GapPolicy
 from .rules.apscheduler_cron import PREFIX as _APSCHEDULER, ApschedulerCron
 from .rules.cron import Cron
+from .rules.every import Every
 from .rules.oncalendar import PREFIX as _ONCALENDAR, OnCalendar
 from .rules.quartz import PREFIX as _QUARTZ, QuartzCron
 from .rules.robfig import PREFIX as _ROBFIG, RobfigCron
@@ -236,7 +237,7 @@ class Schedule:
             utc = instant_us(start, "start")
         else:
             wall = int(local_us([start], "start")[0])
-        if rule.elapsed and rule.anchor is None and wall is None and utc is None:
+        if rule.elapsed and cast(Every, rule).anchor is None and wall is None and utc is None:  # (elapsed: Every)
             raise ScheduleError(f"{where}start: Every without an anchor needs a start")
         if rule.anchored:
             # The one place DTSTART's fraction of a second is dropped (RRule.anchor:

@@ -33,6 +33,8 @@ occurrence of its schedule).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import polars as pl
 
@@ -42,29 +44,32 @@ from .expansion import as_schedules, expand_indexed
 from .times import US, instant_us, iso_z
 from .tz.release import ReleaseLike, release as get_release
 
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
+
 __all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
 
 ZONE_CHANGE_SCHEMA = pl.Schema(
     {
-        "zone": pl.String,
-        "kind": pl.String,
+        "zone": pl.String(),
+        "kind": pl.String(),
         "first_utc": pl.Datetime("us", "UTC"),
         "last_utc": pl.Datetime("us", "UTC"),
-        "old_offset_s": pl.Int32,
-        "new_offset_s": pl.Int32,
+        "old_offset_s": pl.Int32(),
+        "new_offset_s": pl.Int32(),
     }
 )
 TZDIFF_SCHEMA = pl.Schema(
     {
-        "schedule_id": pl.String,
-        "revision": pl.Int64,
+        "schedule_id": pl.String(),
+        "revision": pl.Int64(),
         "nominal_local": pl.Datetime("us"),
-        "fold": pl.Int8,
-        "zone": pl.String,
+        "fold": pl.Int8(),
+        "zone": pl.String(),
         "old_utc": pl.Datetime("us", "UTC"),
         "new_utc": pl.Datetime("us", "UTC"),
-        "shift_s": pl.Int64,
-        "change": pl.String,
+        "shift_s": pl.Int64(),
+        "change": pl.String(),
         "old_notes": pl.List(pl.String),
         "new_notes": pl.List(pl.String),
     }
@@ -154,7 +159,7 @@ def _has(col: str, prefix: str) -> pl.Expr:
 
 def _change_kind() -> pl.Expr:
     """Classify a differing occurrence; a gap or fold appearing says more than the move it causes."""
-    expr = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
+    expr: Then | ChainedThen = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
     for prefix, appeared, vanished in (
         ("dst_gap", "now_gap", "no_longer_gap"),
         ("dst_fold", "now_fold", "no_longer_fold"),

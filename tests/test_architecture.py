@@ -1,5 +1,6 @@
-"""The shape of the package: no import circles between calsim's modules, no module over 600 lines, and no
-type switch on rule kinds outside them (they implement the protocol of ``calsim/rules/kind.py``).
+"""The shape of the package: no import circles between calsim's modules, no import running up the layers
+docs/architecture.md draws, no module over 600 lines, and no type switch on rule kinds outside them (they
+implement the protocol of ``calsim/rules/kind.py``).
 
 The import graph is read from the source with :mod:`ast` (nothing is
 imported), so a circle hidden in a function body or under ``TYPE_CHECKING``
@@ -26,12 +27,15 @@ True
 from __future__ import annotations
 
 import ast
+import fnmatch
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 
 PACKAGE = Path(__file__).resolve().parents[1] / "calsim"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 MAX_LINES = 600
 # The rule kinds: a module outside calsim/rules/ asks a rule what the protocol says (RuleKind), never its class.
 RULE_KINDS = {"RRule", "Cron", "Every", "Window", "OnCalendar", "QuartzCron", "RobfigCron", "ApschedulerCron"}
@@ -209,6 +213,59 @@ def describe(graph: Graph, loops: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def documented_layers(doc: str) -> list[tuple[str, list[str]]]:
+    """The layers of the first diagram of docs/architecture.md, top first: ``(name, [entry, ...])``.
+
+    A row whose first 18 characters hold a name opens a layer, the rows under
+    it continue it; an entry is a word ending in ``.py`` (a glob: ``cli*.py``)
+    or ``/`` (a package), relative to ``calsim/``; text in parentheses is prose.
+    """
+    block = doc.split("```\n", 2)[1]
+    layers: list[tuple[str, list[str]]] = []
+    text: list[str] = []
+    for row in block.splitlines():
+        if not row.strip() or row.strip().startswith("─"):
+            continue
+        if row[:18].strip():
+            layers.append((row[:18].strip(), []))
+            text.append("")
+        text[-1] += " " + row[18:]
+    for (_, entries), words in zip(layers, text):
+        words = re.sub(r"\([^)]*\)", " ", words)  # prose, which may wrap onto the next row
+        entries.extend(w.removeprefix("calsim/") for w in re.split(r"[,\s]+", words) if w.endswith((".py", "/")))
+    return layers
+
+
+def layer_of(module: str, path: Path, root: Path, layers: list[tuple[str, list[str]]]) -> int | None:
+    """The rank (0 = top) of the most specific entry naming ``path`` (``simulation/policy.py`` before
+    ``simulation/``); None when no entry does."""
+    rel = path.relative_to(root).as_posix()
+    best: tuple[int, int] | None = None
+    for rank, (_, entries) in enumerate(layers):
+        for entry in entries:
+            hit = rel.startswith(entry) if entry.endswith("/") else fnmatch.fnmatch(rel, entry)
+            if hit and (best is None or len(entry) > best[1]):
+                best = (rank, len(entry))
+    return None if best is None else best[0]
+
+
+def upward_arrows(graph: Graph, layers: list[tuple[str, list[str]]], root: Path = PACKAGE) -> list[str]:
+    """Each import from a module to one in a higher layer, with its statement.
+
+    A package whose ``__init__`` imports nothing (``calsim.simulation``) is
+    loaded on the way to its submodules without running anything: importing
+    ``simulation/policy.py`` is not an arrow to the engine beside it.
+    """
+    rank = {m: layer_of(m, p, root, layers) for m, p in graph.modules.items()}
+    inert = {m for m, p in graph.modules.items() if p.name == "__init__.py"} - {s for s, _, _ in graph.edges}
+    out = []
+    for s, t, how in graph.edges:
+        rs, rt = rank[s], rank[t]
+        if t not in inert and rs is not None and rt is not None and rt < rs:
+            out.append(f"{s} ({layers[rs][0]}) -> {t} ({layers[rt][0]}): {how}")
+    return out
+
+
 # ----------------------------------------------------------------- the reader itself
 
 
@@ -271,7 +328,42 @@ def test_cycles_are_reported_shortest_first_with_the_import_lines(tmp_path):
     assert text.index("pkg.a -> pkg.b -> pkg.a") < text.index("pkg.a -> pkg.c -> pkg.d -> pkg.a")
 
 
+_DOC = """# layers
+
+```
+  top             a.py, sub/
+  ───────────
+  bottom          b.py (prose, which
+                  wraps), sub/low.py
+```
+"""
+
+
+def test_the_layer_diagram_is_read_top_first_with_prose_and_wrapped_rows():
+    assert documented_layers(_DOC) == [("top", ["a.py", "sub/"]), ("bottom", ["b.py", "sub/low.py"])]
+
+
+def test_an_import_up_the_layers_is_an_arrow_and_the_most_specific_entry_decides(tmp_path):
+    graph = _graph_of(tmp_path, {"__init__.py": "", "a.py": "", "b.py": "from . import a\n",
+                                 "sub/__init__.py": "", "sub/low.py": "from .. import b\n",
+                                 "sub/high.py": "from .low import x\n"})
+    arrows = upward_arrows(graph, documented_layers(_DOC), tmp_path / "pkg")
+    assert arrows == ["pkg.b (bottom) -> pkg.a (top): pkg/b.py:1 (module) from . import a"]
+
+
 # ----------------------------------------------------------------- calsim
+
+
+def test_every_calsim_module_has_a_layer_in_the_architecture_document():
+    layers = documented_layers(ARCHITECTURE.read_text())
+    unplaced = [m for m, p in import_graph().modules.items() if layer_of(m, p, PACKAGE, layers) is None]
+    assert not unplaced, f"docs/architecture.md's diagram places no entry on {unplaced}"
+
+
+def test_no_calsim_import_runs_up_the_documented_layers():
+    arrows = upward_arrows(import_graph(), documented_layers(ARCHITECTURE.read_text()))
+    assert not arrows, f"{len(arrows)} upward arrow(s):\n" + "\n".join(arrows)
+
 
 
 def test_calsim_has_no_import_circle():

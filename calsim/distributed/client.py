@@ -147,12 +147,12 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
     check_scenario(scenario, cap)  # the whole fleet, before anything is partitioned or submitted
     if fs.is_url(output):
         fs.filesystem(output, storage_options)  # fails early, naming output, when fsspec cannot open it
-    client, owned = _get_client(client)
+    dask_client, owned = _get_client(client)
     try:
-        return _simulate(scenario, client, output, partitions, retries, storage_options, cap)
+        return _simulate(scenario, dask_client, output, partitions, retries, storage_options, cap)
     finally:
         if owned:
-            client.close()
+            dask_client.close()
 
 
 def _simulate(scenario: Scenario, client, output: str, partitions: int | None, retries: int,

@@ -199,7 +199,7 @@ class LedgerDataset:
         lf = fs.scan_parquet(files, self.storage_options)
         # A dataset written before the worker-level columns existed reads them as null.
         lf = with_worker_columns(lf, lf.collect_schema().names())
-        return lf.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
+        return lf.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
 
     @property
     def frame(self) -> pl.DataFrame:

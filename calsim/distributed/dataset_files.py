@@ -26,7 +26,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 from urllib.parse import quote
 
 import polars as pl
@@ -100,7 +100,8 @@ def join(location: str, name: str) -> str:
     return location.rstrip("/") + "/" + name if is_url(location) else os.path.join(location, name)
 
 
-def write_file(location: str, name: str, write: Callable[[object], object], storage_options: dict | None) -> int:
+def write_file(location: str, name: str, write: Callable[[str | IO[bytes]], object],
+               storage_options: dict | None) -> int:
     """Write a file ``name`` under directory ``location`` so that no reader ever sees it half written.
 
     ``write(sink)`` writes the bytes to ``sink``: a temporary local path, or

@@ -93,11 +93,16 @@ class Source:
             os.close(self.fd)
             self.fd = None
 
+    def _open_fd(self) -> int:
+        """The open file of a Source without its content in memory (it holds one or the other until closed)."""
+        assert self.fd is not None, f"history: {self.label!r} is closed"
+        return self.fd
+
     def head(self) -> bytes:
         if self.data is not None:
             return self.data[:HEAD_BYTES]
         try:
-            return os.pread(self.fd, HEAD_BYTES, 0)  # type: ignore[arg-type]
+            return os.pread(self._open_fd(), HEAD_BYTES, 0)
         except OSError as exc:
             raise InputError(f"history: cannot read {self.label!r} ({exc.strerror or type(exc).__name__})") from None
 
@@ -108,8 +113,9 @@ class Source:
             for i in range(0, len(view), CHUNK_BYTES):
                 yield bytes(view[i:i + CHUNK_BYTES])
             return
-        os.lseek(self.fd, 0, os.SEEK_SET)  # type: ignore[arg-type]
-        yield from iter_chunks(self.fd, self.cap, "history", self.label)  # type: ignore[arg-type]
+        fd = self._open_fd()
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield from iter_chunks(fd, self.cap, "history", self.label)
 
     def whole(self, cap: int) -> bytes:
         if self.size > cap:
@@ -117,15 +123,16 @@ class Source:
                              "document read whole (raise it with max_bytes= or CALSIM_MAX_FILE_BYTES)")
         if self.data is not None:
             return self.data
-        os.lseek(self.fd, 0, os.SEEK_SET)  # type: ignore[arg-type]
-        return read_all(self.fd, self.size, cap, "history", self.label)  # type: ignore[arg-type]
+        fd = self._open_fd()
+        os.lseek(fd, 0, os.SEEK_SET)
+        return read_all(fd, self.size, cap, "history", self.label)
 
     def pread(self, offset: int, n: int) -> bytes:
         """At most ``n`` bytes at ``offset`` (Parquet's footer and page headers)."""
         if self.data is not None:
             return self.data[offset:offset + n]
         try:
-            return os.pread(self.fd, n, offset)  # type: ignore[arg-type]
+            return os.pread(self._open_fd(), n, offset)
         except OSError as exc:
             raise InputError(f"history: cannot read {self.label!r} ({exc.strerror or type(exc).__name__})") from None
 

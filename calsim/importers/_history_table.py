@@ -38,8 +38,9 @@ __all__ = ["read_actual", "load_table", "table", "check_ids", "required", "HISTO
            "MAX_COLUMNS", "MAX_ID_CHARS"]
 
 UTC = pl.Datetime("us", "UTC")
-HISTORY_SCHEMA = {"schedule_id": pl.String, "scheduled_utc": UTC, "started_utc": UTC, "finished_utc": UTC,
-                  "status": pl.String, "origin": pl.String}
+HISTORY_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "schedule_id": pl.String, "scheduled_utc": UTC, "started_utc": UTC, "finished_utc": UTC,
+    "status": pl.String, "origin": pl.String}
 MAX_COLUMNS = 1_000        # of a CSV header (a history uses at most 8)
 MAX_ID_CHARS = 1_000       # as a Schedule id (calsim.schedule.MAX_ID_LENGTH)
 # The columns of a CSV / Parquet history; every other column is skipped, never parsed.
@@ -253,13 +254,15 @@ def _text_column(s: pl.Series, where: str, at: Callable[[int], str]) -> pl.Serie
 
 def _in_range(s: pl.Series, where: str, at: Callable[[int], str], orig: pl.Series) -> None:
     """Refuse a time outside what a Python datetime holds (years 0001..9999), checked in the column's own unit."""
-    if isinstance(s.dtype, pl.Date):
+    dtype = s.dtype
+    if isinstance(dtype, pl.Date):
         raw, unit = s.to_physical().cast(pl.Int64), "days"
         mask = (raw < _MIN_US // 86_400_000_000) | (raw > _MAX_US // 86_400_000_000)
-    elif s.dtype.time_unit == "ns":  # type: ignore[attr-defined]
-        return  # int64 nanoseconds span 1677..2262: always inside
     else:
-        raw, unit = s.to_physical(), s.dtype.time_unit  # type: ignore[attr-defined]
+        assert isinstance(dtype, pl.Datetime)  # the callers check: dates or datetimes
+        if dtype.time_unit == "ns":
+            return  # int64 nanoseconds span 1677..2262: always inside
+        raw, unit = s.to_physical(), dtype.time_unit
         lo, hi = (_MIN_US, _MAX_US) if unit == "us" else (_MIN_US // 1000, _MAX_US // 1000)
         mask = (raw < lo) | (raw > hi)
     # The value as stored (a datetime past year 9999 cannot be shown as one: polars panics).
@@ -321,7 +324,9 @@ def instants(s: pl.Series, where: str, at: Callable[[int], str], required: bool 
 def _walls(s: pl.Series, where: str, at: Callable[[int], str]) -> pl.Series:
     if s.dtype == pl.String:
         out = _parse_text_times(s, where, at, None)
-        if out.dtype.time_zone is not None:  # type: ignore[attr-defined]
+        parsed = out.dtype
+        assert isinstance(parsed, pl.Datetime)  # str.to_datetime's
+        if parsed.time_zone is not None:
             raise _bad(where, at, s, s.is_not_null(), "carries an offset (allowed: naive wall time, e.g. "
                                                        "'2026-03-09T02:30:00')") or InputError(where)
     elif isinstance(s.dtype, pl.Datetime):

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Collection
+from types import ModuleType
+from typing import Any
 
 import polars as pl
 
@@ -150,7 +152,7 @@ def _struct(data: bytes, i: int, depth: int, want: dict[int, dict]) -> tuple[dic
 
 # PageHeader: 1 type, 2 uncompressed_page_size, 3 compressed_page_size; 5 data_page_header (1 num_values),
 # 7 dictionary_page_header (1 num_values), 8 data_page_header_v2 (1 num_values, 3 num_rows).
-_PAGE_HEADER = {5: {}, 7: {}, 8: {}}
+_PAGE_HEADER: dict[int, dict] = {5: {}, 7: {}, 8: {}}
 
 
 def page_header(data: bytes) -> tuple[dict[int, object], int]:
@@ -175,11 +177,11 @@ def _pyarrow_error(where: str, exc: BaseException) -> InputError:
     return InputError(f"{where}: not a readable Parquet file ({_first(exc)})")
 
 
-def _allowed(name: str, t: object, pa: object) -> str | None:
+def _allowed(name: str, t: Any, pa: ModuleType) -> str | None:
     """Why column ``name`` of arrow type ``t`` cannot be read (None: it can)."""
-    types = pa.types  # type: ignore[attr-defined]
+    types = pa.types
     if types.is_dictionary(t):
-        t = t.value_type  # type: ignore[attr-defined]
+        t = t.value_type
     text = types.is_string(t) or types.is_large_string(t) or getattr(types, "is_string_view", lambda _: False)(t)
     if name == "schedule_id":
         ok, allowed = text or types.is_integer(t), "text or integers"
@@ -365,37 +367,44 @@ _SECONDS = {"s": 1, "ms": 1000, "us": 1_000_000}
 _FIRST_S, _LAST_S = -62135596800, 253402300799
 
 
-def _timestamps_in_range(col: object, where: str, name: str, first_row: int, pa: object, pc: object) -> None:
-    per = _SECONDS[col.type.unit]  # type: ignore[attr-defined]
+def _timestamps_in_range(col: Any, where: str, name: str, first_row: int, pa: ModuleType, pc: ModuleType) -> None:
+    per = _SECONDS[col.type.unit]
     lo, hi = _FIRST_S * per, (_LAST_S + 1) * per - 1
-    raw = col.cast(pa.int64())  # type: ignore[attr-defined]
-    bad = pc.or_(pc.less(raw, lo), pc.greater(raw, hi))  # type: ignore[attr-defined]
-    if pc.any(bad).as_py():  # type: ignore[attr-defined]
-        i = pc.index(bad, True).as_py()  # type: ignore[attr-defined]
-        raise _fail(where, f"row {first_row + i + 1}: {name}: {raw[i].as_py():,} {col.type.unit} since "  # type: ignore[attr-defined]
+    raw = col.cast(pa.int64())
+    bad = pc.or_(pc.less(raw, lo), pc.greater(raw, hi))
+    if pc.any(bad).as_py():
+        i = pc.index(bad, True).as_py()
+        raise _fail(where, f"row {first_row + i + 1}: {name}: {raw[i].as_py():,} {col.type.unit} since "
                            "1970-01-01 is out of range (allowed: 0001-01-01..9999-12-31)")
 
 
-def _read_groups(pf: object, where: str, columns: list[str], groups: int, max_bytes: int, pa: object) -> pl.DataFrame:
+def _frame(table: Any) -> pl.DataFrame:
+    """``pl.from_arrow`` of a pyarrow Table: a DataFrame (typed DataFrame | Series, for an Array)."""
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _read_groups(pf: Any, where: str, columns: list[str], groups: int, max_bytes: int, pa: ModuleType) -> pl.DataFrame:
     """Each row group's columns, string columns counted as they expand (within ``max_bytes`` in all)."""
     import pyarrow.compute as pc
 
-    frames = []
+    frames: list[pl.DataFrame] = []
     used = 0
     first_row = 0
     for g in range(groups):
         try:
-            table = pf.read_row_group(g, columns=columns, use_threads=False)  # type: ignore[attr-defined]
+            table = pf.read_row_group(g, columns=columns, use_threads=False)
             out = {}
             for n in columns:
                 col = table.column(n)
                 try:  # pyarrow does not check that a string column holds UTF-8; polars panics on one that does not
                     col.validate(full=True)
-                except pa.ArrowInvalid as exc:  # type: ignore[attr-defined]
+                except pa.ArrowInvalid as exc:
                     raise _fail(where, f"row group {g}, column {n!r}: not valid text ({_first(exc)})") from None
-                if pa.types.is_timestamp(col.type) and col.type.unit in _SECONDS:  # type: ignore[attr-defined]
+                if pa.types.is_timestamp(col.type) and col.type.unit in _SECONDS:
                     _timestamps_in_range(col, where, n, first_row, pa, pc)
-                if pa.types.is_dictionary(col.type):  # type: ignore[attr-defined]
+                if pa.types.is_dictionary(col.type):
                     # What the strings take once every row has its own copy: the
                     # dictionary's lengths summed over the indices, before expanding.
                     for chunk in col.chunks:
@@ -405,20 +414,20 @@ def _read_groups(pf: object, where: str, columns: list[str], groups: int, max_by
                             raise _fail(where, f"row group {g}, column {n!r}: its text takes more than "
                                                f"{max_bytes:,} bytes once expanded, over the limit (raise it with "
                                                "max_bytes= or the CALSIM_MAX_FILE_BYTES environment variable)")
-                    col = pa.chunked_array([c.dictionary_decode() for c in col.chunks],  # type: ignore[attr-defined]
+                    col = pa.chunked_array([c.dictionary_decode() for c in col.chunks],
                                            type=col.type.value_type)
                 else:
                     used += col.nbytes
                 out[n] = col
-            frames.append(pl.from_arrow(pa.table(out)))  # type: ignore[attr-defined]
+            frames.append(_frame(pa.table(out)))
             first_row += table.num_rows
         except InputError:
             raise
-        except (pa.ArrowException, OSError, ValueError, MemoryError) as exc:  # type: ignore[attr-defined]
+        except (pa.ArrowException, OSError, ValueError, MemoryError) as exc:
             raise _pyarrow_error(f"{where}: row group {g}", exc) from None
     if not frames:
         try:
-            return pl.from_arrow(pf.schema_arrow.empty_table().select(columns))  # type: ignore[attr-defined,return-value]
-        except (pa.ArrowException, ValueError) as exc:  # type: ignore[attr-defined]
+            return _frame(pf.schema_arrow.empty_table().select(columns))
+        except (pa.ArrowException, ValueError) as exc:
             raise _pyarrow_error(where, exc) from None
     return pl.concat(frames, how="vertical_relaxed", rechunk=False) if len(frames) > 1 else frames[0]

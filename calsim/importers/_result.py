@@ -38,13 +38,16 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Literal, Mapping
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, ParamSpec, Sequence, TypeVar, cast, overload
 
 from ..errors import CalsimError, InputError
 from ..input_files import check_text, read_file
 from ..schedule import Schedule
 
 __all__ = ["Source", "Skipped", "Imported", "Items", "attach", "read_input"]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd", "eventbridge", "github", "temporal"]
 
@@ -159,7 +162,7 @@ class Imported:
     @property
     def sources(self) -> Mapping[str, Source]:
         """Schedule id -> where it came from (each schedule's ``source``)."""
-        return {s.id: s.source for s in self.schedules}
+        return {s.id: cast(Source, s.source) for s in self.schedules}  # attach() gave each one
 
     def __iter__(self) -> Iterator[Schedule]:
         return iter(self.schedules)
@@ -167,13 +170,19 @@ class Imported:
     def __len__(self) -> int:
         return len(self.schedules)
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]
+    @overload
+    def __getitem__(self, index: int) -> Schedule: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Schedule, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Schedule | tuple[Schedule, ...]:
         return self.schedules[index]
 
     def source(self, schedule: Schedule | str) -> Source:
         """Where a schedule (or a schedule id) came from."""
         sid = schedule.id if isinstance(schedule, Schedule) else schedule
-        return self.by_id(sid).source
+        return cast(Source, self.by_id(sid).source)
 
     def by_id(self, sid: str) -> Schedule:
         """The imported schedule with this id."""
@@ -209,7 +218,7 @@ class Items:
             raise exc
         self.refused.append(Skipped(source, what, str(exc), error=exc))
 
-    def run(self, source: Source, what: str, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def run(self, source: Source, what: str, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
         """``fn(*args, **kwargs)``, or None when it raised a CalsimError (then refused)."""
         try:
             return fn(*args, **kwargs)
@@ -217,7 +226,8 @@ class Items:
             self.refuse(source, what, exc)
             return None
 
-    def done(self, schedules, skipped=(), presets=None) -> Imported:  # type: ignore[no-untyped-def]
+    def done(self, schedules: Sequence[Schedule], skipped: Iterable[Skipped] = (),
+             presets: Mapping[str, Any] | None = None) -> Imported:
         """The :class:`Imported`; the first refusal's error if nothing was imported but something refused."""
         if not schedules and self.refused:
             self.refused = self._in_file_order()
@@ -225,7 +235,7 @@ class Items:
             assert first is not None
             if len(self.refused) > 1:
                 first = type(first)(f"{first} (and {len(self.refused) - 1} more item(s) refused; nothing imported)")
-            first.refused = tuple(self.refused)  # type: ignore[attr-defined]  # the CLI prints each one
+            first.refused = tuple(self.refused)  # the CLI prints each one
             raise first
         return Imported(tuple(schedules), tuple(skipped), dict(presets or {}), tuple(self._in_file_order()))
 

@@ -178,7 +178,7 @@ def _load(text: str, where: str) -> Any:
 def _terraform(data: Any, shape: str, where: str, file: str) -> tuple[list[tuple[dict, str | None]], list[Skipped]]:
     """Schedules of a Terraform document (:mod:`calsim.importers.terraform`), other resources skipped."""
     found, others = terraform.resources(data, shape, where)
-    skipped = [Skipped(Source("eventbridge", file, item=k, text=addr), f"resource {addr}",  # type: ignore[arg-type]
+    skipped = [Skipped(Source("eventbridge", file, item=k, text=addr), f"resource {addr}",
                        f"type is not {terraform.RESOURCE}") for k, addr in enumerate(others, 1)]
     return list(found), skipped
 
@@ -196,7 +196,7 @@ def _schedules(data: Any, where: str, file: str) -> tuple[list[tuple[dict, str |
         for k, (logical, res) in enumerate(data["Resources"].items(), 1):
             kind = res.get("Type") if isinstance(res, dict) else None
             if kind != RESOURCE_TYPE:
-                skipped.append(Skipped(Source("eventbridge", file, item=k, text=str(logical)),  # type: ignore[arg-type]
+                skipped.append(Skipped(Source("eventbridge", file, item=k, text=str(logical)),
                                        f"resource {logical!r}", f"Type {_show(kind)} is not {RESOURCE_TYPE}"))
                 continue
             found.append((res.get("Properties"), str(logical)))
@@ -271,7 +271,7 @@ def _schedule(props: Any, fallback: str, where: str, file: str, item: int, start
         begin = end = None
     if anchor is None:
         anchor = begin if begin is not None else start
-    src = Source("eventbridge", file, item=item, text=expr, command=arn, notes=tuple(notes))  # type: ignore[arg-type]
+    src = Source("eventbridge", file, item=item, text=expr, command=arn, notes=tuple(notes))
     try:
         sched = Schedule(sid, zone, anchor, rule, effective_from=begin, effective_to=end)
         applied = preset.apply(sched)

@@ -58,6 +58,7 @@ import difflib
 import inspect
 import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,9 @@ _OPTIONAL = ("gap", "fold", "invalid_day", "exclude", "revision", "effective_fro
 _KNOWN = {"id", "zone", "start", *_RULE_KEYS, *_OPTIONAL, "policy", "preset"}
 
 
-def refuse_unknown(where: str, given: object, known: set[str]) -> None:
+def refuse_unknown(where: str, given: Iterable[str], known: set[str]) -> None:
     """Refuse unknown keys, suggesting the closest known one (typos are the usual cause)."""
-    unknown = sorted(set(given) - known)  # type: ignore[arg-type]
+    unknown = sorted(set(given) - known)
     if unknown:
         near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
         hint = f"did you mean {near[0]!r}?; " if near else ""
@@ -170,7 +171,9 @@ def _schedule(at: str, entry: dict) -> Schedule:
             kw["policy"] = _policy(entry["policy"])
         schedule = Schedule(entry["id"], entry["zone"], entry.get("start"), rule, **kw)
         if "preset" in entry:
-            schedule = _preset(entry["preset"]).apply(schedule)
+            applied = _preset(entry["preset"]).apply(schedule)
+            assert isinstance(applied, Schedule)  # one schedule in, one out
+            schedule = applied
         return schedule
     except TypeError as exc:
         raise ScheduleError(f"{at}: {key}: {exc}") from None

@@ -45,7 +45,7 @@ from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset
 from ..rules.cron import Cron
 from ..schedule import Schedule
-from ..simulation.policy import Policy
+from ..simulation.policy import Overlap, Policy
 from ._yaml import child, documents
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
@@ -235,7 +235,7 @@ def _minutes_apart(rule: str) -> int:
     return min(gaps) if gaps else 60 * 24
 
 
-def _concurrency(value: Any, where: str) -> tuple[str, str | None]:
+def _concurrency(value: Any, where: str) -> tuple[Overlap, str | None]:
     """The overlap of a workflow-level ``concurrency`` (GitHub: at most one running and one pending run)."""
     if value is None:
         return "allow", None

@@ -71,6 +71,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..resolution import FoldPolicy, GapPolicy
 from ..rules.rrule import DAY_US, RRule
 from ..schedule import Schedule
 from ..times import local_us
@@ -82,7 +83,7 @@ __all__ = ["from_ical"]
 
 
 def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = None,
-              gap: str = "skip", fold: str = "first", strict: bool = False) -> Imported:
+              gap: GapPolicy = "skip", fold: FoldPolicy = "first", strict: bool = False) -> Imported:
     """Read the VEVENTs of an ``.ics`` file into schedules (see the module docstring).
 
     Parameters
@@ -177,7 +178,8 @@ def from_ical(path_or_text: object, *, zone: str = "UTC", source: str | None = N
             built[uid] = ev
     for where, comp, base in overrides:
         uid = base.uid
-        master = built.get(uid)  # type: ignore[arg-type]
+        assert uid is not None  # (a VEVENT without one is refused above)
+        master = built.get(uid)
         if master is None:
             if any(r.source.uid == uid for r in items.refused):
                 continue  # its series is refused already
@@ -212,9 +214,9 @@ def _override(comp: Any, master: dict[str, Any], where: str, base: Source) -> No
     master["notes"].append(f"RECURRENCE-ID {rid} (line {base.line}) moves or cancels one occurrence{how}")
 
 
-def _schedule(uid: str, ev: dict[str, Any], gap: str, fold: str) -> Schedule:
+def _schedule(uid: str, ev: dict[str, Any], gap: GapPolicy, fold: FoldPolicy) -> Schedule:
     try:
-        return Schedule(uid, ev["zone"], ev["start"], ev["rule"], gap=gap, fold=fold,  # type: ignore[arg-type]
+        return Schedule(uid, ev["zone"], ev["start"], ev["rule"], gap=gap, fold=fold,
                         rdate=tuple(_dedupe(ev["rdate"])), exdate=tuple(_dedupe(ev["exdate"])))
     except CalsimError as exc:
         field = "RRULE" if isinstance(exc, RuleError) else "VEVENT"
@@ -365,12 +367,13 @@ def _recurrence_id(prop: Any, master: dict[str, Any], where: str) -> tuple[str, 
     if not isinstance(value, dt.date):
         raise ScheduleError(f"{where}: RECURRENCE-ID: unsupported value {value!r} (expected a DATE or DATE-TIME)")
     written = value.replace(tzinfo=None).isoformat() if isinstance(value, dt.datetime) else None
+    aware = isinstance(value, dt.datetime) and value.tzinfo is not None
     if master["all_day"]:
         # An all-day series has one occurrence per day: the day as written names it,
         # whatever time and zone come with it (midnight in Exchange's files); else
         # the day of that instant in the series' zone (a UTC writer's 23:00Z).
         days = [_midnight(value)]
-        if written is not None and value.tzinfo is not None:
+        if aware:
             days.append(_midnight(dt.datetime.fromisoformat(_local(prop, master["zone"], where, "RECURRENCE-ID"))))
         wall = next((d for d in days if _is_occurrence(master, d)), days[0])
         how = "" if written is None else f" (a DATE-TIME {value.isoformat()} on an all-day series: matched by its date)"
@@ -388,7 +391,7 @@ def _recurrence_id(prop: Any, master: dict[str, Any], where: str) -> tuple[str, 
             )
         return walls[0], " (a DATE on a timed series: matched by its date)"
     wall = _local(prop, master["zone"], where, "RECURRENCE-ID")  # the same instant in the series' zone
-    if value.tzinfo is not None and wall != written and not _is_occurrence(master, wall) \
+    if aware and wall != written and not _is_occurrence(master, wall) \
             and _is_occurrence(master, written):
         # Another zone: the instant is the RFC reading; a writer that meant the
         # series' wall time wrote it as such (the second key of recurring-ical-events).

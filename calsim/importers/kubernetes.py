@@ -304,7 +304,7 @@ def _cronjob(obj: dict, node: Any, base: Source, where: str, default_zone: str, 
         if value is None and key != "starting_deadline_seconds":
             settings[key] = {"concurrency_policy": "Allow", "suspend": False}[key]
     try:
-        preset = kubernetes(**settings)  # type: ignore[arg-type]
+        preset = kubernetes(**settings)
     except CalsimError as exc:
         msg = str(exc)
         for py, k8s in field_names.items():

@@ -46,6 +46,7 @@ import math
 import datetime as dt
 import re
 from pathlib import Path
+from typing import TypedDict
 
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, systemd
@@ -53,6 +54,16 @@ from ..rules.oncalendar import PREFIX, OnCalendar
 from ..schedule import Schedule
 from ._result import Imported, Items, Skipped, Source, attach, read_input, reraise
 from .crontab import DEFAULT_START, _check_zone
+
+
+class _TimerSettings(TypedDict, total=False):
+    """The [Timer] settings read, as :func:`calsim.presets.systemd` takes them."""
+
+    persistent: bool
+    accuracy_sec: dt.timedelta
+    randomized_delay_sec: dt.timedelta
+    fixed_random_delay: bool
+    defer_reactivation: bool
 
 __all__ = ["from_systemd", "timespan_us"]
 
@@ -192,7 +203,7 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
 
     calendars: list[tuple[int, str]] = []
     skipped: list[Skipped] = []
-    settings: dict[str, object] = {}
+    settings: _TimerSettings = {}
     notes: list[str] = []
     unit = f"{stem}.service"
     has_timer = False
@@ -217,9 +228,11 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
             elif key == "DeferReactivation":
                 settings["defer_reactivation"] = _bool(value, at, key)
             elif key in ("AccuracySec", "RandomizedDelaySec"):
-                us = timespan_us(value, f"{at}: {key}")
-                settings["accuracy_sec" if key == "AccuracySec" else "randomized_delay_sec"] = \
-                    dt.timedelta(microseconds=us)
+                span = dt.timedelta(microseconds=timespan_us(value, f"{at}: {key}"))
+                if key == "AccuracySec":
+                    settings["accuracy_sec"] = span
+                else:
+                    settings["randomized_delay_sec"] = span
             elif key == "Unit":
                 unit = value or unit
             elif key in _IGNORED:
@@ -234,7 +247,7 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
         raise InputError(f"{where}: no [Timer] section (a .timer unit has OnCalendar= under [Timer])")
 
     try:
-        preset: Preset = systemd(**settings)  # type: ignore[arg-type]
+        preset: Preset = systemd(**settings)
     except CalsimError as exc:
         raise reraise(exc, where) from None
     if len(calendars) > 1:
@@ -245,7 +258,7 @@ def from_systemd(path_or_text: object, *, zone: str = "UTC", source: str | None 
     items = Items(strict)
     for k, (n, expr) in enumerate(calendars, 1):
         sid = stem if len(calendars) == 1 else f"{stem}:{k}"
-        src = Source("systemd", file, line=n, text=f"OnCalendar={expr}", command=unit,  # type: ignore[arg-type]
+        src = Source("systemd", file, line=n, text=f"OnCalendar={expr}", command=unit,
                      notes=tuple(notes))
         sched = items.run(src, f"OnCalendar={expr}", _calendar, expr, sid, machine_zone, start, preset,
                           f"{where} line {n}")

@@ -70,6 +70,7 @@ from typing import Any
 
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, temporal
+from ..presets._temporal import Overlap
 from ..rules.every import Every
 from ..schedule import Schedule
 from ._yaml import load_json
@@ -80,7 +81,7 @@ from .temporal_calendar import (TemporalExclude, _Cal, _calendar_rule, _cron_bod
 
 __all__ = ["from_temporal", "TemporalExclude"]
 
-_OVERLAP = ("SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER", "TERMINATE_OTHER", "ALLOW_ALL")
+_OVERLAP: tuple[Overlap, ...] = ("SKIP", "BUFFER_ONE", "BUFFER_ALL", "CANCEL_OTHER", "TERMINATE_OTHER", "ALLOW_ALL")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _SPEC_KEYS = ("structuredCalendar", "calendar", "cronString", "interval", "excludeStructuredCalendar",
               "excludeCalendar", "startTime", "endTime", "jitter", "timezoneName")
@@ -235,7 +236,7 @@ def from_temporal(path_or_text: object, *, source: str | None = None, start: obj
     skipped: list[Skipped] = []
     numbered: list[tuple[str, Any, _Cal | tuple[int, int] | CalsimError]] = []
     for n, (key, at, raw) in enumerate(entries):
-        body = errors.get(n)
+        body: _Cal | tuple[int, int] | CalsimError | None = errors.get(n)
         if body is None:
             try:
                 body = _item(key, raw, at)
@@ -305,6 +306,7 @@ def _rule_schedule(body: _Cal | tuple[int, int], at: str, rid: str, notes: list[
                    preset: Preset) -> Schedule:
     """The schedule of one calendar or interval of the spec."""
     rnotes = list(notes)
+    rule: str | Every  # an RRULE's text, or the interval
     if isinstance(body, _Cal):
         rule, first, until = _calendar_rule(body, at)
         sched_start: object = _start(first, start_at, start, zone)
@@ -359,7 +361,7 @@ def _iso(t: dt.datetime) -> str:
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _overlap(value: Any, where: str) -> str:
+def _overlap(value: Any, where: str) -> Overlap:
     """``SKIP``... from ``SCHEDULE_OVERLAP_POLICY_SKIP``, ``Skip``, ``BufferOne``, the enum number or absent."""
     if value is None or value == "" or value == 0:
         return "SKIP"  # SCHEDULE_OVERLAP_POLICY_UNSPECIFIED: the server treats it as SKIP (enums/v1/schedule.proto)

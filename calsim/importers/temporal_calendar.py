@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -124,6 +124,14 @@ def _obj(value: Any, where: str) -> dict:
 def _show(value: Any) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
+
+
+@overload
+def _duration(value: Any, where: str, *, required: Literal[True]) -> int: ...
+
+
+@overload
+def _duration(value: Any, where: str, *, required: bool = False) -> int | None: ...
 
 
 def _duration(value: Any, where: str, *, required: bool = False) -> int | None:
@@ -249,14 +257,14 @@ def _cron_kind(raw: Any) -> str:
     return "interval" if text.startswith("@every") else "calendar"
 
 
-def _cron_body(text: str, raw: str, where: str) -> tuple[str, Any]:
+def _cron_body(text: str, raw: str, where: str) -> tuple[str, _Cal | tuple[int, int]]:
     """``("calendar", _Cal)`` or ``("interval", (every, phase))`` of a cron string after its TZ= prefix."""
     if text.startswith("@every"):
         every, _, phase = text[len("@every"):].strip().partition("/")
         if not every:
             raise RuleError(f"{where}: {raw!r}: @every needs a duration such as '@every 1h' or '@every 1h/15m'")
-        e = _duration(every, where)
-        p = _duration(phase, where) if phase else 0
+        e = _duration(every, where, required=True)  # (both are text here: never None)
+        p = _duration(phase, where, required=True) if phase else 0
         return "interval", (e, p)
     fields = _SHORTHANDS.get(text, text).split()
     names = {5: ("minute", "hour", "dayOfMonth", "month", "dayOfWeek"),
@@ -314,7 +322,8 @@ def _value(token: str, lo: int, hi: int, field: str, where: str, whole: str) -> 
 
 def _compact(values: frozenset) -> str:
     """``1,2,3,5`` -> ``1-3,5``."""
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for v in sorted(values):
         if run and v == run[-1] + 1:
             run.append(v)

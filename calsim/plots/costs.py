@@ -16,6 +16,7 @@ import math
 import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
+from matplotlib.container import BarContainer
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
@@ -23,6 +24,7 @@ from ..errors import InputError, shown
 from ..simulation.ledger import Ledger
 from ..simulation.run_rules import period_index
 from ..simulation.scenario import Budget
+from ..tz.release import ReleaseLike
 import calsim.plots.inputs as inputs
 from .style import (OKABE_ITO, Figure, date_axis, duration_label, legend_below, new_figure, series_style,
                     shade_outages)
@@ -90,7 +92,7 @@ def _cost_periods(leds: list[Ledger], tables: list, b: Budget | None, period: st
 _MAX_GROUPED_BARS = 60
 
 
-def cost_impact(ledgers: object, budget: object = None, *, release: object = None) -> Figure:
+def cost_impact(ledgers: object, budget: object = None, *, release: ReleaseLike = None) -> Figure:
     """Cost started per budget period and policy, against the budget limit: the catch-up burst shows.
 
     Periods are local calendar days (weeks, months) in the budget's zone,
@@ -239,7 +241,8 @@ def budget_waits(ledgers: object) -> Figure:
     ax.set_ylabel("occurrences")
     label = lambda i: f"{leds[i].name}: {len(waits[i][0])} of {waits[i][1]} waited" + (  # noqa: E731
         f", max {duration_label(waits[i][0].max())}" if len(waits[i][0]) else "")
-    handles = [Patch(color=series_style(i)["color"], label=label(i)) for i in range(len(leds))]
+    handles: list[Patch | BarContainer] = [Patch(color=series_style(i)["color"], label=label(i))
+                                           for i in range(len(leds))]
     if not len(used):
         # No bar: no scale to read either (matplotlib would centre an empty axis on 0, ticks going negative).
         ax.text(0.5, 0.5, "no occurrence waited for budget", ha="center", va="center", transform=ax.transAxes)

@@ -15,6 +15,7 @@ naming the argument, what was given and what is allowed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 import polars as pl
@@ -22,7 +23,10 @@ import polars as pl
 from ..errors import CalsimError, InputError, shown
 from ..simulation.ledger import Ledger
 from ..times import US
-from ..tz.release import release as get_release
+from ..tz.release import ReleaseLike, release as get_release
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["LEDGER_COLUMNS", "is_pandas", "frame", "ledgers", "int_arg", "seconds", "release_of", "wall_us"]
 
@@ -30,7 +34,7 @@ __all__ = ["LEDGER_COLUMNS", "is_pandas", "frame", "ledgers", "int_arg", "second
 LEDGER_COLUMNS = ("schedule_id", "due_utc", "started_utc", "state", "kind")
 
 
-def is_pandas(obj: object) -> bool:
+def is_pandas(obj: object) -> TypeGuard[pd.DataFrame]:
     """Whether ``obj`` is a pandas frame (checked by module, so pandas is not imported to ask)."""
     return type(obj).__module__.split(".")[0] == "pandas" and hasattr(obj, "columns")
 
@@ -59,12 +63,9 @@ def ledgers(obj: object, arg: str = "ledgers") -> list[Ledger]:
     what = "a Ledger, a list or dict of Ledgers, or a ledger frame"
 
     def one(item: object, label: str | None) -> list[Ledger]:
-        if isinstance(item, Ledger) and label is None:
-            frame(item, arg, LEDGER_COLUMNS, "ledger frame")
-            return [item]
         if isinstance(item, Ledger):
             frame(item, arg, LEDGER_COLUMNS, "ledger frame")
-            return [Ledger(label, item.frame, item.accounts, item.scenario)]
+            return [item] if label is None else [Ledger(label, item.frame, item.accounts, item.scenario)]
         if not (isinstance(item, (pl.DataFrame, pl.LazyFrame)) or is_pandas(item)):
             raise InputError(f"{arg}: expected {what}, got {type(item).__name__} {shown(item)}")
         df = frame(item, arg, LEDGER_COLUMNS, "ledger frame")
@@ -102,7 +103,7 @@ def seconds(s: pl.Series) -> np.ndarray:
     return s.cast(pl.Float64).to_numpy()
 
 
-def release_of(led: Ledger, release: object = None):
+def release_of(led: Ledger, release: ReleaseLike = None):
     """The tz release ``led`` was simulated with: ``release`` if given, its scenario's, else the one its
     ``tzdata`` column names (the earliest occurrence's: a TzUpgrade changes later rows, not the budget's
     calendar). Local days are read from this release, never from polars' bundled tz database, so a

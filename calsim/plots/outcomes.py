@@ -66,7 +66,7 @@ def state_counts(ledgers: object) -> Figure:
     fig = new_figure(9, max(2.8, 1.6 + 0.45 * len(labels)))
     ax = fig.add_subplot()
     y = np.arange(len(labels))
-    totals = sum(counts.values())
+    totals = sum(counts.values(), np.zeros(len(labels)))
     left = np.zeros(len(labels))
     for state in LEDGER_STATES:
         v = counts[state]

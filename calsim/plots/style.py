@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+from typing import Any
 
 import matplotlib.dates as mdates
 import numpy as np
@@ -42,8 +43,8 @@ STATE_STYLE = {
     "expired": (_C["vermillion"], "x"), "cancelled": (_C["reddish_purple"], "v"), "failed": (_C["black"], "X"),
 }
 #: How a span with the scheduler down is shaded (hatched grey), and an observation gap (yellow).
-OUTAGE_STYLE = dict(color="#777777", alpha=0.22, hatch="//", lw=0)
-GAP_STYLE = dict(color=_C["yellow"], alpha=0.55, lw=0)
+OUTAGE_STYLE: dict[str, Any] = dict(color="#777777", alpha=0.22, hatch="//", lw=0)
+GAP_STYLE: dict[str, Any] = dict(color=_C["yellow"], alpha=0.55, lw=0)
 DIVERGING = "PuOr"  # ColorBrewer, colour-blind safe
 
 

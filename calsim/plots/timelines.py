@@ -9,7 +9,8 @@ schedules get a row, and where an occurrence without an instant falls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 import matplotlib.dates as mdates
 import numpy as np
@@ -164,7 +165,8 @@ def _default_rows(leds: list[Ledger], frames: list[pl.DataFrame], n: int) -> lis
 def _asked_rows(schedules: object, known: list[str]) -> list[str]:
     items = [schedules] if isinstance(schedules, (str, Schedule)) else schedules
     try:
-        ids = [s.id if isinstance(s, Schedule) else s for s in items]  # type: ignore[union-attr]
+        # (what is not iterable raises TypeError here)
+        ids = [s.id if isinstance(s, Schedule) else s for s in cast(Iterable[Any], items)]
     except TypeError:
         raise InputError(f"schedules: expected schedule ids or Schedules, got {type(schedules).__name__}") from None
     unknown = [s for s in ids if s not in known]

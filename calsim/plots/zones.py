@@ -7,6 +7,8 @@ year, so DST edges show; :func:`tzdiff_map` draws what a tzdata upgrade moves
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 from matplotlib.colors import Normalize
@@ -16,6 +18,7 @@ from ..errors import InputError
 from ..expansion import expand
 from ..schedule import Schedule
 from ..times import DAY_US, instant_us, iso_z
+from ..tz.release import ReleaseLike
 import calsim.plots.inputs as inputs
 from .style import (DIVERGING, OKABE_ITO, Figure, date_axis, date_num, duration_label, legend_below, new_figure,
                     offset_label, shift_ticks, us_num)
@@ -23,7 +26,8 @@ from .style import (DIVERGING, OKABE_ITO, Figure, date_axis, date_num, duration_
 __all__ = ["local_vs_utc", "tzdiff_map"]
 
 
-def local_vs_utc(frame_or_schedule: object, start: object = None, end: object = None, release: object = None) -> Figure:
+def local_vs_utc(frame_or_schedule: object, start: object = None, end: object = None,
+                 release: ReleaseLike = None) -> Figure:
     """A schedule's fire times as time of day, local wall clock and UTC, across a year: DST edges show.
 
     Parameters
@@ -51,7 +55,12 @@ def local_vs_utc(frame_or_schedule: object, start: object = None, end: object = 
     if isinstance(frame_or_schedule, Schedule):
         s = frame_or_schedule
         base = s.start_utc if s.start_utc is not None else s.start_wall
-        lo = instant_us(start, "start") if start is not None else (base // DAY_US) * DAY_US
+        if start is not None:
+            lo = instant_us(start, "start")
+        elif base is not None:
+            lo = (base // DAY_US) * DAY_US
+        else:  # an Every with its own anchor needs no start: the window then has no default
+            raise InputError(f"start: required for schedule {s.id!r}, which has no start to default the window to")
         hi = instant_us(end, "end") if end is not None else lo + 365 * DAY_US
         f = expand([s], iso_z(lo), iso_z(hi), release)
     else:
@@ -115,11 +124,12 @@ def local_vs_utc(frame_or_schedule: object, start: object = None, end: object = 
     release_name = f["tzdata"][0] if "tzdata" in f.columns else "?"
     ax.set_title(f"{sid}: local and UTC fire times (tzdata {release_name})")
     # Proxies: the scatter points may be tiny, the legend's should not be.
-    proxy = {"o": dict(marker="o", color=OKABE_ITO["blue"]), "s": dict(marker="s", color=OKABE_ITO["vermillion"]),
-             "x": dict(marker="x", color=OKABE_ITO["black"], mew=1.2)}
+    proxy: dict[str, dict[str, Any]] = {
+        "o": dict(marker="o", color=OKABE_ITO["blue"]), "s": dict(marker="s", color=OKABE_ITO["vermillion"]),
+        "x": dict(marker="x", color=OKABE_ITO["black"], mew=1.2)}
     handles = [Line2D([], [], ls="", ms=6, label=h.get_label(), **proxy[m])
                for h, m in zip(ax.collections, "osx")]
-    handles += [ln for ln in ax.lines if not ln.get_label().startswith("_")]
+    handles += [ln for ln in ax.lines if not str(ln.get_label()).startswith("_")]
     legend_below(fig, handles)
     return fig
 
@@ -212,7 +222,7 @@ def tzdiff_map(diff: object, max_schedules: int = 40, *, start: object = None, e
                             marker="s", s=22, lw=0, zorder=3)
         cbar = fig.colorbar(points, ax=ax, pad=0.01, fraction=0.04, aspect=max(20.0, 8 * height))  # full height
         cbar.set_label("shift = new − old instant")
-        cbar.set_ticks(ticks, labels=["0" if v == 0 else ("+" if v > 0 else "−") + duration_label(abs(v))
+        cbar.set_ticks(ticks.tolist(), labels=["0" if v == 0 else ("+" if v > 0 else "−") + duration_label(abs(v))
                                       for v in ticks])
     handles = []
     change = f["change"].to_numpy()

@@ -57,14 +57,14 @@ from __future__ import annotations
 
 from ._base import SCHEDULER_FIELDS, Difference, Preset, Wildcard  # noqa: F401  (SCHEDULER_FIELDS: what apply() sets)
 from .differences import differences
-from .cronjob import kubernetes
-from .temporal_schedule import temporal
-from .apscheduler3 import apscheduler
-from .quartz_trigger import quartz
-from .systemd_timer import systemd
-from .cron_daemon import cronie
-from .eventbridge_scheduler import eventbridge
-from .eventbridge_scheduler import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F401  (cited by the tests)
+from ._kubernetes import kubernetes
+from ._temporal import temporal
+from ._apscheduler import apscheduler
+from ._quartz import quartz
+from ._systemd import systemd
+from ._cronie import cronie
+from ._eventbridge import eventbridge
+from ._eventbridge import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F401  (cited by the tests)
 
 # The preset functions' names, in the table's order (a fleet file's ``preset = { name = ... }`` takes these).
 SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge")

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
-from typing import Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, RuleError, check_choice
 from ..expansion import as_schedules
-from ..resolution import FoldPolicy, GapPolicy
+from ..resolution import FoldPolicy, FoldSetting, GapPolicy, GapSetting
+from ..rules.kind import RuleKind
 from ..emulation import SCHEDULER, walks
 from ..rules.apscheduler_cron import ApschedulerCron
 from ..rules.cron import Cron
@@ -122,8 +123,8 @@ class Preset:
 
     name: str
     policy: Policy
-    gap: GapPolicy
-    fold: FoldPolicy
+    gap: GapSetting
+    fold: FoldSetting
     tick: str
     notes: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
@@ -133,7 +134,7 @@ class Preset:
     suspended: bool = False
     measured: str = ""
     dialect: str | None = None
-    fallback: tuple[str, str] = ("skip", "both")
+    fallback: tuple[GapPolicy, FoldPolicy] = ("skip", "both")
     differences: tuple[Difference, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -149,7 +150,7 @@ class Preset:
             object.__setattr__(self, "differences", tuple(self.differences) + found)
             object.__setattr__(self, "notes", tuple(n.text if isinstance(n, Difference) else n for n in self.notes))
 
-    def dst_for(self, schedule: Schedule) -> tuple[str, str]:
+    def dst_for(self, schedule: Schedule) -> tuple[GapSetting, FoldSetting]:
         """The ``(gap, fold)`` this scheduler uses for ``schedule``'s rule."""
         if self.wildcard is not None and self.wildcard.matches(schedule):
             return self.wildcard.gap, self.wildcard.fold
@@ -157,7 +158,7 @@ class Preset:
             return self.fallback
         return self.gap, self.fold
 
-    def rule_for(self, schedule: Schedule) -> object:
+    def rule_for(self, schedule: Schedule) -> RuleKind:
         """``schedule``'s rule as this scheduler reads it (:attr:`dialect`), parsed."""
         if self.dialect is None:
             return schedule.parsed_rule
@@ -202,26 +203,31 @@ class Preset:
         if isinstance(s.policy, Policy):
             policy = dataclasses.replace(s.policy, **{k: getattr(self.policy, k) for k in SCHEDULER_FIELDS})
         if self.wildcard is not None and self.wildcard.policy and self.wildcard.matches(s):
-            policy = dataclasses.replace(policy, **dict(self.wildcard.policy))
+            changes: dict[str, Any] = dict(self.wildcard.policy)  # Policy's own fields, checked by Policy
+            policy = dataclasses.replace(policy, **changes)
         gap, fold = self.dst_for(s)
         rule = s.rule if self.dialect is None else self.rule_for(s)
         if rule is not s.rule:
-            rule = rule.rule_text() if callable(getattr(rule, "rule_text", None)) else rule
-        return dataclasses.replace(s, rule=rule, gap=gap, fold=fold, policy=policy, zone=self.zone or s.zone)
+            text = getattr(rule, "rule_text", None)  # (a kind with a canonical text is stored as that text)
+            rule = text() if callable(text) else rule
+        # A Schedule takes "scheduler" too (its __post_init__ checks it), but its annotations name only the
+        # policies a user chooses (DESIGN §2; the API test reads the vocabulary from them): a preset sets the rest.
+        return dataclasses.replace(s, rule=rule, gap=cast(GapPolicy, gap), fold=cast(FoldPolicy, fold), policy=policy,
+                                   zone=self.zone or s.zone)
 
 
-def _as_robfig(schedule: Schedule, preset: str) -> object:
+def _as_robfig(schedule: Schedule, preset: str) -> RuleKind:
     """A cron rule as robfig/cron v3 reads its text (a Kubernetes CronJob); other rule kinds as they are."""
     rule = schedule.parsed_rule
     if rule.kind != "cron":  # (a robfig rule is read as robfig already)
         return rule
     try:
-        return RobfigCron.parse(rule.text)
+        return RobfigCron.parse(cast(Cron, rule).text)
     except CalsimError as exc:
         raise type(exc)(f"schedule {schedule.id!r}: {preset}: {exc} (the scheduler refuses this schedule)") from None
 
 
-def _as_apscheduler(schedule: Schedule, preset: str) -> object:
+def _as_apscheduler(schedule: Schedule, preset: str) -> RuleKind:
     """A cron rule as the APScheduler 3.x CronTrigger(s) that fire its times; other rule kinds as they are."""
     rule = schedule.parsed_rule
     if rule.kind != "cron":  # (an APScheduler rule is read as APScheduler already)

@@ -29,6 +29,8 @@ immutable values (tuples of the frozen rule) and holds read-only arrays.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -100,6 +102,7 @@ def _signed_match(k: np.ndarray, length: np.ndarray, values: tuple[int, ...], si
     """``k`` (1..length <= size) or its negative form ``k - length - 1`` is among ``values``."""
     pos, neg = _signed_flags(values, size)
     if neg is None:
+        assert pos is not None  # values is not empty, so one of the tables is there
         return pos[k]
     m = neg[length - k + 1]  # k - length - 1 == -j  <=>  length - k + 1 == j
     return m if pos is None else pos[k] | m
@@ -225,6 +228,7 @@ def _select_days(plan: Plan, a: int, b: int,
         note = np.zeros(len(day), dtype=np.int8)
         per = _period(plan, f, at) if need_per else None
     else:  # here BYMONTHDAY is given, so ``real`` is a mask
+        assert real is not None
         moved = _moved_mask(plan, f, n, membership)
         # RFC 7529 moves an invalid date before BYSETPOS: the weekday, day of year and
         # week number are the real day's (BYMONTH was checked on the naming month).
@@ -253,6 +257,7 @@ def _select_days(plan: Plan, a: int, b: int,
             note = np.where(real[at], np.int8(0), code)
             per = _period(plan, f, at) if need_per else None
     if plan.freq in COARSE and plan.interval > 1:
+        assert per is not None  # need_per
         sel = (per - plan.p0) % plan.interval == 0  # RFC 5545 §3.3.10 INTERVAL (1: every period)
         day, per, note = day[sel], per[sel], note[sel]
     return day, per, note
@@ -289,6 +294,7 @@ def _coarse_block(plan: Plan, a: int, b: int, times: np.ndarray) -> tuple[np.nda
         # RFC 5545 §3.3.10: BYSETPOS picks the n-th instance of each period's set.
         # ``per`` is sorted, so a period's instances are one run of the flat
         # (day, time) order: runs [start, end), the n-th is start + n - 1 or end + n.
+        assert per is not None  # a coarse frequency with BYSETPOS: _select_days counted the periods
         cut = np.flatnonzero(per[1:] != per[:-1]) + 1
         start = np.concatenate(([0], cut)) * nt
         end = np.concatenate((cut, [len(per)])) * nt
@@ -430,20 +436,20 @@ def expand(plan: Plan, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         d1 = last - (last + 3 - plan.wkst) % 7 + 7
     else:
         d0, d1 = first, last + 1
-    sets: np.ndarray | _SubdailySets
+    kernel: Callable[[Plan, int, int], tuple[np.ndarray, np.ndarray]]  # a block's instances, with its own sets
     if plan.freq in COARSE:
-        sets = times = _coarse_times(plan.hours, plan.minutes, plan.seconds,
-                                     plan.bysetpos if plan.freq == "DAILY" else ())
+        times = _coarse_times(plan.hours, plan.minutes, plan.seconds,
+                              plan.bysetpos if plan.freq == "DAILY" else ())
         per_day = 16 + len(times)
-        kernel = _coarse_block
+        kernel = functools.partial(_coarse_block, times=times)
     else:
         sets = _subdaily_sets(plan.freq, plan.hours, plan.minutes, plan.seconds, plan.bysetpos)
         times = sets.offsets if len(sets.allowed) else sets.allowed
         per_day = 16  # the instances are chunked by selected days inside the block
-        kernel = _subdaily_block
+        kernel = functools.partial(_subdaily_block, sets=sets)
     if not len(times):  # e.g. BYSECOND=60 only, or BYSETPOS=2 of a one-instance set: never
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int8)
-    parts = [kernel(plan, a, b, sets) for a, b in _blocks(plan, d0, d1, per_day)]
+    parts = [kernel(plan, a, b) for a, b in _blocks(plan, d0, d1, per_day)]
     if len(parts) == 1:
         wall, note = parts[0][0] * US, parts[0][1].astype(np.int8, copy=False)
     else:

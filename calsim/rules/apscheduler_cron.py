@@ -104,10 +104,11 @@ class _Date:
     __slots__ = ("wall", "fold", "_f")
 
     def __init__(self, wall: int, fold: int):
-        self.wall, self.fold, self._f = wall, fold, None
+        self.wall, self.fold = wall, fold
+        self._f: tuple[int, int, int, int, int, int, int] | None = None
 
     @property
-    def f(self) -> tuple:
+    def f(self) -> tuple[int, int, int, int, int, int, int]:
         if self._f is None:
             self._f = civil(self.wall)
         return self._f
@@ -253,6 +254,7 @@ def _increment_field_value(z: _Zone, d: _Date, fieldnum: int) -> tuple[_Date | N
 def _walk(fields: tuple, z: _Zone, start: int, year_cap: bool) -> _Date | None:
     """Lines 232-257 from ``next_date = datetime_ceil(start_date).astimezone(self.timezone)`` (UTC seconds)."""
     z.covering(1970 + start // 31_556_952 + 2)  # the table through the start's year before it is read
+    d: _Date | None  # None once the walk runs out (then returned at once)
     d = z.local(start)
     last_year = d.year + _YEAR_SPAN
     fieldnum = 0

@@ -46,6 +46,7 @@ knows about zones: 02:30 on a spring-forward day is returned, and
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
@@ -189,7 +190,7 @@ def _parse_field(expr: str, f: _Field, raw: str) -> tuple[set[int], set[tuple[st
     return values, special
 
 
-def _table(values: frozenset[int] | tuple[int, ...], size: int) -> np.ndarray:
+def _table(values: Iterable[int], size: int) -> np.ndarray:
     table = np.zeros(size, dtype=bool)
     table[list(values)] = True
     table.setflags(write=False)  # shared through the cache below
@@ -367,6 +368,7 @@ class Cron(RuleKind):
                 last_wd = (wd + ldom - dom) % 7
                 dom_ok |= dom == ldom - np.where(last_wd == 6, 1, np.where(last_wd == 0, 2, 0))
             for n in self.nearest_weekday:  # Quartz: Sat -> Fri unless the 1st, Sun -> Mon unless the last
+                assert wd is not None  # special_wd
                 n_wd = (wd + n - dom) % 7
                 shift = np.where(n_wd == 6, np.where(n == 1, 2, -1), np.where(n_wd == 0, np.where(n == ldom, -2, 1), 0))
                 dom_ok |= (dom == n + shift) & (n <= ldom)

@@ -11,7 +11,8 @@ Shared by :mod:`calsim.rules.rrule`'s kernel and the other rule kinds.
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -156,7 +157,10 @@ def day_table_wall_times(rule, lo: int, hi: int) -> np.ndarray:
     return times[i:j]
 
 
-def memo(maxsize: int):
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def memo(maxsize: int) -> Callable[[_F], _F]:
     """``functools.lru_cache(maxsize)``, computing afresh for unhashable arguments.
 
     The keys are the BY tuples of a frozen rule (or the frozen rule itself),
@@ -173,7 +177,7 @@ def memo(maxsize: int):
                 return cached(*args)
             except TypeError:  # an unhashable argument (if fn raised it, it raises it again)
                 return fn(*args)
-        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
-        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        call.cache_info = cached.cache_info
+        call.cache_clear = cached.cache_clear
         return call
     return wrap

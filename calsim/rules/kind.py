@@ -26,12 +26,15 @@ in the README's rule table (docs/architecture.md walks it through).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RuleKind"]
+__all__ = ["RuleKind", "InvalidDay"]
+
+# What an anchored kind does with a day its month lacks (RRULE: RFC 7529 SKIP; calsim.rules.rrule explains).
+InvalidDay = Literal["omit", "backward", "forward"]
 
 
 class RuleKind:
@@ -48,8 +51,8 @@ class RuleKind:
     if TYPE_CHECKING:  # what each kind implements (declared for the type checker; a kind has the ones it needs)
         def wall_times(self, lo: int, hi: int) -> np.ndarray: ...
 
-        def candidates(self, dtstart: int, lo: int, hi: int, invalid_day: str = "omit") -> tuple[np.ndarray,
-                                                                                                   np.ndarray]: ...
+        def candidates(self, dtstart: int, lo: int, hi: int,
+                       invalid_day: InvalidDay = "omit") -> tuple[np.ndarray, np.ndarray]: ...
 
         def instants(self, lo: int, hi: int, anchor: int) -> np.ndarray: ...
 

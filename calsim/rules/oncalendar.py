@@ -373,8 +373,8 @@ def _tables(rule: OnCalendar) -> tuple[np.ndarray, ...]:
     offsets = ((hours[:, None] * 3600 + minutes * 60) * US).ravel()
     offsets = np.unique((offsets[:, None] + secs).ravel())
     out = (years, months, dom, eom, offsets)
-    for a in out:
-        a.setflags(write=False)  # shared through the cache
+    for table in out:
+        table.setflags(write=False)  # shared through the cache
     return out
 
 

@@ -105,7 +105,7 @@ def _chain(cur: _Cursor, usec: bool, part: str) -> Chain:
     if cur.peek() == "*":
         cur.i += 1
         return ((0, -1, US),) if usec else None
-    items = []
+    items: list[tuple[int, int, int]] = []
     while True:
         if len(items) > _COMPONENTS_MAX:
             raise Bad(f"{part}: more than {_COMPONENTS_MAX} list items")

@@ -219,19 +219,19 @@ class RobfigCron(RuleKind):
             if spec not in _DESCRIPTORS:
                 raise _Bad(f"unrecognized descriptor: {spec[:40]!r} (allowed {', '.join(_DESCRIPTORS)})")
             spec = _DESCRIPTORS[spec]
-        fields = spec.split()  # strings.Fields
+        fields = tuple(spec.split())  # strings.Fields
         if len(fields) != 5:
             raise _Bad(f"expected exactly 5 fields, found {len(fields)}")
         bits = tuple(_field(f, b) for f, b in zip(fields, _BOUNDS))
         minute, hour, dom, month, dow = bits
-        cron = Cron(text=spec, fields=tuple(fields),  # type: ignore[arg-type]
+        cron = Cron(text=spec, fields=fields,
                     minutes=_values(minute, 0, 59), hours=_values(hour, 0, 23),
                     days=frozenset(_values(dom, 1, 31)), months=_values(month, 1, 12),
                     weekdays=frozenset(_values(dow, 0, 6)), last_day=False, last_weekday=False,
                     nearest_weekday=frozenset(), last_of_weekday=frozenset(), nth_weekday=frozenset(),
                     # dayMatches: AND when either field has the star bit, else OR.
                     day_or=not (dom & _STAR or dow & _STAR))
-        return cls(text=spec, bits=bits, cron=cron)  # type: ignore[arg-type]
+        return cls(text=spec, bits=(minute, hour, dom, month, dow), cron=cron)
 
     def rule_text(self) -> str:
         """The rule as a string :func:`calsim.schedule.parse_rule` reads back."""

@@ -64,18 +64,17 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Literal, get_args
+from typing import ClassVar, get_args
 
 import numpy as np
 
 from ..errors import InputError, PolicyError, RuleError, choices
-from .kind import RuleKind
+from .kind import InvalidDay, RuleKind
 import calsim.rules._rrule_expand as _x
 from .bounds import RRuleProfile, rrule_bound
 
 __all__ = ["RRule", "InvalidDay", "FREQS", "WEEKDAYS"]
 
-InvalidDay = Literal["omit", "backward", "forward"]
 _INVALID_DAYS = get_args(InvalidDay)  # typing.get_args is slow enough to matter once per call
 FREQS = ("SECONDLY", "MINUTELY", "HOURLY", "DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
@@ -454,7 +453,7 @@ class RRule(RuleKind):
         """The bound of its wall times over a span, for :mod:`calsim.limits` (rule-kind protocol)."""
         return rrule_bound(self)
 
-    def wall_times(self, dtstart: int, hi: int,
+    def wall_times(self, dtstart: int, hi: int,  # type: ignore[override]  # anchored: from DTSTART, with notes
                    invalid_day: InvalidDay = "omit") -> tuple[np.ndarray, np.ndarray]:
         """Instances from ``dtstart`` to ``hi`` with COUNT and UNTIL (inclusive) applied on wall times.
 

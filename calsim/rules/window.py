@@ -18,7 +18,8 @@ a Friday 22:00-02:00 window still runs at 01:00 on Saturday.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Iterable
+from typing import ClassVar, cast
 
 import re
 from dataclasses import dataclass, field
@@ -102,7 +103,8 @@ class Window(RuleKind):
         if days is None:
             parsed = tuple(range(7))
         else:
-            items = days.split(",") if isinstance(days, str) else list(days)  # type: ignore[call-overload]
+            # Anything else is a sequence of weekdays (list() raises TypeError for a non-iterable).
+            items = days.split(",") if isinstance(days, str) else list(cast("Iterable[object]", days))
             if not items:
                 raise RuleError("Window.days: empty; give at least one weekday, or None for every day")
             parsed = tuple(sorted({_weekday(d) for d in items}))

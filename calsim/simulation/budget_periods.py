@@ -180,8 +180,8 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
     b0 = sc.budgets[members[0]]
     end = sc.end_us
     limits = np.array([float(b.limit) for b in sc.budgets], dtype=np.float64)
-    K = one_charge_counts(run, members, a)
-    K = K if (K[members] >= 0).all() else None  # (every account one charge: the shortcut of fit_one_charge)
+    counts = one_charge_counts(run, members, a)
+    K = counts if (counts[members] >= 0).all() else None  # (every account one charge: the shortcut of fit_one_charge)
     pauses = _pause_groups(run)
     period_fn = period_of(run.budget_tables[members[0]], b0.period)
     starts, stops, steps = cuts
@@ -191,6 +191,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         j_pick = steps[i] if i < len(steps) else None
         j_pend = min(pending) if pending else None
         j = j_pick if j_pend is None else (j_pend if j_pick is None else min(j_pick, j_pend))
+        assert j is not None  # (the loop runs while a pick or a backlog is left)
         parts = []
         if j in pending:
             parts.append(pending.pop(j))
@@ -228,18 +229,18 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
 
 def _pause_groups(run: RunState) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
     """Paused spans with the schedules they hold (a member mask per schedule), schedules sharing spans together."""
-    by_spans: dict[tuple, list[int]] = {}
+    by_spans: dict[tuple[tuple[int, int], ...], list[int]] = {}
     for i, items in run.pauses.items():
         by_spans.setdefault(tuple(items), []).append(i)
     out = []
-    for items, members in by_spans.items():
+    for spans, members in by_spans.items():
         member = np.zeros(len(run.scheds), dtype=bool)
         member[members] = True
-        out.append((member, list(items)))
+        out.append((member, list(spans)))
     return out
 
 
-def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.ndarray, lastF: np.ndarray,
+def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.ndarray | None, lastF: np.ndarray,
                  pauses: list[tuple[np.ndarray, list[tuple[int, int]]]]):
     """One budget period of some accounts: arrivals (backlog first, then picks) meet overlap, their max_lateness
     (a backlog the scheduler could only take when up again), a pause, then budget.

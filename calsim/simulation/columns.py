@@ -74,14 +74,14 @@ def _revisions(run: RunState) -> None:
 def _pauses(run: RunState) -> None:
     if not run.pauses:
         return
-    by_spans: dict[tuple, list[int]] = {}
+    by_spans: dict[tuple[tuple[int, int], ...], list[int]] = {}
     for i, items in run.pauses.items():
         by_spans.setdefault(tuple(items), []).append(i)
-    for items, members in by_spans.items():
+    for spans, members in by_spans.items():
         member = np.zeros(len(run.scheds), bool)
         member[members] = True
         rows = np.flatnonzero(run.has_due & (run.state < 0) & member[run.s])
-        hit = rows[paused(list(items), run.eligible[rows]) | paused(list(items), run.pick[rows])]
+        hit = rows[paused(list(spans), run.eligible[rows]) | paused(list(spans), run.pick[rows])]
         run.state[hit] = S["skipped"]
         run.reason[hit] = R["paused"]
 

@@ -37,7 +37,8 @@ def drop_stale_caches(kernel_file: str, *also: str) -> None:
     """Delete numba's cache of ``kernel_file``'s functions if :mod:`.run_rules` or :mod:`.randomness` (the rules
     its kernels call), or a file in ``also`` (other compiled functions it calls), changed after that cache was
     written (best effort: a read-only install keeps its cache, written by the same install as the rules)."""
-    deps = max([os.path.getmtime(m.__file__) for m in (rules, randomness)] + [os.path.getmtime(f) for f in also])
+    # (A module imported from its source always has a __file__.)
+    deps = max(os.path.getmtime(f) for f in (rules.__file__, randomness.__file__, *also) if f is not None)
     folder = os.path.join(os.path.dirname(kernel_file), "__pycache__")
     stem = os.path.splitext(os.path.basename(kernel_file))[0]
     for index in glob.glob(os.path.join(folder, f"{glob.escape(stem)}.*.nbi")):

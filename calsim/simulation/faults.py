@@ -149,7 +149,7 @@ class WorkerCrash:
 
     at: object
     _: KW_ONLY
-    workers: object = 1
+    workers: int | list[int] | tuple[int, ...] = 1
     down_for: object = "5min"
     at_us: int = field(init=False, repr=False, compare=False)
     down_for_us: int = field(init=False, repr=False, compare=False)

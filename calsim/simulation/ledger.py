@@ -14,7 +14,7 @@ missed times: Kubernetes' ">100 missed" rule, ``Policy(max_missed=...)``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import polars as pl
@@ -28,9 +28,13 @@ from .ledger_schema import (BY_DESIGN_REASONS, KIND, LEDGER_REASONS, LEDGER_SCHE
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from .scenario import Scenario
+
 __all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame", "ledger_order"]
 
 _CHUNK = 1 << 20  # rows per step of in-place conversions
+#: A worker-level scenario's attempt log: the frame, the function that builds it on first read, or None.
+AttemptLog = pl.DataFrame | Callable[[], pl.DataFrame] | None
 
 
 def _codes(values: np.ndarray, dtype: pl.Enum) -> pl.Series:
@@ -117,7 +121,8 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
                 "window_start_utc": None, "window_end_utc": None, "worker": None, "effects": None,
                 "rate_wait_s": None,
             })
-        schema = {**LEDGER_SCHEMA, "schedule_id": frame.schema["schedule_id"], "zone": frame.schema["zone"]}
+        schema = pl.Schema({**LEDGER_SCHEMA, "schedule_id": frame.schema["schedule_id"],
+                            "zone": frame.schema["zone"]})
         extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in schema.items()})
         extra = extra.with_columns(pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
         # nominal_local is naive wall time: replace_time_zone above did not touch it.
@@ -167,14 +172,14 @@ class Ledger:
     """
 
     def __init__(self, name: str, frame: pl.DataFrame, accounts: dict[str, str] | None = None,
-                 scenario: object = None):
+                 scenario: Scenario | None = None):
         self.name = name
         self._frame = frame
         self.accounts = accounts or {}
         self.scenario = scenario  # the Scenario it came from (the ledger store records its parameters)
         # Rows to run settled by each path of the engine ("columns", "budget_periods", "event_loop"): diagnostics.
         self.settled: dict[str, int] = {}
-        self._attempt_log: object = None  # a frame, or the function that builds it (worker-level scenarios)
+        self._attempt_log: AttemptLog = None  # a frame, or the function that builds it (worker-level scenarios)
 
     @property
     def frame(self) -> pl.DataFrame:
@@ -207,10 +212,10 @@ class Ledger:
         """
         if callable(self._attempt_log):
             self._attempt_log = self._attempt_log()
-        return self._attempt_log  # type: ignore[return-value]
+        return self._attempt_log
 
     @attempt_log.setter
-    def attempt_log(self, log) -> None:
+    def attempt_log(self, log: AttemptLog) -> None:
         self._attempt_log = log
 
     def __repr__(self) -> str:

@@ -31,24 +31,24 @@ UTC = pl.Datetime("us", "UTC")
 
 LEDGER_SCHEMA = pl.Schema(
     {
-        "scenario": pl.String,
+        "scenario": pl.String(),
         **OCCURRENCE_SCHEMA,
         "kind": KIND,
         "eligible_utc": UTC,
         "started_utc": UTC,
         "finished_utc": UTC,
-        "lateness_s": pl.Float64,
+        "lateness_s": pl.Float64(),
         "state": STATE,
         "reason": REASON,
-        "attempts": pl.Int32,
-        "cost": pl.Float64,
-        "budget_wait_s": pl.Float64,
+        "attempts": pl.Int32(),
+        "cost": pl.Float64(),
+        "budget_wait_s": pl.Float64(),
         # Worker-level columns (null in scenarios without those features, DESIGN §4).
         "window_start_utc": UTC,
         "window_end_utc": UTC,
-        "worker": pl.Int32,
-        "effects": pl.Int32,
-        "rate_wait_s": pl.Float64,
+        "worker": pl.Int32(),
+        "effects": pl.Int32(),
+        "rate_wait_s": pl.Float64(),
     }
 )
 

@@ -181,7 +181,7 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         cell += acct.astype(np.int64) * span
         return rows, s_c, cell
 
-    demand = np.zeros(len(budgets) * span, dtype=np.float64)
+    demand: np.ndarray = np.zeros(len(budgets) * span, dtype=np.float64)
     longest = int(run.p_dur[paying].max()) if run.fixed_duration else 0  # the longest occupancy of a paying run
     for lo, hi in run.chunks():
         rows, s_c, cell = cells(lo, hi)

@@ -143,7 +143,8 @@ class Failures:
             total = sum(self.classes.values())
             if abs(total - 1) > 1e-9:
                 raise PolicyError(f"failures.classes: shares sum to {total:g} (allowed {allowed})")
-            shares = tuple(float(self.classes.get(k, 0.0)) for k in ERROR_CLASSES)  # type: ignore[assignment]
+            transient, review, permanent = (float(self.classes.get(k, 0.0)) for k in ERROR_CLASSES)
+            shares = (transient, review, permanent)
         object.__setattr__(self, "shares", shares)
 
     @property

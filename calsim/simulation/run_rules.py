@@ -32,6 +32,8 @@ budget charge             :func:`charge`, :func:`fits`
 
 from __future__ import annotations
 
+from typing import overload
+
 import numpy as np
 
 from ..times import DAY_US, US
@@ -192,7 +194,7 @@ def paused(spans: list[tuple[int, int]] | None, t):
     (False, [False, True])
     """
     if isinstance(t, (int, np.integer)):
-        return bool(spans) and any(a <= t < b for a, b in spans)  # type: ignore[union-attr]
+        return any(a <= t < b for a, b in spans or ())
     out = np.zeros(len(t), dtype=bool)
     for a, b in spans or ():
         out |= (t >= a) & (t < b)
@@ -446,7 +448,15 @@ def charge(cost, attempts):
     return cost * attempts
 
 
-def fits(spent: float, amount: float, limit: float) -> bool:
+@overload
+def fits(spent: float, amount: float, limit: float) -> bool: ...
+
+
+@overload
+def fits(spent: float, amount: np.ndarray, limit: float | np.ndarray) -> np.ndarray: ...
+
+
+def fits(spent: float, amount: float | np.ndarray, limit: float | np.ndarray) -> bool | np.ndarray:
     """Whether ``amount`` more may start in a period that has ``spent``: the sum never exceeds ``limit``.
 
     (A tolerance of 1e-9 absorbs float sums of fractional costs.)

@@ -26,6 +26,7 @@ from ..durations import duration_us
 from ..errors import CalsimError, InputError, ScheduleError, check_choice, shown
 from ..schedule import Schedule
 from ..times import instant_us
+from ..tz.release import Release, ReleaseLike  # noqa: F401 (Release: ReleaseLike's forward reference)
 from .faults import Breaker, RateLimit, WorkerCrash, Workers
 from .policy import Failures, Policy
 
@@ -189,7 +190,7 @@ class TzUpgrade(_Event):
     604800000000
     """
 
-    to: object = None
+    to: ReleaseLike = None
     _: KW_ONLY
     horizon: object = "0s"
     mode: Literal["keep", "replan"] = "keep"
@@ -273,7 +274,7 @@ class Scenario:
     start: object
     end: object
     _: KW_ONLY
-    release: object = None
+    release: ReleaseLike = None
     tick: object = "1min"
     outages: tuple = ()
     budgets: tuple = ()

@@ -16,6 +16,8 @@ that need order); the rules they share in :mod:`.run_rules`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import polars as pl
 
@@ -26,6 +28,9 @@ from .policy import LogNormal, Policy
 from .randomness import id_key
 from .run_rules import BIG, CATCHUP, EDGE, OVERLAP, charge
 from .scenario import Pause, Resume, Scenario
+
+if TYPE_CHECKING:
+    from .ledger import AttemptLog
 
 __all__ = ["RunState", "S", "R", "NONE", "CHUNK_ROWS", "CHUNK_ROWS_PER_SCHEDULE"]
 
@@ -54,7 +59,7 @@ class RunState:
         self.n = n
         # The narrowest schedule index: gathers of per-schedule tables read
         # less, and a stable sort on a 16-bit key is a radix sort.
-        self.s = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
+        self.s: np.ndarray = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
         self.tz_of = tz_of
         self.nominal = us_of(frame["nominal_local"])
         self.fold = frame["fold"].to_numpy()
@@ -82,7 +87,7 @@ class RunState:
         self.effects: np.ndarray | None = None
         self.worker: np.ndarray | None = None
         self.rate_wait: np.ndarray | None = None
-        self.attempt_log = None  # worker-level: one row per attempt (:func:`.worker_loop.worker_loop`)
+        self.attempt_log: AttemptLog = None  # worker-level: one row per attempt (:func:`.worker_loop.worker_loop`)
         self.window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (start, end, has a window)
         pol = [s.policy if isinstance(s.policy, Policy) else Policy() for s in scheds]
         self.pol = pol
@@ -193,7 +198,9 @@ def us_of(col: pl.Series) -> np.ndarray:
     Without nulls, or with 0 already in their slots, this is a read-only view of the
     frame's own buffer (no copy).
     """
-    if col.dtype.time_unit != "us":  # type: ignore[union-attr]
+    dtype = col.dtype
+    assert isinstance(dtype, pl.Datetime)
+    if dtype.time_unit != "us":
         col = col.dt.cast_time_unit("us")
     phys = col.to_physical()
     if phys.null_count():

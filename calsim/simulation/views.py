@@ -46,6 +46,7 @@ runs, rather than "did its period pass without it".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import polars as pl
 
@@ -107,7 +108,8 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
     lat = pl.when(started).then(pl.col("lateness_s"))
     wait = pl.when(waited).then(pl.col("budget_wait_s"))
     if streamed:
-        p50, p95 = nearest_quantiles([_lazy(p).filter(started).select(v=pl.col("lateness_s")) for p in parts or [frame]],
+        sources: list[pl.LazyFrame | pl.DataFrame] = [*parts] if parts else [frame]
+        p50, p95 = nearest_quantiles([_lazy(p).filter(started).select(v=pl.col("lateness_s")) for p in sources],
                                      (0.5, 0.95))
         q50, q95 = pl.lit(p50, pl.Float64), pl.lit(p95, pl.Float64)
     else:
@@ -185,8 +187,9 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
     n = int(head["n"].sum()) if head.height else 0
     if not n:
         return [None for _ in qs]
-    lo0, hi0 = head["lo"].min(), head["hi"].max()
-    out = []
+    # (a numeric column's min/max: polars types them as any scalar a column can hold)
+    lo0, hi0 = cast(float, head["lo"].min()), cast(float, head["hi"].max())
+    out: list[float | None] = []
     for q in qs:
         x = q * (n - 1)
         k = math.floor(x) + (1 if x - math.floor(x) >= 0.5 else 0)  # half away from zero (x >= 0)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import polars as pl
 
@@ -379,7 +379,7 @@ class Connection:
         if self.read_only:
             raise StoreError(f"path: {self.shown} was opened with read_only=True; open it without to write")
 
-    def sql(self, query: str, params: list[object] | None = None) -> pl.DataFrame:
+    def sql(self, query: str, params: Sequence[object] | None = None) -> pl.DataFrame:
         """Run ``query`` (bound ``params``: ``?`` or ``$1``) and return a polars frame (instants in UTC)."""
         import duckdb
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -33,9 +34,9 @@ __all__ = ["SCENARIO_ROW", "SCHEDULE_ROW", "scenario_row", "schedules_frame", "d
 MAX_NAME = 200
 
 # Rows of the ``scenarios`` and ``schedules`` tables as polars frames (write and attach build them).
-SCENARIO_ROW = pl.Schema({"name": pl.String, "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
-                           "release": pl.String, "parameters": pl.String, "calsim_version": pl.String,
-                           "schema_version": pl.Int32, "rows": pl.Int64, "digest": pl.String})
+SCENARIO_ROW = pl.Schema({"name": pl.String(), "created": UTC, "horizon_start": UTC, "horizon_end": UTC,
+                           "release": pl.String(), "parameters": pl.String(), "calsim_version": pl.String(),
+                           "schema_version": pl.Int32(), "rows": pl.Int64(), "digest": pl.String()})
 SCHEDULE_ROW = pl.Schema({"scenario": pl.String, "schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String,
                            "account": pl.String, "rule": pl.String, "policy": pl.String})
 
@@ -101,9 +102,10 @@ def packed_keys(frame: pl.DataFrame) -> np.ndarray | None:
     codes = frame["schedule_id"].cast(pl.Categorical).to_physical()  # one code per distinct id
     fields = [codes, frame["revision"], frame["kind"].to_physical(), frame["fold"]]
     nominal = frame["nominal_local"].to_physical()
-    lo = [int(f.min()) for f in fields]  # type: ignore[arg-type]
-    hi = [int(f.max()) for f in fields]  # type: ignore[arg-type]
-    n_lo, n_hi = int(nominal.min()), int(nominal.max())  # type: ignore[arg-type]
+    # Integer columns, not empty: min and max are ints (polars types them as any literal).
+    lo = [int(cast(int, f.min())) for f in fields]
+    hi = [int(cast(int, f.max())) for f in fields]
+    n_lo, n_hi = int(cast(int, nominal.min())), int(cast(int, nominal.max()))
     parts = [(f.to_numpy(), a, (b - a).bit_length()) for f, a, b in zip(fields, lo, hi)]
     width = sum(w for *_, w in parts)
     if width + (n_hi - n_lo).bit_length() <= 63:

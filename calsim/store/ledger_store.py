@@ -72,7 +72,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Concatenate, ParamSpec, Sequence, TypeVar
 
 import polars as pl
 
@@ -84,17 +84,18 @@ from .reconcile import reconcile
 
 __all__ = ["LedgerStore"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
-def _guarded(method: _F) -> _F:
+def _guarded(method: Callable[Concatenate[LedgerStore, _P], _R]) -> Callable[Concatenate[LedgerStore, _P], _R]:
     """A store operation whose DuckDB failures (the time bound included) come out as one-line StoreErrors."""
     @functools.wraps(method)
-    def run(self: "LedgerStore", *args: Any, **kwargs: Any) -> Any:
+    def run(self: LedgerStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._db.guard():
             return method(self, *args, **kwargs)
 
-    return run  # type: ignore[return-value]
+    return run
 
 
 class LedgerStore:
@@ -231,7 +232,7 @@ class LedgerStore:
 
     # -- reading -----------------------------------------------------------
     @_guarded
-    def sql(self, query: str, params: list[object] | None = None) -> pl.DataFrame:
+    def sql(self, query: str, params: Sequence[object] | None = None) -> pl.DataFrame:
         """Run ``query`` (bound ``params``: ``?`` or ``$1``) and return a polars frame (instants in UTC)."""
         return self._db.sql(query, params)
 

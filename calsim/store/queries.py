@@ -54,9 +54,9 @@ def ledger(db: Connection, name: str) -> pl.DataFrame:
         from ..simulation.ledger import ledger_order
 
         out = db.sql(f"SELECT * EXCLUDE (seq) FROM {identifier(table)}")
-        return ledger_order(out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA)))
+        return ledger_order(out.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA))
     out = db.sql(f"SELECT * EXCLUDE (seq) FROM {identifier(table)} ORDER BY seq")
-    return out.select(LEDGER_SCHEMA.names()).cast(dict(LEDGER_SCHEMA))
+    return out.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
 
 
 def ledger_rows(db: Connection, name: str) -> pl.DataFrame:
@@ -150,7 +150,7 @@ def tzdiff(db: Connection, name: str) -> pl.DataFrame:
     out = db.sql("SELECT * FROM tz_diffs WHERE name = $1 ORDER BY seq", [name])
     if not out.height:
         raise UnknownScenarioError(f"name: no tz diff {shown_name(name)} in {db.shown}")
-    return out.select(TZDIFF_SCHEMA.names()).cast(dict(TZDIFF_SCHEMA))
+    return out.select(TZDIFF_SCHEMA.names()).cast(TZDIFF_SCHEMA)
 
 
 # What each exported table is ordered by (a file's row order is part of what it says).

@@ -163,10 +163,10 @@ def reconcile(ledger: pl.DataFrame, actual: pl.DataFrame | str | os.PathLike[str
     missing = led.filter(pl.col("ledger_started").is_not_null()
                          & ~pl.col("occ").is_in(pairs["occ"].drop_nulls().implode())).with_columns(
         pl.lit("missing").alias("class"), pl.lit("expected, never ran").alias("detail"))
-    cols = {"class": pl.Enum(list(RECONCILE_CLASSES)), "schedule_id": pl.String, "revision": pl.Int64,
-            "nominal_local": pl.Datetime("us"), "fold": pl.Int8, "due_utc": UTC, "scheduled_utc": UTC,
-            "started_utc": UTC, "status": pl.String, "lateness_s": pl.Float64, "shift_s": pl.Int64,
-            "detail": pl.String}
+    cols = {"class": pl.Enum(list(RECONCILE_CLASSES)), "schedule_id": pl.String(), "revision": pl.Int64(),
+            "nominal_local": pl.Datetime("us"), "fold": pl.Int8(), "due_utc": UTC, "scheduled_utc": UTC,
+            "started_utc": UTC, "status": pl.String(), "lateness_s": pl.Float64(), "shift_s": pl.Int64(),
+            "detail": pl.String()}
 
     def shape(f: pl.DataFrame) -> pl.DataFrame:
         return f.select([pl.col(c).cast(t) if c in f.columns else pl.lit(None, t).alias(c) for c, t in cols.items()])

@@ -57,7 +57,7 @@ def store_path(path: object) -> str:
     if found or text.startswith(":memory:"):
         if isinstance(path, os.PathLike):
             return os.path.join(os.curdir, text)  # a Path object names a file, never a URL
-        remote = bool(found) and text[found.end():].startswith("//")
+        remote = found is not None and text[found.end():].startswith("//")
         what = ("a remote location" if remote else "an extension prefix") if found else "a named in-memory database"
         scheme = found.group(0) if found else ":memory:"
         hint = "" if remote else f" (for a local file of that name, write './{text[:40]}')"

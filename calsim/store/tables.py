@@ -66,7 +66,7 @@ from __future__ import annotations
 import contextlib
 import re
 import secrets
-from typing import Any
+from typing import Any, Iterable
 
 from ..errors import StoreError
 from ..simulation.ledger_schema import LEDGER_SCHEMA
@@ -194,7 +194,7 @@ def add_ledger_columns(con: Any, table: str, columns: tuple[str, ...]) -> None:
     con.execute(f"CREATE OR REPLACE VIEW {identifier(table)} AS {wrapped_dataset_sql(found[1], missing)}")
 
 
-def dataset_sql(files: list[str], have: object = None, columns: list[str] | None = None) -> str:
+def dataset_sql(files: list[str], have: Iterable[str] | None = None, columns: list[str] | None = None) -> str:
     """The query of an attached dataset's view: the ledger ``columns`` (by default today's) of the Parquet ``files``.
 
     A worker-level column the files lack (``have``: the columns they hold;
@@ -210,7 +210,7 @@ def dataset_sql(files: list[str], have: object = None, columns: list[str] | None
     if not files:
         return ("SELECT CAST(NULL AS BIGINT) AS seq, "
                 + ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in columns) + " WHERE false")
-    present = set(columns) if have is None else set(have)  # type: ignore[call-overload]
+    present = set(columns) if have is None else set(have)
     cols = ", ".join(f"CAST({identifier(c) if c in present or c not in WORKER_COLUMNS else 'NULL'} AS {types[c]}) "
                      f"AS {identifier(c)}" for c in columns)
     return f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM read_parquet([{literals(files)}])"

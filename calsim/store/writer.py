@@ -90,7 +90,7 @@ def stored(db: Connection, ledger: Ledger | pl.DataFrame) -> str:
     frame = ledger.frame if isinstance(ledger, Ledger) else ledger
     name = getattr(ledger, "name", None)
     rows = db.con.execute("SELECT digest, schema_version FROM scenarios WHERE name = ?", [name]).fetchall()
-    if not rows:
+    if not rows or name is None:  # (no stored ledger is named NULL)
         return "absent"
     return "same" if _same(db, rows[0], digest(frame), name, frame) else "different"
 

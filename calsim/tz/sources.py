@@ -44,7 +44,7 @@ IANA_RE = re.compile(r"^\d{4}[a-z]{1,2}$")
 _VERSION_LINE = re.compile(rb"^#\s*version\s+(\S+)")
 _IANA_IN_INIT = re.compile(r"""IANA_VERSION\s*=\s*["']([^"']+)["']""")
 # Directories of a compiled zoneinfo tree that are not zones of their own.
-_SKIP_DIRS = {"posix", "right"}
+_SKIP_DIRS = frozenset({"posix", "right"})
 _SKIP_FILES = {"posixrules", "localtime"}
 
 # A release may come from an untrusted wheel or directory: every file is
@@ -117,7 +117,7 @@ def _read_regular(path: Path, what: str, limit: int = _MAX_FILE_BYTES) -> bytes 
     return data
 
 
-def shown_path(path: Path) -> str:
+def shown_path(path: str | os.PathLike[str]) -> str:
     return cut(str(path), 120)
 
 

@@ -34,6 +34,7 @@ def _kubernetes(text: str, label: str, max_rows: int) -> list[dict[str, object]]
     if not isinstance(doc, dict):
         raise InputError(f"kubernetes jobs: {label}: expected the object `kubectl get jobs -o json` prints, "
                          f"got {type(doc).__name__}")
+    items: object
     if doc.get("kind") == "Job":
         items = [doc]
     else:

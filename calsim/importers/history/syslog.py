@@ -12,12 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from ...errors import InputError
 from .._history_input import Source, lines, too_many
 from ._rows import Caps, HistoryReader, cut, frame, instant
+
+if TYPE_CHECKING:
+    from .._result import Imported
 
 __all__ = ["READER"]
 
@@ -33,7 +37,7 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                        "Nov", "Dec"), 1)}
 
 
-def _syslog_setup(crontab: object, zone: str, year: object, label: str):  # type: ignore[no-untyped-def]
+def _syslog_setup(crontab: object, zone: str, year: object, label: str) -> Imported:
     """The crontab and the zone a syslog needs, checked before the log is read."""
     from .._result import Imported
     from ..crontab import from_crontab
@@ -45,7 +49,7 @@ def _syslog_setup(crontab: object, zone: str, year: object, label: str):  # type
     return crontab if isinstance(crontab, Imported) else from_crontab(crontab, zone=zone)
 
 
-def _syslog(lines: Iterable[tuple[int, str]], label: str, tab, zone: str,  # type: ignore[no-untyped-def]
+def _syslog(lines: Iterable[tuple[int, str]], label: str, tab: Imported, zone: str,
             year: int | None, max_rows: int) -> list[dict[str, object]]:
     by_command: dict[str, str] = {}
     for s in tab:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..simulation.policy import Policy
+from ..simulation.policy import Catchup, Policy
 from ..errors import check_choice
 from ._base import _bad, _bool, _int, _settings, Difference, Preset
 
@@ -181,15 +181,15 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
             "jobstore='memory': a restart (Outage kind 'down') re-adds the job from its next fire time at or after the "
             "restart; a fire at most one tick before the restart still runs in calsim", topic="catch-up",
             example="*/15, down until 0.6 s after a fire time: APScheduler never sees it, calsim runs it"))
-    after_suspend = "latest" if coalesce else "all"
-    after_down = after_suspend if jobstore == "persistent" else "skip"
+    after_suspend: Catchup = "latest" if coalesce else "all"
+    after_down: Catchup = after_suspend if jobstore == "persistent" else "skip"
     code = dst_gap == "code"
     return Preset(
         name="apscheduler",
-        policy=Policy(catchup=after_down, max_lateness=misfire_grace_time,  # type: ignore[arg-type]
+        policy=Policy(catchup=after_down, max_lateness=misfire_grace_time,
                       overlap="skip", max_active=max_instances, jitter=jitter or None,
                       backlog="at_once" if coalesce else "in_turn",
-                      suspend_catchup=after_suspend),  # type: ignore[arg-type]
+                      suspend_catchup=after_suspend),
         gap="scheduler" if code else "skip", fold="scheduler" if code else "both", tick="1s", notes=tuple(notes),
         sources=(APS_BASE, APS_GUIDE, APS_CRON, APS_HISTORY, APS_EXEC, APS_TRIGGER,
                  "https://github.com/agronholm/apscheduler/issues/296"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..simulation.policy import Policy
+from ..simulation.policy import Catchup, Overlap, Policy
 from ..errors import check_choice
 from ._base import _bool, _int, _settings, Difference, Preset
 
@@ -23,7 +23,7 @@ QUARTZ_CRONEXPR = "https://github.com/quartz-scheduler/quartz/blob/quartz-2.3.2/
 MEASURED = "Quartz 2.3.2 (Debian libquartz2-java 2.3.2-4), Java 17 tzdb 2025a"
 
 
-_QUARTZ_MISFIRE = {"SMART_POLICY": "latest", "FIRE_ONCE_NOW": "latest", "DO_NOTHING": "skip",
+_QUARTZ_MISFIRE: dict[str, Catchup] = {"SMART_POLICY": "latest", "FIRE_ONCE_NOW": "latest", "DO_NOTHING": "skip",
                    "IGNORE_MISFIRE_POLICY": "all"}
 
 
@@ -145,7 +145,7 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
                                 example="20 min job every 15 min, DO_NOTHING: Quartz runs every 30 min, calsim back "
                                 "to back"))
     on_misfire = _QUARTZ_MISFIRE[misfire_instruction]
-    overlap = "allow"
+    overlap: Overlap = "allow"
     if disallow_concurrent:
         overlap = "buffer_all" if misfire_instruction == "IGNORE_MISFIRE_POLICY" else "buffer_one"
     if job_store == "ram" and threshold < 1:
@@ -153,9 +153,9 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
                                 "takes it as 0", topic="settings", example="misfire_threshold_ms=0"))
     return Preset(
         name="quartz",
-        policy=Policy(catchup=on_misfire if job_store == "jdbc" else "skip", misfire_grace=threshold / 1000,  # type: ignore[arg-type]
-                      overlap=overlap, limit_edge="late" if job_store == "ram" else "on_time",  # type: ignore[arg-type]
-                      suspend_catchup=on_misfire, down_is_missed=job_store == "ram"),  # type: ignore[arg-type]
+        policy=Policy(catchup=on_misfire if job_store == "jdbc" else "skip", misfire_grace=threshold / 1000,
+                      overlap=overlap, limit_edge="late" if job_store == "ram" else "on_time",
+                      suspend_catchup=on_misfire, down_is_missed=job_store == "ram"),
         gap="scheduler", fold="scheduler", fallback=("skip", "second"), tick="1s", notes=tuple(notes),
         measured=MEASURED,
         sources=(QUARTZ_CRON, QUARTZ_STORE, QUARTZ_CRONEXPR, QUARTZ_DST, QUARTZ_JOBS,

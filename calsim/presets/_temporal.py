@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal, get_args
 
-from ..simulation.policy import Policy
+from ..simulation.policy import Catchup, Overlap as PolicyOverlap, Policy
 from ..errors import check_choice
 from ._base import _seconds, _settings, Preset, US
 
@@ -20,7 +20,7 @@ TEMPORAL_API = "https://github.com/temporalio/api/blob/master/temporal/api/sched
 TEMPORAL_PR = "https://github.com/temporalio/temporal/pull/4332"
 
 
-_TEMPORAL_OVERLAP = {"SKIP": "skip", "BUFFER_ONE": "buffer_one", "BUFFER_ALL": "buffer_all",
+_TEMPORAL_OVERLAP: dict[str, PolicyOverlap] = {"SKIP": "skip", "BUFFER_ONE": "buffer_one", "BUFFER_ALL": "buffer_all",
                      "CANCEL_OTHER": "cancel_other", "TERMINATE_OTHER": "cancel_other", "ALLOW_ALL": "allow"}
 
 
@@ -83,7 +83,7 @@ def temporal(*, overlap: Overlap = "SKIP", catchup_window: object = "365d", jitt
     if window < 10 * US:
         notes.append(f"catchup_window={catchup_window!r} is below Temporal's minimum and is clamped to 10 s")
         window = 10 * US
-    catchup = {"SKIP": "earliest" if after_outage == "earliest" else "latest", "CANCEL_OTHER": "latest",
+    catchup: Catchup = {"SKIP": "earliest" if after_outage == "earliest" else "latest", "CANCEL_OTHER": "latest",
                "TERMINATE_OTHER": "latest"}.get(overlap, "all")
     if overlap == "SKIP" and after_outage == "latest":
         notes.append("after_outage='latest': the most recent missed action runs; the current server code starts "
@@ -99,7 +99,7 @@ def temporal(*, overlap: Overlap = "SKIP", catchup_window: object = "365d", jitt
                      "(start after the cancellation completes)")
     return Preset(
         name="temporal",
-        policy=Policy(catchup=catchup, max_lateness=dt.timedelta(microseconds=window), overlap=_TEMPORAL_OVERLAP[overlap],  # type: ignore[arg-type]
+        policy=Policy(catchup=catchup, max_lateness=dt.timedelta(microseconds=window), overlap=_TEMPORAL_OVERLAP[overlap],
                       jitter=dt.timedelta(microseconds=jit) if jit else None),
         gap="skip", fold="both", tick="1s", notes=tuple(notes),
         sources=(TEMPORAL_DOC, TEMPORAL_CODE, TEMPORAL_API, TEMPORAL_PR),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..simulation.policy import Policy
+from ..simulation.policy import Overlap, Policy
 from ..errors import CalsimError, check_choice
 from ._base import _bad, _bool, _int, _settings, Difference, Preset
 
@@ -87,7 +87,7 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
     >>> presets.kubernetes(too_many_missed="docs").policy.max_missed
     100
     """
-    overlap = {"Allow": "allow", "Forbid": "buffer_latest", "Replace": "cancel_other"}
+    overlap: dict[str, Overlap] = {"Allow": "allow", "Forbid": "buffer_latest", "Replace": "cancel_other"}
     check_choice("concurrency_policy", concurrency_policy, get_args(ConcurrencyPolicy))
     deadline = _int("starting_deadline_seconds", starting_deadline_seconds, 0, none=True)
     _bool("suspend", suspend)
@@ -97,7 +97,7 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
         from ..tz.release import release
 
         try:
-            release().table(time_zone)  # type: ignore[arg-type]
+            release().table(time_zone)
         except (CalsimError, TypeError):
             raise _bad("time_zone", time_zone, "an IANA zone name such as 'Europe/Berlin', or None") from None
     notes: list = [
@@ -160,7 +160,7 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
                      "times, whereas on unsuspend Kubernetes starts the most recent missed time within the deadline")
     return Preset(
         name="kubernetes",
-        policy=Policy(catchup="latest", max_lateness=deadline, overlap=overlap[concurrency_policy],  # type: ignore[arg-type]
+        policy=Policy(catchup="latest", max_lateness=deadline, overlap=overlap[concurrency_policy],
                       max_missed=100 if too_many_missed == "docs" else None, limit_edge="late"),
         gap="scheduler" if cron == "robfig" else "skip", fold="scheduler" if cron == "robfig" else "both",
         tick="10s", notes=tuple(notes), dialect="robfig",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from ..resolution import FoldPolicy, GapPolicy
 from ..simulation.policy import Policy
 from ..errors import check_choice
 from ._base import _settings, Difference, Preset, Wildcard
@@ -83,18 +85,21 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     'sleep_end'
     """
     check_choice("job_kind", job_kind, get_args(JobKind))
-    fixed, wild = ("next_valid", "first"), ("skip", "both")
+    fixed: tuple[GapPolicy, FoldPolicy] = ("next_valid", "first")
+    wild: tuple[GapPolicy, FoldPolicy] = ("skip", "both")
     gap, fold = wild if job_kind == "wildcard" else fixed
     notes = _NOTES
-    fixed_policy = dict(catchup="skip", overlap="allow", misfire_grace="1min", limit_edge="late",
-                        recovery_wake=False, suspend_catchup="all", suspend_limit=FIXED_LIMIT,
-                        suspend_wake="sleep_end")
-    wild_policy = (("suspend_limit", WILD_LIMIT),)
-    policy = Policy(**{**fixed_policy, **(dict(wild_policy) if job_kind == "wildcard" else {})})  # type: ignore[arg-type]
+    wild_policy = (("suspend_limit", WILD_LIMIT),)  # what differs for wildcard jobs (the Wildcard below)
+    policy = Policy(catchup="skip", overlap="allow", misfire_grace="1min", limit_edge="late",
+                    recovery_wake=False, suspend_catchup="all", suspend_limit=FIXED_LIMIT,
+                    suspend_wake="sleep_end")
+    if job_kind == "wildcard":
+        changes: dict[str, Any] = dict(wild_policy)  # Policy's own fields, checked by Policy
+        policy = dataclasses.replace(policy, **changes)
     return Preset(
         name="cronie",
         policy=policy,
-        gap=gap, fold=fold, tick="1min", notes=tuple(notes),  # type: ignore[arg-type]
+        gap=gap, fold=fold, tick="1min", notes=tuple(notes),
         sources=(CRONIE, CRONIE_SRC, DEBIAN, CRONSIM),
         settings=_settings(job_kind=job_kind),
         wildcard=Wildcard("minute_or_hour_starred", "skip", "both", wild_policy) if job_kind == "auto" else None,
@@ -102,7 +107,7 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     )
 
 
-_NOTES = (
+_NOTES: tuple = (  # (str and Difference: Preset keeps the text, differences() the Difference)
     Difference(
         "a suspend across a DST change: crond counts its clock jump J in wall minutes (cron.c timeDiff: "
         "J = 1 + L // 1min for a suspend of L, plus the change forward, minus it back) and catches up every job if "
