@@ -1,4 +1,5 @@
-"""What every user-facing error must look like (DEVELOPERS: "names the field, the value and what is allowed")."""
+"""What every user-facing error must look like (calsim/errors.py: "every message names the field, the value that
+was given and what is allowed", one line)."""
 
 from __future__ import annotations
 

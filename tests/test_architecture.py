@@ -402,3 +402,97 @@ def test_a_type_switch_on_a_rule_kind_is_found(tmp_path):
 def test_no_module_outside_the_rule_kinds_switches_on_a_rule_kind():
     assert not type_switches(), "ask the rule (calsim/rules/kind.py's protocol), not its class: " + \
         ", ".join(type_switches())
+
+
+# ----------------------------------------------------------------- the three walks of docs/architecture.md
+
+
+def walkthroughs(doc: str) -> dict[str, tuple[list[str], list[str]]]:
+    """docs/architecture.md's walks: title -> (``Files:``, ``Also:``), paths as written (``<module>`` etc.)."""
+    part = doc.split("## Three changes, walked through", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for section in part.split("\n### ")[1:]:
+        lists: dict[str, list[str]] = {"Files:": [], "Also:": []}
+        for row in section.splitlines():
+            for key in lists:
+                if row.startswith(key):  # a path in parentheses is prose: `Also: x (when `y`)` lists x only
+                    lists[key] = re.findall(r"`([^`]+)`", re.sub(r"\([^)]*\)", "", row))
+        out[section.splitlines()[0].strip()] = (lists["Files:"], lists["Also:"])
+    return out
+
+
+def registered() -> dict[str, list[tuple[str, dict[str, str], dict[str, str]]]]:
+    """Each registry's entries: walk title -> [(module, placeholders, {listed file: what it must say})].
+
+    The module file must define the entry; the registry file must name it
+    (the class, the import, the module); the README must have its table row;
+    the test file must name it.
+    """
+    import calsim
+    import calsim.importers.history as history
+    import calsim.presets as presets
+    from calsim.rules.kind import RuleKind
+
+    def kinds(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from kinds(sub)
+
+    assert calsim  # (importing it loads every rule kind)
+    rules = [(k.__module__, {"module": k.__module__.rsplit(".", 1)[1], "kind": k.kind},
+              {"calsim/schedule.py": k.__name__, "README.md": f"| `{k.kind}` |", "tests/": k.__name__})
+             for k in dict.fromkeys(kinds(RuleKind)) if "kind" in vars(k) and k.__module__.startswith("calsim.")]
+    made = [(getattr(presets, n).__module__, {"name": n},
+             {"calsim/presets/__init__.py": f"import {n}\n", "README.md": f"| `{n}` |", "tests/": f"{n}("})
+            for n in presets.SCHEDULERS]
+    readers = [(r.read.__module__, {"module": r.read.__module__.rsplit(".", 1)[1], "kind": k},
+                {"calsim/importers/history/__init__.py": r.read.__module__.rsplit(".", 1)[1],
+                 "README.md": f"`{k}`", "tests/": f'"{k}"'})
+               for k, r in history.READERS.items()]
+    return {"A rule kind": rules, "A preset": made, "A history reader": readers}
+
+
+def _fill(path: str, values: dict[str, str]) -> str:
+    return re.sub(r"<(\w+)>", lambda m: values[m.group(1)], path)
+
+
+def test_the_walks_are_read_with_their_files_and_the_places_they_touch_only_sometimes():
+    doc = "## Three changes, walked through\n\n### A thing\n\n1. text `not/this.py`\n\n" \
+          "Files: `a/<module>.py`, `README.md`\nAlso: `b/` (when `c.py` says so), `d.py`\n\n## Next\n"
+    assert walkthroughs(doc) == {"A thing": (["a/<module>.py", "README.md"], ["b/", "d.py"])}
+
+
+def test_the_architecture_document_walks_a_rule_kind_a_preset_and_a_history_reader():
+    assert set(walkthroughs(ARCHITECTURE.read_text())) == set(registered())
+
+
+def test_every_registered_kind_preset_and_reader_has_each_file_its_walk_lists_and_is_named_in_it():
+    walks, root = walkthroughs(ARCHITECTURE.read_text()), PACKAGE.parent
+    missing = []
+    for title, entries in registered().items():
+        files, _ = walks[title]
+        assert entries and files, title
+        for module, values, says in entries:
+            for path in (_fill(p, values) for p in files):
+                file = root / path
+                want = "" if path == module.replace(".", "/") + ".py" else \
+                    next(text for start, text in says.items() if path.startswith(start))
+                if not file.is_file():
+                    missing.append(f"{title} {module}: no {path}")
+                elif want not in file.read_text():
+                    missing.append(f"{title} {module}: {path} does not say {want!r}")
+    assert not missing, "\n".join(missing)
+
+
+def test_no_module_outside_its_walk_imports_a_rule_kind_a_preset_or_a_history_reader():
+    walks, graph = walkthroughs(ARCHITECTURE.read_text()), import_graph()
+    stray = []
+    for title, entries in registered().items():
+        files, also = walks[title]
+        for module, values, _ in entries:
+            allowed = [_fill(p, values) for p in files + also]
+            for s, t, how in graph.edges:
+                where = graph.modules[s].relative_to(PACKAGE.parent).as_posix()
+                if t == module and not any(where == a or (a.endswith("/") and where.startswith(a)) for a in allowed):
+                    stray.append(f"{title} {module}: {how}")
+    assert not stray, "imported outside the files its walk lists:\n" + "\n".join(stray)

@@ -4,8 +4,8 @@ Bounded to a few seconds per parser here; ``CALSIM_FUZZ_EXAMPLES=N`` runs N
 examples per test (e.g. 20000 for a long soak). Inputs are real files of
 ``data/examples`` cut and spliced with junk, token soups of each grammar, and
 random values where a field takes one. Other parsers are fuzzed beside their
-own tests (importers: test_import_*.py and test_history.py; TZif:
-test_hostile_tzdata.py; Quartz: rules/test_quartz*.py).
+own tests (importers: tests/importers/; TZif:
+tests/tz/test_hostile_tzdata.py; Quartz: rules/test_quartz*.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,8 @@ from calsim.errors import CalsimError
 from calsim.scenario_file import load, load_scenario
 from calsim.times import instant_us, local_us
 from messages import assert_clear
+
+pytestmark = pytest.mark.fuzz
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)

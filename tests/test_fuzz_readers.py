@@ -7,7 +7,7 @@ negative numbers, odd strings); report parameters get token soups of YAML.
 Only a one-line ``CalsimError`` may escape (``messages.assert_clear``). A few
 seconds per reader by default; ``CALSIM_FUZZ_EXAMPLES=N`` runs N examples per
 test. The history readers and the store's attach are fuzzed beside their own
-tests (test_history.py, test_hostile_store.py).
+tests (tests/importers/test_history.py, tests/store/test_hostile_store.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 import calsim
 from calsim.report import parse_parameter
 from test_fuzz_parsers import JUNK, field_paths, only_calsim_errors, replaced, splice
+import pytest
+
+pytestmark = pytest.mark.fuzz
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
 FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.hostile
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "data" / "examples"
 MEMORY = 4 << 30  # polars and DuckDB reserve address space for their thread pools

@@ -60,24 +60,24 @@ class Oracle:
 
 
 ORACLES = (
-    Oracle("cronsim", lambda: _pypi("cronsim"), "2.9", "2.10", "tests/rules/test_cron.py, tests/test_presets.py, "
-           "tests/test_expand.py (a-a/n is {a} from 2.9 on)", "pip install -e '.[test]'"),
-    Oracle("APScheduler", lambda: _pypi("apscheduler"), "3.11", "3.12", "tests/test_preset_apscheduler.py "
+    Oracle("cronsim", lambda: _pypi("cronsim"), "2.9", "2.10", "tests/rules/test_cron.py, tests/presets/test_presets.py, "
+           "tests/test_expansion.py (a-a/n is {a} from 2.9 on)", "pip install -e '.[test]'"),
+    Oracle("APScheduler", lambda: _pypi("apscheduler"), "3.11", "3.12", "tests/presets/test_apscheduler.py "
            "(3.11.3's zoneinfo DST and misfire code)", "pip install -e '.[test]'"),
     Oracle("python-dateutil", lambda: _pypi("python-dateutil"), "2.9", "2.10", "tests/rules/test_rrule.py "
            "(RRULE in a zone without DST)", "pip install -e '.[test]'"),
     Oracle("robfig/cron (golang-github-robfig-cron-dev)", lambda: _dpkg("golang-github-robfig-cron-dev"), "3.0.1",
-           "3.0.2", "tests/rules/test_robfig.py, tests/test_preset_kubernetes.py (v3.0.1, what Kubernetes vendors)",
+           "3.0.2", "tests/rules/test_robfig.py, tests/presets/test_kubernetes.py (v3.0.1, what Kubernetes vendors)",
            "apt-get install golang-go golang-github-robfig-cron-dev"),
     Oracle("Go (golang-go)", lambda: _dpkg("golang-go"), "2:1.19", "2:1.20", "tests/rules/test_robfig.py (time.Date)",
            "apt-get install golang-go"),
     Oracle("Quartz (libquartz2-java)", lambda: _dpkg("libquartz2-java"), "2.3.2", "2.3.3",
-           "tests/rules/test_quartz_jar.py, tests/test_preset_quartz.py", "apt-get install libquartz2-java"),
+           "tests/rules/test_quartz_jar.py, tests/presets/test_quartz.py", "apt-get install libquartz2-java"),
     Oracle("Java tz database (tzdb.dat)", _java_tzdb, "2025a", "2025b", "tests/rules/test_quartz_jar.py (compared "
            "with calsim's 2025a)", "apt-get install openjdk-17-jre-headless"),
     Oracle("systemd (systemd-analyze)", lambda: _dpkg("systemd"), "252", "253",
-           "tests/test_systemd_calendar.py, tests/test_preset_systemd.py", "apt-get install systemd"),
-    Oracle("glibc (libc6)", lambda: _dpkg("libc6"), "2.36", "2.37", "tests/test_systemd_calendar.py (mktime, "
+           "tests/rules/test_calendarspec.py, tests/presets/test_systemd.py", "apt-get install systemd"),
+    Oracle("glibc (libc6)", lambda: _dpkg("libc6"), "2.36", "2.37", "tests/rules/test_calendarspec.py (mktime, "
            "ported in calsim/tz/glibc.py)", "apt-get install libc6-dev gcc"),
 )
 

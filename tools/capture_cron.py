@@ -13,7 +13,7 @@ Usage (from the repository root, as root, on Debian 12 with ``cron`` and
 Each scenario kind (``dst``, ``restart``, ``suspend``) is written to
 ``tests/fixtures/cron_daemon/<kind>.cron-<version>.faketime-<version>.tz-<release>.json``
 (with ``--only``, the scenarios run replace their namesakes in the existing
-files); ``tests/test_cron_daemon.py`` replays every fixture against calsim.
+files); ``tests/presets/test_cronie_daemon.py`` replays every fixture against calsim.
 
 The grid: the 2026 DST days (both changes) of New York, Berlin, Lord Howe
 (30-minute changes) and Santiago (midnight changes, west of UTC), each with
@@ -513,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         order = [s.id for s in scenarios() if s.kind == kind]
         merged = {r["id"]: r for r in old if r["id"] not in ran} | {i: results[i] for i in ran}
         body = {
-            "about": "Debian cron run under libfaketime by tools/capture_cron.py; replayed by tests/test_cron_daemon.py",
+            "about": "Debian cron run under libfaketime by tools/capture_cron.py; replayed by tests/presets/test_cronie_daemon.py",
             "command": "sudo .venv/bin/python tools/capture_cron.py" + (f" --rate {args.rate:g}" if args.rate != RATE else ""),
             "cron": versions["cron"], "faketime": versions["faketime"], "release": RELEASE, "rate": args.rate,
             "boot_lead_s": BOOT_LEAD,

@@ -8,7 +8,7 @@ Usage (from the repository root)::
     .venv/bin/python tools/mutants.py --skip quartz         # all but those (repeatable)
     .venv/bin/python tools/mutants.py --jobs 2 --json /tmp/mutants.json
     .venv/bin/python tools/mutants.py --list                # check every snippet, run nothing
-    .venv/bin/python tools/mutants.py --without test_boundaries   # drop matching test files (the older suite)
+    .venv/bin/python tools/mutants.py --without _edges   # drop matching test files (here: the edge cases)
     .venv/bin/python tools/mutants.py --mutants tools/mutants_sim.py  # also the MUTANTS of another file
 
 A mutant
@@ -22,7 +22,7 @@ defines its own ``MUTANTS`` list the same way)::
         "old": "lower[i] > w_max",             # exact text; must occur exactly once in the file
         "new": "lower[i] >= w_max",            # what replaces it
         "why": "a wall time at a gap's first µs takes the fast path",   # the mistake it models
-        "tests": ["tests/test_boundaries.py"], # pytest arguments: files or node ids, fastest killer first
+        "tests": ["tests/test_resolution_edges.py"], # pytest arguments: files or node ids, fastest killer first
         "equivalent": "...",                   # optional: why no test can kill it (reported, still run)
     }
 
@@ -70,39 +70,38 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
-B = "tests/test_boundaries.py"
-RESOLVE = [B, "tests/test_resolve_pinned.py", "tests/test_resolve_synthetic.py",
-           "tests/test_resolve_properties.py", "tests/test_resolve_oracle.py"]
-TZIF = [B, "tests/test_resolve_synthetic.py", "tests/test_releases.py", "tests/test_tzchanges.py",
-        "tests/test_resolve_oracle.py"]
-EXPAND = [B, "tests/test_expand_pinned.py", "tests/test_expand.py", "tests/test_expand_fast_paths.py",
+RESOLVE = ["tests/test_resolution_edges.py", "tests/test_resolution_pinned.py", "tests/test_resolution_synthetic.py",
+           "tests/test_resolution_properties.py", "tests/test_resolution_oracle.py"]
+TZIF = ["tests/tz/test_posix.py", "tests/test_resolution_synthetic.py", "tests/tz/test_release.py", "tests/test_tzchanges.py",
+        "tests/test_resolution_oracle.py"]
+EXPAND = ["tests/rules/test_rrule_edges.py", "tests/test_expansion_pinned.py", "tests/test_expansion.py", "tests/test_expansion_fast_paths.py",
           "tests/rules/test_rrule.py"]
-STORE = [B, "tests/test_store.py", "tests/test_store_layout.py"]
+STORE = ["tests/store/test_ledger_records.py", "tests/store/test_ledger_store.py", "tests/store/test_tables.py"]
 CRON = ["tests/rules/test_cron.py"]
 # A module's doctests come after the test files: collecting a module for its doctests imports it again
 # (--import-mode=importlib), and a test file imported after that would see a second RobfigCron class.
 ROBFIG = ["tests/rules/test_robfig.py", "calsim/rules/robfig.py"]  # the real robfig, then the module's doctest
 EMU = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/emulation.py"]
 CLOCK = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/tz/clock.py"]
-K8S = ["calsim/presets/_kubernetes.py", "tests/test_presets.py::TestKubernetes", "tests/test_preset_kubernetes.py"]
-PRESETS = ["calsim/presets/_kubernetes.py", "tests/test_presets.py::TestKubernetes", "tests/test_presets.py::TestPreset",
-           "tests/test_preset_kubernetes.py"]
-CRONIE = ["calsim/presets/_cronie.py", "tests/test_presets.py::TestCronie",
-          "tests/test_presets.py::TestCronieAgainstCronsim", "tests/test_preset_cronie.py", "tests/test_cron_daemon.py"]
-APS = ["calsim/presets/_apscheduler.py", "tests/test_presets.py::TestApscheduler",
-       "tests/test_presets.py::TestApschedulerAgainstCronTrigger", "tests/test_preset_apscheduler.py"]
-TEMPORAL = ["calsim/presets/_temporal.py", "tests/test_presets.py::TestTemporal", "tests/test_preset_temporal.py"]
-EVENTBRIDGE = ["calsim/presets/_eventbridge.py", "tests/test_presets.py::TestEventbridge",
-               "tests/test_preset_eventbridge.py"]
-QWALK = ["tests/rules/test_quartz_jar.py", "tests/test_preset_quartz.py", "calsim/rules/quartz_walk.py"]
+K8S = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes", "tests/presets/test_kubernetes.py"]
+PRESETS = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes", "tests/presets/test_presets.py::TestPreset",
+           "tests/presets/test_kubernetes.py"]
+CRONIE = ["calsim/presets/_cronie.py", "tests/presets/test_presets.py::TestCronie",
+          "tests/presets/test_presets.py::TestCronieAgainstCronsim", "tests/presets/test_cronie.py", "tests/presets/test_cronie_daemon.py"]
+APS = ["calsim/presets/_apscheduler.py", "tests/presets/test_presets.py::TestApscheduler",
+       "tests/presets/test_presets.py::TestApschedulerAgainstCronTrigger", "tests/presets/test_apscheduler.py"]
+TEMPORAL = ["calsim/presets/_temporal.py", "tests/presets/test_presets.py::TestTemporal", "tests/presets/test_temporal.py"]
+EVENTBRIDGE = ["calsim/presets/_eventbridge.py", "tests/presets/test_presets.py::TestEventbridge",
+               "tests/presets/test_eventbridge.py"]
+QWALK = ["tests/rules/test_quartz_jar.py", "tests/presets/test_quartz.py", "calsim/rules/quartz_walk.py"]
 QUARTZ = ["tests/rules/test_quartz.py", "tests/rules/test_quartz_oracle.py", "tests/rules/test_quartz_jar.py",
           "calsim/rules/quartz.py"]
-QPRESET = ["calsim/presets/_quartz.py", "tests/test_presets.py::TestQuartz", "tests/rules/test_quartz_jar.py",
-           "tests/test_preset_quartz.py"]
-GLIBC = ["tests/test_systemd_calendar.py", "tests/rules/test_oncalendar.py", "calsim/tz/glibc.py"]
-CALSPEC = ["tests/test_systemd_calendar.py", "tests/rules/test_oncalendar.py", "calsim/rules/calendarspec.py"]
-SPRESET = ["calsim/presets/_systemd.py", "tests/test_presets.py::TestSystemd", "tests/test_preset_systemd.py",
-           "tests/test_systemd_calendar.py"]
+QPRESET = ["calsim/presets/_quartz.py", "tests/presets/test_presets.py::TestQuartz", "tests/rules/test_quartz_jar.py",
+           "tests/presets/test_quartz.py"]
+GLIBC = ["tests/rules/test_calendarspec.py", "tests/rules/test_oncalendar.py", "calsim/tz/glibc.py"]
+CALSPEC = ["tests/rules/test_calendarspec.py", "tests/rules/test_oncalendar.py", "calsim/rules/calendarspec.py"]
+SPRESET = ["calsim/presets/_systemd.py", "tests/presets/test_presets.py::TestSystemd", "tests/presets/test_systemd.py",
+           "tests/rules/test_calendarspec.py"]
 
 
 def M(id: str, file: str, old: str, new: str, why: str, tests: list[str], equivalent: str | None = None) -> dict:
@@ -413,7 +412,7 @@ MUTANTS: list[dict] = [
     M("emu-lookahead-ignored", "calsim/emulation.py", "bad = np.flatnonzero(reach.meets(prev, ideal + lookahead))",
       "bad = np.flatnonzero(reach.meets(prev, ideal))",
       "a walk that reads the clock past its answer is not asked when the change lies in that look-ahead",
-      [*EMU, "tests/test_systemd_calendar.py"]),
+      [*EMU, "tests/rules/test_calendarspec.py"]),
     M("emu-walk-one-clean-step", "calsim/emulation.py", "two = np.flatnonzero(clean[1:] & clean[:-1])",
       "two = np.flatnonzero(clean[1:])",
       "the walk starts after one clean step (a perturbed step before it can carry the walk past it)", EMU),

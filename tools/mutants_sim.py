@@ -5,19 +5,19 @@ dropped sort key, a forgotten branch). See ``tools/mutants.py`` for the format
 and how they run.
 """
 
-RULES = ["tests/test_simulate_rules.py"]
-SIM = [*RULES, "tests/test_simulate.py", "tests/test_simulate_budget_periods.py", "tests/test_presets.py"]
-ORACLES = [*SIM, "tests/test_preset_kubernetes.py", "tests/test_preset_apscheduler.py"]
+RULES = ["tests/simulation/test_run_rules_pinned.py"]
+SIM = [*RULES, "tests/simulation/test_engine.py", "tests/simulation/test_budget_periods.py", "tests/presets/test_presets.py"]
+ORACLES = [*SIM, "tests/presets/test_kubernetes.py", "tests/presets/test_apscheduler.py"]
 R, C, E, K, B = ("calsim/simulation/run_rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
                  "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
 ORD = "calsim/simulation/order.py"  # which rows need order (split from columns.py)
 # The ordered loop is one compiled kernel (worker_kernel.py); its scheduler-level path is checked against the
 # Python loop it replaced (changed in lockstep where ADR 0002 says).
-LOOP = ["tests/test_ordered_loop.py", "tests/test_event_kernel.py", *SIM]
+LOOP = ["tests/simulation/test_worker_kernel.py", "tests/simulation/test_event_loop.py", *SIM]
 # A rule of the table (rules.py) is compiled into both loops: its tests, and the worker loop's.
-RULED = ["tests/test_run_rules.py", *SIM, "tests/test_workers_composed.py"]
+RULED = ["tests/simulation/test_run_rules.py", *SIM, "tests/simulation/test_worker_loop_composed.py"]
 W = K
-WORKERS = ["tests/test_workers_composed.py", "tests/test_worker_faults.py"]
+WORKERS = ["tests/simulation/test_worker_loop_composed.py", "tests/simulation/test_worker_loop.py"]
 
 
 def M(id, file, old, new, why, tests=SIM, equivalent=None):
@@ -128,10 +128,10 @@ MUTANTS = [
       "a run due exactly at boot counts as on time (systemd's next elapse is strictly after boot)"),
     M("sim-demand-once", ORD, "charged = run.p_cost[s_c] * run.attempts_n[lo:hi][rows]", "charged = run.p_cost[s_c]",
       "budget demand counts one unit per run (retried runs settled by columns over budget)",
-      [*SIM, "tests/test_simulate_column_budgets.py"]),
+      [*SIM, "tests/simulation/test_columns_budgets.py"]),
     M("sim-demand-unit-retries", ORD, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
       "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts",
-      [*SIM, "tests/test_simulate_column_budgets.py"]),
+      [*SIM, "tests/simulation/test_columns_budgets.py"]),
     M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
       "jitter may reach the next occurrence"),
     M("sim-backoff-linear", R, "        d *= 2\n", "        d += int(backoff_us)\n",
@@ -153,7 +153,7 @@ MUTANTS = [
       "        push_event(heap, seq, up_one(t, out_lo, out_hi), LATEST, key, 0)",
       "        push_event(heap, seq, t, LATEST, key, 0)",
       "Forbid's blocked time is looked at when the Job ends even if the controller is down then, so it starts "
-      "at the come-back before the time caught up there", [*LOOP, "tests/test_preset_kubernetes.py"]),
+      "at the come-back before the time caught up there", [*LOOP, "tests/presets/test_kubernetes.py"]),
     M("sim-loop-no-pause", K, "                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(",
       "                    if False and paused_at(", "a held run starts while its schedule is paused", LOOP),
     M("sim-loop-batch-refused-kept", K, "                    if (not jobs.follower[j] and j_k[j] == 0 and j_state[j] == SKIPPED",

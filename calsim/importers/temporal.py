@@ -70,7 +70,7 @@ from typing import Any
 
 from ..errors import CalsimError, InputError, RuleError
 from ..presets import Preset, temporal
-from ..presets._temporal import Overlap
+from ..presets import TemporalOverlap as Overlap
 from ..rules.every import Every
 from ..schedule import Schedule
 from ._yaml import load_json

@@ -59,6 +59,7 @@ from ._base import SCHEDULER_FIELDS, Difference, Preset, Wildcard  # noqa: F401 
 from .differences import differences
 from ._kubernetes import kubernetes
 from ._temporal import temporal
+from ._temporal import Overlap as TemporalOverlap  # noqa: F401  (the temporal importer's overlap values)
 from ._apscheduler import apscheduler
 from ._quartz import quartz
 from ._systemd import systemd

@@ -72,10 +72,10 @@ def apscheduler(*, misfire_grace_time: float | None = 1, coalesce: bool = True, 
     on CPython's ``zoneinfo`` reading calsim's tz release. Fire times are its
     ``CronTrigger.get_next_fire_time``, ported in
     :mod:`calsim.rules.apscheduler_cron` and compared over every 2026
-    transition of eleven zones (``tests/test_presets.py``); catch-up, grace,
+    transition of eleven zones (``tests/presets/test_presets.py``); catch-up, grace,
     coalescing and instances are its ``BaseScheduler._process_jobs``,
     ``BaseExecutor`` and ``run_job`` on a fake clock
-    (``tests/test_preset_apscheduler.py``).
+    (``tests/presets/test_apscheduler.py``).
     ``calsim.presets.differences(preset)`` lists what calsim does not reproduce.
 
     Parameters (keyword-only, APScheduler's job options)

@@ -62,7 +62,7 @@ def cronie(*, job_kind: JobKind = "auto") -> Preset:
     time-change code cronie shares), run under libfaketime by
     ``tools/capture_cron.py`` over both 2026 DST days of New York, Berlin,
     Dublin (negative DST), Lord Howe, Chatham, Beirut, Cairo, Santiago and
-    Sydney, restarts and suspends (tests/test_cron_daemon.py); the
+    Sydney, restarts and suspends (tests/presets/test_cronie_daemon.py); the
     remaining differences are the preset's ``notes`` (``presets.differences``).
 
     Parameters (keyword-only)

@@ -63,7 +63,7 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
     Java 17 (tzdb 2025a), its ``CronExpression`` for the fire times and DST
     (``tests/rules/test_quartz_jar.py``, ``test_quartz_oracle.py``); the
     misfire decisions against its real ``RAMJobStore`` and ``CronTriggerImpl``
-    on a faked clock, and a port of the JDBC store (``tests/test_preset_quartz.py``).
+    on a faked clock, and a port of the JDBC store (``tests/presets/test_quartz.py``).
     ``calsim.presets.differences(preset)`` lists what calsim does not reproduce.
 
     Parameters (keyword-only)

@@ -6,7 +6,7 @@ expressions, and that walk, are ported here from the 3.11.3 wheel
 (``apscheduler/triggers/cron/__init__.py``, ``fields.py``,
 ``expressions.py`` and the ``datetime_ceil``/``datetime_utc_add`` helpers of
 ``util.py``), on the zone's clock as CPython's ``zoneinfo`` reads it; the
-tests compare it with the installed APScheduler (``tests/test_presets.py``).
+tests compare it with the installed APScheduler (``tests/presets/test_presets.py``).
 
 **Text** (``apscheduler:`` then one trigger, or several joined by ``|``,
 which fire as an ``OrTrigger`` of them):

@@ -30,7 +30,7 @@ sets), systemd's own walk: :meth:`OnCalendar.next_after` is a port of
 ``calendar_spec_next_usec()`` over glibc's ``mktime`` (:mod:`calsim.rules.calendarspec`),
 and :mod:`calsim.emulation` runs it near each transition. What that walk
 does across DST (measured against ``systemd-analyze calendar`` 252.38 by
-``tests/test_systemd_calendar.py``):
+``tests/rules/test_calendarspec.py``):
 
 * a wall time that does not exist is skipped, and a repeated one fires in
   the pass the walk is in: the first for a timer running throughout;

@@ -74,7 +74,7 @@ def up(t, outages: tuple[tuple[int, int], ...]):
 
     ``outages`` are sorted and disjoint; adjacent ones (one ends where the next
     starts) chain. ``t`` is an int (one run) or an array (the same walk per
-    element, :func:`up_one`'s rule; tests/test_simulate_rules.py proves them equal).
+    element, :func:`up_one`'s rule; tests/simulation/test_run_rules_pinned.py proves them equal).
 
     >>> up(5, ((0, 10), (10, 20))), up(25, ((0, 10),))
     (20, 25)
@@ -172,7 +172,7 @@ def slept_out(outages: tuple[tuple[int, int], ...], suspends: np.ndarray, tick: 
     Linux measures ``nanosleep`` on CLOCK_MONOTONIC, which does not count suspended time (nanosleep(2)); cron
     sleeps to second 1 of the next minute (``cron.c`` ``cron_sleep``), so after a resume it wakes only when the
     rest of that sleep has run out, up to a minute later (measured on Debian cron 3.0pl1 under libfaketime:
-    tests/test_cron_daemon.py).
+    tests/presets/test_cronie_daemon.py).
 
     >>> MIN = 60
     >>> slept_out(((90, 300), (400, 500)), np.array([True, False]), MIN)

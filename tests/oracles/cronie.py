@@ -2,7 +2,7 @@
 
 The real oracle is Debian's cron daemon itself (``tests/oracles/cron_daemon.py``:
 runs recorded by ``tools/capture_cron.py``). This port reproduces every run
-of those recordings (``tests/test_preset_cronie.py``), and is kept for what
+of those recordings (``tests/presets/test_cronie.py``), and is kept for what
 they cannot hold: the grammar's job kinds over any spec, and dense sweeps of
 suspends (``CALSIM_LONG=1``) that would take the daemon hours.
 
@@ -48,7 +48,7 @@ The world (not cronie's code, the system it runs on):
   when the first of them ends, since its exit (SIGCHLD, which crond handles)
   interrupts ``sleep`` (signal(7): ``nanosleep`` is never restarted after a
   handler). So with quick jobs a backlog runs within moments, as Debian's
-  cron does under libfaketime (tests/test_cron_daemon.py), not 10 s apart;
+  cron does under libfaketime (tests/presets/test_cronie_daemon.py), not 10 s apart;
 * a ``down`` outage ``[a, b)`` kills crond at ``a`` (nothing that would run at or
   after ``a`` runs) and starts a fresh crond at ``b`` (``main`` from the top,
   with no memory); a ``suspend`` outage ``[a, b)`` freezes the whole machine:

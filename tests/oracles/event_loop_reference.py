@@ -1,6 +1,6 @@
 """Oracle: the ordered event loop as it was written in Python (calsim at commit f4fd96d,
 calsim/simulation/event_loop.py), before :mod:`calsim.simulation.event_kernel` replaced it with a compiled
-line-by-line port. tests/test_event_kernel.py settles the same rows with both and requires the same columns.
+line-by-line port. tests/simulation/test_event_loop.py settles the same rows with both and requires the same columns.
 
 Changed in lockstep since (issue 27: the ordered path became the worker kernel with an implicit pool of
 ``capacity`` slots; docs/adr/0002-run-semantics.md, "One ordered loop"), each marked ``# issue 27``:

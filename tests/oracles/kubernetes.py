@@ -1,4 +1,4 @@
-"""Kubernetes CronJob controller, ported line by line: the oracle for ``tests/test_preset_kubernetes.py``.
+"""Kubernetes CronJob controller, ported line by line: the oracle for ``tests/presets/test_kubernetes.py``.
 
 What is ported (Go source read through the code index; every function below cites file and lines):
 

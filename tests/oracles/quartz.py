@@ -1,6 +1,6 @@
 """Quartz ``CronTrigger`` misfires as an oracle: a port of the job store's misfire decision.
 
-Used for the JDBC job store, which needs a database: ``tests/test_preset_quartz.py``
+Used for the JDBC job store, which needs a database: ``tests/presets/test_quartz.py``
 compares the RAMJobStore scenarios with the real store instead (Debian's
 Quartz 2.3.2 jar on a faked clock, ``oracles.quartz_jar.QuartzJar.trigger``,
 whose scheduler-thread loop is this module's :func:`run_trigger`, in Java).

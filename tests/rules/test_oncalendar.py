@@ -8,7 +8,7 @@ applied: ``gap``/``fold="scheduler"``, systemd's own walk
 (02:00->03:00) and 10-25 (03:00->02:00); Australia/Lord_Howe 10-04
 (02:00->02:30) and 04-05 (02:00->01:30, a 30-minute fold); Europe/Dublin
 03-29 (01:00 GMT->02:00 IST, GMT being the "negative DST" side) and 10-25.
-The grid over every zone of issue 25 is ``tests/test_systemd_calendar.py``.
+The grid over every zone of issue 25 is ``tests/rules/test_calendarspec.py``.
 """
 
 from __future__ import annotations

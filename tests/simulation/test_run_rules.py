@@ -23,7 +23,7 @@ from numba import njit
 from calsim.simulation import compiled_rules, randomness  # noqa: F401  (compiled_rules registers them)
 from calsim.simulation import run_rules as rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KERNELS = [ROOT / "calsim/simulation/worker_kernel.py", ROOT / "calsim/simulation/worker_steps.py"]  # the one loop
 ADR = ROOT / "docs/adr/0002-run-semantics.md"
 TABLE = rules.SCALAR_RULES + getattr(randomness, "SCALAR_RULES", ())

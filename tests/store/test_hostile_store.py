@@ -49,6 +49,8 @@ from calsim.errors import (
 )
 from calsim.store import LedgerStore
 
+pytestmark = pytest.mark.hostile
+
 PY = sys.executable
 
 # -- helpers -----------------------------------------------------------------------------------------------------

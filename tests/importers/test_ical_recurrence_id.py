@@ -1,15 +1,7 @@
-"""Two bugs found by running peer test suites against calsim (issue 14, item 5), pinned.
+"""RECURRENCE-IDs of another value type or zone than DTSTART's, as python-recurring-ical-events' calendars write them
+(a bug their suite found, pinned).
 
-(a) python-dateutil's ``test_rrule.py::testDTStartWithMicroseconds``:
-``rrule(DAILY, count=3, dtstart=datetime(1997, 9, 2, 9, 0, 0, 500000))`` is
-09:00 on Sep 2, 3 and 4. dateutil's ``rrule.__init__`` drops the microseconds
-(``dtstart.replace(microsecond=0)``); calsim used the untruncated start as the
-lower bound of the instances, so 09:00:00 on Sep 2 fell below it and the
-series began on the 3rd. The fraction is now dropped once, when the Schedule
-is built (``RRule.anchor``). Cron, Every and Window keep the fraction: for
-them the start is not a DTSTART (see the last tests of the section).
-
-(b) python-recurring-ical-events' calendars: a RECURRENCE-ID whose value type
+python-recurring-ical-events' calendars: a RECURRENCE-ID whose value type
 or zone differs from DTSTART's (Exchange writes
 ``RECURRENCE-ID;TZID=...:20200416T000000`` on an all-day series) named no
 occurrence, so the original stayed *and* the moved one was added. Its
@@ -19,10 +11,7 @@ zoned series) is the reference for the matches below.
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
-from dateutil.rrule import DAILY, rrule
 
 import calsim
 from calsim.errors import ScheduleError
@@ -37,66 +26,7 @@ def nominal(schedules, start: str, end: str) -> list[str]:
     return f["nominal_local"].dt.to_string("%Y-%m-%dT%H:%M:%S%.f").to_list()
 
 
-# -- (a) DTSTART with a fraction of a second --------------------------------------------------------
-
-SEP_1997 = ("1997-09-01T00:00Z", "1997-09-10T00:00Z")
-THREE_DAYS = ["1997-09-02T09:00:00", "1997-09-03T09:00:00", "1997-09-04T09:00:00"]
-
-
-def test_daily_count_3_from_0900_and_a_half_second_is_0900_on_three_days_like_dateutil():
-    start = dt.datetime(1997, 9, 2, 9, 0, 0, 500000)  # the dateutil test's DTSTART
-    oracle = [t.isoformat() for t in rrule(DAILY, count=3, dtstart=start)]
-    s = calsim.Schedule("dtstart-us", "UTC", start, "FREQ=DAILY;COUNT=3")
-    assert nominal([s], *SEP_1997) == oracle == THREE_DAYS
-
-
-def test_fractional_start_as_iso_text_anchors_the_same_rule():
-    s = calsim.Schedule("dtstart-us", "UTC", "1997-09-02T09:00:00.5", "FREQ=DAILY;COUNT=3")
-    assert nominal([s], *SEP_1997) == THREE_DAYS
-
-
-def test_fractional_start_given_as_an_instant_anchors_its_whole_second_in_the_zone():
-    # 13:00:00.5Z is 09:00:00.5 EDT: the rule runs at 09:00 New York, the 2nd included.
-    s = calsim.Schedule("dtstart-us", "America/New_York", "1997-09-02T13:00:00.5Z", "FREQ=DAILY;COUNT=3")
-    assert nominal([s], *SEP_1997) == THREE_DAYS
-
-
-def test_preview_of_a_fractional_start_begins_at_the_first_instance():
-    s = calsim.Schedule("dtstart-us", "America/New_York", "1997-09-02T13:00:00.5Z", "FREQ=DAILY;COUNT=3")
-    f = calsim.preview(s, n=3, release=RELEASE)
-    assert f["nominal_local"].dt.to_string("%Y-%m-%dT%H:%M:%S").to_list() == THREE_DAYS
-
-
-def test_until_equal_to_the_whole_second_of_a_fractional_start_keeps_that_one_instance_like_dateutil():
-    start = dt.datetime(1997, 9, 2, 9, 0, 0, 500000)
-    oracle = [t.isoformat() for t in rrule(DAILY, dtstart=start, until=dt.datetime(1997, 9, 2, 9, 0))]
-    s = calsim.Schedule("dtstart-us", "UTC", start, "FREQ=DAILY;UNTIL=19970902T090000")
-    assert nominal([s], *SEP_1997) == oracle == ["1997-09-02T09:00:00"]
-
-
-def test_cron_start_with_a_fraction_is_a_lower_bound_so_0900_that_day_is_not_a_run():
-    # A cron start is when the schedule begins to exist, not an instance: cron fires on
-    # whole minutes, and 09:00:00 is half a second before a 09:00:00.5 start.
-    s = calsim.Schedule("cron-us", "UTC", "1997-09-02T09:00:00.5", "0 9 * * *")
-    assert nominal([s], "1997-09-01T00:00Z", "1997-09-05T00:00Z") == ["1997-09-03T09:00:00", "1997-09-04T09:00:00"]
-
-
-def test_every_keeps_the_fraction_of_its_start_as_the_phase_of_the_interval():
-    # Elapsed time from the start instant: nothing calendar-like to truncate.
-    s = calsim.Schedule("every-us", "UTC", "1997-09-02T09:00:00.5", calsim.Every("24h"))
-    assert nominal([s], "1997-09-01T00:00Z", "1997-09-04T00:00Z") == [
-        "1997-09-02T09:00:00.500", "1997-09-03T09:00:00.500"]
-
-
-def test_window_start_with_a_fraction_is_a_lower_bound_like_cron():
-    # Window's slots are counted from the window's own start (09:00 each day), not
-    # from the schedule's; the schedule start only bounds them, as for cron.
-    s = calsim.Schedule("window-us", "UTC", "1997-09-02T09:00:00.5", calsim.Window("09:00", "09:02", "1min"))
-    assert nominal([s], "1997-09-01T00:00Z", "1997-09-04T00:00Z") == [
-        "1997-09-02T09:01:00", "1997-09-03T09:00:00", "1997-09-03T09:01:00"]
-
-
-# -- (b) RECURRENCE-ID of another value type or zone -----------------------------------------------
+# -- RECURRENCE-ID of another value type or zone -----------------------------------------------
 
 
 def ics(*events: list[str]) -> str:

@@ -12,7 +12,7 @@ import calsim
 from calsim.errors import CalsimError, InputError, RuleError
 from calsim.importers.github import NOTES, from_github_actions
 
-EXAMPLE = Path(__file__).parents[1] / "data" / "examples" / "nightly.workflow.yml"
+EXAMPLE = Path(__file__).parents[2] / "data" / "examples" / "nightly.workflow.yml"
 
 
 def _wf(*crons, extra=""):

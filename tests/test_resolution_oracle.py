@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import US, classify, first_instant_after_gap, offset_at
+from oracles.pep495 import US, classify, first_instant_after_gap, offset_at
 
 import calsim
 from calsim.resolution import resolve_wall

@@ -20,7 +20,7 @@ from calsim.errors import CalsimError, InputError, RuleError
 from calsim.importers.eventbridge import from_eventbridge
 from messages import assert_clear
 
-EXAMPLES = pathlib.Path(__file__).parents[1] / "data" / "examples"
+EXAMPLES = pathlib.Path(__file__).parents[2] / "data" / "examples"
 JSON_EXAMPLE = EXAMPLES / "schedule.eventbridge.json"
 CFN_EXAMPLE = EXAMPLES / "schedules.cloudformation.yaml"
 

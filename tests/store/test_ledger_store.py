@@ -267,8 +267,8 @@ class TestSchemaVersion:
         LedgerStore(path).close()
         with duckdb.connect(str(path)) as con:  # today's layout is also one layout 4 may be (columns aside)
             con.execute("UPDATE calsim_meta SET value = '4' WHERE key = 'schema_version'")
-        # Stand in for the 4 -> 5 step (the real ones are tested in test_store_layout.py and
-        # test_store_migrations.py): the hook runs, in the transaction that records version 5.
+        # Stand in for the 4 -> 5 step (the real ones are tested in tests/store/test_tables.py and
+        # tests/store/test_migrations.py): the hook runs, in the transaction that records version 5.
         monkeypatch.setitem(MIGRATIONS, 4, lambda con: con.execute("CREATE TABLE migrated (x INTEGER)"))
         with LedgerStore(path) as store:
             assert store.sql("SELECT value FROM calsim_meta")["value"].to_list() == [str(SCHEMA_VERSION)]

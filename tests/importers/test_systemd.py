@@ -14,7 +14,7 @@ from calsim.errors import CalsimError, InputError, RuleError
 from calsim.importers import detect_format, from_systemd
 from calsim.importers.systemd import timespan_us
 
-EXAMPLE = Path(__file__).parents[1] / "data" / "examples" / "backup.timer"
+EXAMPLE = Path(__file__).parents[2] / "data" / "examples" / "backup.timer"
 
 
 def test_example_timer_gives_one_schedule_per_oncalendar_with_the_preset():

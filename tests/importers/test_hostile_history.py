@@ -35,7 +35,9 @@ import pytest
 
 import parquet_craft
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.hostile
+
+ROOT = Path(__file__).resolve().parents[2]
 HIST = ROOT / "data" / "examples" / "histories"
 MEMORY = 3 << 30
 CPU_SECONDS = 30

@@ -1,6 +1,6 @@
 """``presets.cronie()``: what Debian's cron daemon cannot show, through the line-by-line port of cronie.
 
-The real daemon decides wherever it can: ``tests/test_cron_daemon.py`` replays
+The real daemon decides wherever it can: ``tests/presets/test_cronie_daemon.py`` replays
 its recorded runs (285 scenarios: DST days, restarts, suspends) against calsim,
 and there the cronie preset's DST, restart and suspend behaviour is measured.
 This file keeps the port (:mod:`oracles.cronie`, ``src/cron.c``/``entry.c``/
@@ -29,7 +29,7 @@ import calsim
 from calsim import presets
 from oracles import cron_daemon as daemon
 from oracles import cronie as oracle
-from test_cron_daemon import classify
+from tests.presets.test_cronie_daemon import classify
 
 LONG = os.environ.get("CALSIM_LONG") == "1"
 UTC = dt.timezone.utc

@@ -15,7 +15,7 @@ import calsim
 from calsim.errors import CalsimError, InputError, RuleError
 from calsim.importers.temporal import from_temporal
 
-EXAMPLE = Path(__file__).parents[1] / "data" / "examples" / "schedule.temporal.json"
+EXAMPLE = Path(__file__).parents[2] / "data" / "examples" / "schedule.temporal.json"
 UTC = dt.timezone.utc
 
 

@@ -22,7 +22,7 @@ from calsim.cli import main
 from calsim.errors import CalsimError, InputError
 from calsim.importers.history import HISTORY_SCHEMA, detect_history, read_history
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "data" / "examples"
 HIST = EXAMPLES / "histories"
 UTC = dt.timezone.utc
@@ -478,7 +478,7 @@ class TestRegistry:
     def test_the_readme_table_lists_exactly_the_registered_kinds(self):
         from calsim.importers.history import READERS
 
-        readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+        readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
         table = readme[readme.index("| run history | `kind=` |"):]
         table = table[:table.index("\n\n")]
         listed = {k for row in table.splitlines()[2:] for k in re.findall(r"`(\w+)`", row.split("|")[2])}

@@ -36,6 +36,8 @@ from calsim.tz.locate import shipped_dir
 from calsim.tz.posix import PosixTZ, _RuleDate
 from calsim.tz.tzif import MAX_RULE_YEAR, ZoneTable, parse_tzif
 
+pytestmark = pytest.mark.hostile
+
 PY = sys.executable
 POSIX = hasattr(os, "mkfifo")
 FUZZ = int(os.environ.get("CALSIM_FUZZ_EXAMPLES", "0") or 0)

@@ -19,7 +19,7 @@ from calsim.simulation.event_loop import event_loop
 from calsim.simulation.occurrences import occurrences
 from calsim.simulation.state import RunState
 from tests.oracles import event_loop_reference
-from tests.test_simulate import scenarios
+from tests.simulation.test_engine import scenarios
 
 WRITTEN = ("state", "reason", "start", "finish", "started", "budget_wait")
 

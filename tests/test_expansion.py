@@ -136,35 +136,6 @@ class TestRuleKinds:
             (7, []), (8, ["dst_gap_skipped"]), (9, [])
         ]
 
-    def test_window_through_the_gap_with_next_valid_merges_onto_the_jump(self):
-        s = calsim.Schedule("w", "America/New_York", "2026-03-08T00:00", calsim.Window("01:30", "03:30", "30min"),
-                            gap="next_valid")
-        f = expand(s, "2026-03-08T06:00Z", "2026-03-08T08:00Z")
-        got = [(r["nominal_local"].strftime("%H:%M"), r["due_utc"] and r["due_utc"].strftime("%H:%M"), r["notes"])
-               for r in f.iter_rows(named=True)]
-        assert got == [
-            ("01:30", "06:30", []),
-            ("02:00", "07:00", ["dst_gap_next_valid", "merged_with:2026-03-08T02:30:00", "merged_with:2026-03-08T03:00:00"]),
-            ("02:30", None, ["dst_gap_next_valid", "merged_into:2026-03-08T02:00:00"]),
-            ("03:00", None, ["merged_into:2026-03-08T02:00:00"]),
-        ]
-
-    def test_window_crossing_midnight_opens_on_the_listed_days(self):
-        s = calsim.Schedule("w", "UTC", "2026-03-01T00:00", calsim.Window("23:00", "01:00", "1h", days="FR"))
-        f = expand(s, "2026-03-01T00:00Z", "2026-03-15T00:00Z")
-        assert local(f) == ["2026-03-06T23:00:00", "2026-03-07T00:00:00", "2026-03-13T23:00:00", "2026-03-14T00:00:00"]
-
-    def test_every_marks_the_second_pass_of_a_repeated_hour_with_fold_1(self):
-        s = calsim.Schedule("e", "America/New_York", "2026-11-01T00:00", calsim.Every("30min"))
-        f = expand(s, "2026-11-01T05:00Z", "2026-11-01T07:00Z")
-        got = [(r["nominal_local"].strftime("%H:%M"), r["fold"]) for r in f.iter_rows(named=True)]
-        assert got == [("01:00", 0), ("01:30", 0), ("01:00", 1), ("01:30", 1)]
-
-    def test_every_with_an_anchor_keeps_its_phase(self):
-        s = calsim.Schedule("e", "UTC", "2026-01-01T00:00Z", calsim.Every("6h", anchor="2025-12-31T01:00Z"))
-        f = expand(s, "2026-01-01T00:00Z", "2026-01-02T00:00Z")
-        assert [d.hour for d in f["due_utc"]] == [1, 7, 13, 19]
-
     def test_dtstart_block_sets_start_and_checks_the_zone(self):
         block = "DTSTART;TZID=America/New_York:20260306T023000\nRRULE:FREQ=DAILY;COUNT=2"
         s = calsim.Schedule("b", "America/New_York", None, block)

@@ -19,7 +19,7 @@ from calsim.errors import CalsimError, InputError, PolicyError, RuleError, Sched
 from calsim.importers import Imported, from_crontab, from_ical, from_kubernetes, import_any, load_any
 from calsim.importers.crontab import DEFAULT_START
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "data" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "data" / "examples"
 RELEASE = "2026f"
 # March 2026: New York springs forward on the 8th, Berlin on the 29th.
 WINDOW = ("2026-03-01T00:00Z", "2026-04-01T00:00Z")
@@ -190,7 +190,7 @@ def test_crontab_unknown_cron_tz_names_file_line_and_field(tmp_path):
     p = tmp_path / "jobs"
     p.write_text("0 1 * * * a\nCRON_TZ=Europe/Berln\n0 2 * * * b\n")
     with pytest.raises(UnknownZoneError) as exc:
-        from_crontab(p, strict=True)  # default: the line is refused, see test_import_refusals.py
+        from_crontab(p, strict=True)  # default: the line is refused, see tests/importers/test_refusals.py
     msg = str(exc.value)
     assert msg.startswith("crontab: jobs line 2: CRON_TZ: unknown zone 'Europe/Berln'") and "Europe/Berlin" in msg
     assert "\n" not in msg

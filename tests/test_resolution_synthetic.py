@@ -12,7 +12,7 @@ import zoneinfo
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import US, classify
+from oracles.pep495 import US, classify
 from tzif_writer import tzif_bytes
 
 from calsim.resolution import _searchsorted_right, resolve_wall

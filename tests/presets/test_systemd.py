@@ -5,7 +5,7 @@ Each case is one ``OnCalendar=`` expression, run through the real
 port of ``timer.c``, and as a calsim schedule with ``presets.systemd()``
 (its DST is systemd's own walk, ``gap``/``fold="scheduler"``; the grid of
 expressions, zones and changes for that walk is
-``tests/test_systemd_calendar.py``). What is compared is, per (scenario,
+``tests/rules/test_calendarspec.py``). What is compared is, per (scenario,
 occurrence), the instants at which the service starts (:func:`pair_up` says
 how starts are attributed to occurrences).
 

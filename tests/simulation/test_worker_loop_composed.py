@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calsim
-from tests.test_simulate import peak_going
-from tests.test_simulate import scenarios as plain_scenarios
+from tests.simulation.test_engine import peak_going
+from tests.simulation.test_engine import scenarios as plain_scenarios
 
 UTC = dt.timezone.utc
 MIN = dt.timedelta(minutes=1)

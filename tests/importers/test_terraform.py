@@ -24,7 +24,7 @@ from calsim.errors import CalsimError, InputError
 from calsim.importers.eventbridge import from_eventbridge
 from messages import assert_clear
 
-EXAMPLES = pathlib.Path(__file__).parents[1] / "data" / "examples"
+EXAMPLES = pathlib.Path(__file__).parents[2] / "data" / "examples"
 HCL = EXAMPLES / "schedules.tf"
 CFN = EXAMPLES / "schedules.cloudformation.yaml"
 
