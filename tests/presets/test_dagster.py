@@ -1,0 +1,91 @@
+"""``presets.dagster`` (work in progress, issue 29) against Dagster 1.13.29 itself.
+
+The oracle is Dagster's own code on a fake clock, recorded by
+``python tools/capture_dagster.py`` into ``tests/fixtures/dagster/`` (the
+fixture names the versions): the tick iterator the daemon walks, through the
+eight 2026 DST changes of New York, Berlin, Sydney and Adelaide, and the
+daemon's tick function with a real instance after outages of 3 hours and 3
+days. Zones outside the daemon's DST repair (changes at midnight or off the
+hour) are the preset's stated difference, counted apart.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import calsim
+from calsim.presets._dagster import dagster
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagster" / "dagster-1.13.29.json"
+DATA = json.loads(FIXTURE.read_text())
+RELEASE = DATA["system_tzdata"]
+Z = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _fires(case: dict, preset) -> list[str]:
+    lo, hi = case["window_utc"]
+    s = preset.apply(calsim.Schedule("job", case["zone"], "2026-01-01T00:00", case["rule"]))
+    frame = calsim.expand([s], lo, hi, release=RELEASE)
+    return [t.strftime(Z) for t in frame.drop_nulls("due_utc")["due_utc"]]
+
+
+def test_the_fixture_names_the_dagster_it_was_captured_with():
+    assert DATA["system"] == "dagster" and DATA["packages"]["dagster"] == DATA["version"] == "1.13.29"
+    assert DATA["daylight_savings_hours"] == [1, 2, 3]  # the local hours whose changes the daemon repairs
+
+
+def test_schedules_fire_as_dagster_through_every_2026_dst_change_in_the_hours_it_repairs(report):
+    preset, cases = dagster(), DATA["fire_cases"]
+    apart = [(c["zone"], c["rule"], c["window_utc"][0]) for c in cases if _fires(c, preset) != c["fires_utc"]]
+    extra = DATA["extra_fire_cases"]
+    stated = [c for c in extra if _fires(c, preset) != c["fires_utc"]]
+    report.append(f"dagster 1.13.29 fire times: {len(cases)} cases, {sum(len(c['fires_utc']) for c in cases):,} "
+                  f"fires, {len(apart)} apart; outside its repair hours: {len(extra)} cases, {len(stated)} apart "
+                  "(stated: the repair acts only at 01:00-03:59 and on the hour)")
+    assert len(cases) >= 56 and not apart, apart
+    assert all(not c["change_in_fixup_hours"] or c["zone"] in ("Pacific/Chatham", "Australia/Lord_Howe")
+               for c in stated), "a difference inside the repair hours is not the stated one"
+
+
+def test_a_0230_and_a_0200_job_in_the_spring_gap_both_run_at_0300_edt():
+    tz = calsim.release(RELEASE).zone("America/New_York")
+    for rule in ("30 2 * * *", "0 2 * * *"):
+        s = dagster().apply(calsim.Schedule("job", "America/New_York", "2026-01-01T00:00", rule))
+        f = calsim.expand([s], "2026-03-08T05:00Z", "2026-03-09T05:00Z", release=RELEASE).drop_nulls("due_utc")
+        assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["03:00 EDT"]
+
+
+OUTAGES = DATA["outage_cases"]
+
+
+@pytest.mark.parametrize("max_catchup_runs", [5, 1000])
+def test_after_an_outage_only_the_newest_missed_tick_runs_whatever_max_catchup_runs_says(max_catchup_runs, report):
+    apart, runs = [], 0
+    for case in (c for c in OUTAGES if c["settings"]["max_catchup_runs"] == max_catchup_runs):
+        down, up = case["down_utc"]
+        s = dagster(max_catchup_runs=max_catchup_runs).apply(
+            calsim.Schedule("job", case["zone"], "2026-01-01T00:00", case["rule"]))
+        end = (dt.datetime.fromisoformat(up.replace("Z", "+00:00")) + dt.timedelta(minutes=1)).strftime(Z)
+        scen = calsim.Scenario("outage", [s], case["settings"]["schedule_started_utc"], end, release=RELEASE,
+                               outages=[calsim.Outage(down, up)])
+        frame = calsim.simulate(scen, progress=False).frame
+        at = dt.datetime.fromisoformat(up.replace("Z", "+00:00"))
+        got = [t.strftime(Z) for t in frame.filter(pl.col("started_utc") == at).sort("due_utc")["due_utc"]]
+        want = sorted(r["logical_date_utc"] for r in case["runs"] if r["created_at_utc"] == up)
+        runs += len(want)
+        if got != want:
+            apart.append((case["zone"], case["rule"], case["down_utc"], want, got))
+    report.append(f"dagster 1.13.29 outages (max_catchup_runs={max_catchup_runs}): {runs} runs at the restarts, "
+                  f"{len(apart)} apart")
+    assert runs >= 100 and not apart, apart[:5]
+
+
+def test_max_catchup_runs_is_checked_and_kept_as_given():
+    assert ("max_catchup_runs", 1000) in dagster(max_catchup_runs=1000).settings
+    with pytest.raises(calsim.PolicyError, match=r"^max_catchup_runs: invalid value 0 \(allowed: an integer"):
+        dagster(max_catchup_runs=0)

@@ -1,0 +1,435 @@
+#!/usr/bin/env python3
+"""Record when the real Apache Airflow schedules runs across DST changes and after outages, as a JSON fixture.
+
+Usage (from the repository root; needs only ``python3`` >= 3.10 and PyPI)::
+
+    python tools/capture_airflow.py            # writes tests/fixtures/airflow/airflow-3.3.2.json
+    python tools/capture_airflow.py --out /tmp/airflow.json
+
+Runtime: 40 to 70 seconds once the oracle virtual environment exists (the
+first run creates ``~/.cache/calsim-oracles/airflow-3.3.2/`` and installs
+``apache-airflow==3.3.2``, ``time-machine==3.6.0``, ``pendulum==3.3.0`` and
+``croniter==7.0.0`` into it: 2 to 4 minutes more). Nothing outside that
+folder, a temporary ``AIRFLOW_HOME`` and the output file is written; no
+database, no scheduler process and no real clock is used. Two runs give the
+same fixture but for ``captured_at``.
+
+What runs
+---------
+The real Airflow 3.3.2 code, in its own virtual environment (this script
+re-executes the ``WORKER`` source below with that venv's python):
+
+* ``fire_cases``: for every 2026 DST change of America/New_York, Europe/Berlin,
+  Australia/Sydney and Australia/Adelaide (8 windows, from 2 days before the
+  local day of the change to 3 days after it, 00:00 UTC), each of 7 cron rules
+  under ``CronTriggerTimetable(cron, timezone=zone)`` (``kind:
+  cron_trigger``, what ``schedule="<cron>"`` gives in 3.x) and
+  ``CronDataIntervalTimetable(cron, zone)`` (``cron_data_interval``), and
+  ``timedelta(hours=1)`` / ``timedelta(days=1)`` under
+  ``DeltaTriggerTimetable`` / ``DeltaDataIntervalTimetable``. The timetable is
+  walked exactly as the scheduler walks it: ``next_dagrun_info(
+  last_automated_data_interval=<previous run's interval>,
+  restriction=TimeRestriction(earliest=<start>, latest=None, catchup=True))``.
+  ``fires_utc`` are the runs' ``run_after`` (when the scheduler may create
+  them: the interval END for data-interval timetables), ``logical_dates_utc``
+  their logical dates, ``data_intervals_utc`` the intervals (``null`` for the
+  trigger timetables, whose interval is empty).
+* ``outage_cases``: a DAG (``airflow.sdk.DAG``, serialized and deserialized
+  as the DAG processor and scheduler do) with ``start_date`` = the window
+  start, the scheduler down for 3 hours or 3 days from 70 minutes before the
+  change, ``catchup`` True or False, and two variants of what happens at the
+  restart:
+
+  - ``"stored"``: the scheduler's first loop finds ``DagModel.next_dagrun``
+    (computed before the outage) due and creates that run, then
+    ``calculate_dagrun_date_fields`` recomputes from it with the clock at the
+    restart, and so on until the next run is in the future
+    (``SchedulerJobRunner._create_dag_runs``);
+  - ``"recomputed"``: the DAG processor re-parses the file first (it calls
+    ``DagModel.calculate_dagrun_date_fields`` with the latest run on every
+    parse, ``dag_processing/collection.py``), so the stored value is replaced
+    before the scheduler looks.
+
+  Both are driven through ``SerializedDAG.next_dagrun_info`` (the call
+  ``calculate_dagrun_date_fields`` makes), under a frozen ``time-machine``
+  clock moved to each creation time; runs before the outage are created at
+  their ``run_after``, runs after it at the restart instant. Runs are assumed
+  to finish at once, so ``max_active_runs`` (16) never holds creation back;
+  see docs/research/airflow_dagster.md. With ``catchup=True`` both variants
+  give the same runs (the worker asserts it) and are one case,
+  ``variant: stored_or_recomputed``.
+
+The clock is never the real one: every call runs inside
+``time_machine.travel(..., tick=False)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SYSTEM = "airflow"
+VERSION = "3.3.2"
+# pendulum and croniter compute the cron times: pinned to what the fixture was captured with
+PINS = {"apache-airflow": VERSION, "time-machine": "3.6.0", "pendulum": "3.3.0", "croniter": "7.0.0"}
+VENV = Path.home() / ".cache" / "calsim-oracles" / f"{SYSTEM}-{VERSION}"
+DEFAULT_OUT = ROOT / "tests" / "fixtures" / SYSTEM / f"{SYSTEM}-{VERSION}.json"
+
+WORKER = r'''
+import datetime as dt
+import json
+import sys
+from importlib import metadata
+from zoneinfo import ZoneInfo
+
+import time_machine
+
+import airflow
+from airflow._shared.timezones.timezone import coerce_datetime
+from airflow.sdk import DAG
+from airflow.sdk.definitions.timetables.interval import (
+    CronDataIntervalTimetable as SdkCronDataIntervalTimetable,
+    DeltaDataIntervalTimetable as SdkDeltaDataIntervalTimetable,
+)
+from airflow.sdk.definitions.timetables.trigger import (
+    CronTriggerTimetable as SdkCronTriggerTimetable,
+    DeltaTriggerTimetable as SdkDeltaTriggerTimetable,
+)
+from airflow.serialization.serialized_objects import DagSerialization
+from airflow.timetables.base import TimeRestriction
+from airflow.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
+from airflow.timetables.trigger import CronTriggerTimetable, DeltaTriggerTimetable
+
+UTC = dt.timezone.utc
+ZONES = ["America/New_York", "Europe/Berlin", "Australia/Sydney", "Australia/Adelaide"]
+CRONS = ["30 2 * * *", "30 1 * * *", "0 2 * * *", "0 * * * *", "30 * * * *", "0 */2 * * *", "15 3 * * *"]
+DELTAS = {"timedelta(hours=1)": dt.timedelta(hours=1), "timedelta(days=1)": dt.timedelta(days=1)}
+OUTAGES = {"3h": dt.timedelta(hours=3), "3d": dt.timedelta(days=3)}
+DOWN_BEFORE_CHANGE = dt.timedelta(minutes=70)
+
+
+def iso(t):
+    return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def interval(di):
+    return None if di is None else [iso(di.start), iso(di.end)]
+
+
+def transitions(zone):
+    """The 2026 offset changes of zone: (utc instant, local date of the change, before, after)."""
+    tz = ZoneInfo(zone)
+    out = []
+    t = dt.datetime(2026, 1, 1, tzinfo=UTC)
+    step = dt.timedelta(minutes=15)
+    prev = t.astimezone(tz).utcoffset()
+    while t.year == 2026:
+        nxt = t + step
+        off = nxt.astimezone(tz).utcoffset()
+        if off != prev:
+            local_day = (nxt - dt.timedelta(seconds=1)).astimezone(tz).date()
+            out.append((nxt, local_day, prev, off))
+            prev = off
+        t = nxt
+    return out
+
+
+def windows():
+    for zone in ZONES:
+        for instant, day, before, after in transitions(zone):
+            start = dt.datetime.combine(day - dt.timedelta(days=2), dt.time(), UTC)
+            end = dt.datetime.combine(day + dt.timedelta(days=3), dt.time(), UTC)
+            change = "spring_forward" if after > before else "fall_back"
+            yield zone, instant, change, start, end
+
+
+def core_timetable(kind, rule, zone):
+    if kind == "cron_trigger":
+        return CronTriggerTimetable(rule, timezone=zone)
+    if kind == "cron_data_interval":
+        return CronDataIntervalTimetable(rule, zone)
+    if kind == "delta_trigger":
+        return DeltaTriggerTimetable(DELTAS[rule])
+    return DeltaDataIntervalTimetable(DELTAS[rule])
+
+
+def sdk_timetable(kind, rule, zone):
+    if kind == "cron_trigger":
+        return SdkCronTriggerTimetable(rule, timezone=zone)
+    if kind == "cron_data_interval":
+        return SdkCronDataIntervalTimetable(rule, zone)
+    if kind == "delta_trigger":
+        return SdkDeltaTriggerTimetable(DELTAS[rule])
+    return SdkDeltaDataIntervalTimetable(DELTAS[rule])
+
+
+def kinds():
+    for rule in CRONS:
+        yield "cron_trigger", rule
+        yield "cron_data_interval", rule
+    for rule in DELTAS:
+        yield "delta_trigger", rule
+        yield "delta_data_interval", rule
+
+
+def fire_case(traveller, zone, kind, rule, start, end):
+    tt = core_timetable(kind, rule, zone)
+    earliest = coerce_datetime(start)
+    restriction = TimeRestriction(earliest=earliest, latest=None, catchup=True)
+    traveller.move_to(end)  # catchup=True never reads the clock; frozen anyway
+    last = None
+    fires, logical, intervals = [], [], []
+    while len(fires) < 1000:
+        info = tt.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
+        if info is None or info.run_after >= end:
+            break
+        fires.append(iso(info.run_after))
+        logical.append(iso(info.logical_date))
+        intervals.append(interval(info.data_interval))
+        last = info.data_interval
+    data = kind.endswith("data_interval")
+    return {
+        "zone": zone,
+        "rule": rule,
+        "kind": kind,
+        "window_utc": [iso(start), iso(end)],
+        "earliest_utc": iso(start),
+        "fires_utc": fires,
+        "logical_dates_utc": logical,
+        "data_intervals_utc": intervals if data else None,
+    }
+
+
+def run_record(created_at, info, kind):
+    record = {
+        "created_at_utc": iso(created_at),
+        "run_after_utc": iso(info.run_after),
+        "logical_date_utc": iso(info.logical_date),
+        # trigger timetables' intervals are empty ([run_after, run_after]): null
+        "data_interval_utc": interval(info.data_interval) if kind.endswith("data_interval") else None,
+    }
+    if created_at is None:
+        del record["created_at_utc"]
+    return record
+
+
+def outage_case(traveller, zone, kind, rule, start, down0, down1, catchup, variant, label):
+    dag = DAG(
+        dag_id="calsim_outage",
+        schedule=sdk_timetable(kind, rule, zone),
+        start_date=start,
+        catchup=catchup,
+    )
+    serdag = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    # The DAG processor's first parse, at the start date: next_dagrun from no run.
+    traveller.move_to(start)
+    stored = serdag.next_dagrun_info(last_automated_run_info=None)
+    last = None
+    before = []
+    # The scheduler, up until the outage, creates each run as soon as it is due.
+    while stored is not None and stored.run_after < down0 and len(before) < 2000:
+        created = max(stored.run_after, start)
+        traveller.move_to(created)
+        before.append(run_record(created, stored, kind))
+        last = stored
+        stored = serdag.next_dagrun_info(last_automated_run_info=last)
+    stored_at_down = stored
+    traveller.move_to(down1)
+    if variant == "recomputed":
+        stored = serdag.next_dagrun_info(last_automated_run_info=last)
+    runs = []
+    while stored is not None and stored.run_after <= down1 and len(runs) < 2000:
+        runs.append(run_record(down1, stored, kind))
+        last = stored
+        stored = serdag.next_dagrun_info(last_automated_run_info=last)
+    return {
+        "zone": zone,
+        "rule": rule,
+        "kind": kind,
+        "settings": {
+            "catchup": catchup,
+            "variant": variant,
+            "outage": label,
+            "start_date_utc": iso(start),
+            "max_active_runs": 16,
+            "runs_finish_at_once": True,
+        },
+        "down_utc": [iso(down0), iso(down1)],
+        "last_run_before_down": before[-1] if before else None,
+        "stored_next_run_at_down": None if stored_at_down is None else run_record(None, stored_at_down, kind),
+        "runs": runs,
+        "next_run_after_restart": None if stored is None else run_record(None, stored, kind),
+    }
+
+
+def main():
+    fire_cases, outage_cases, windows_out = [], [], []
+    with time_machine.travel(dt.datetime(2026, 1, 1, tzinfo=UTC), tick=False) as traveller:
+        for zone, instant, change, start, end in windows():
+            windows_out.append({"zone": zone, "change": change, "change_utc": iso(instant),
+                                "window_utc": [iso(start), iso(end)]})
+            for kind, rule in kinds():
+                fire_cases.append(fire_case(traveller, zone, kind, rule, start, end))
+            down0 = instant - DOWN_BEFORE_CHANGE
+            for label, length in OUTAGES.items():
+                for kind, rule in kinds():
+                    for catchup in (True, False):
+                        stored, recomputed = (
+                            outage_case(traveller, zone, kind, rule, start, down0, down0 + length,
+                                        catchup, variant, label)
+                            for variant in ("stored", "recomputed")
+                        )
+                        if catchup:
+                            # With catchup the stored next run is the first missed one anyway:
+                            # one case, checked here to be the same both ways.
+                            assert stored["runs"] == recomputed["runs"], (zone, kind, rule, label)
+                            stored["settings"]["variant"] = "stored_or_recomputed"
+                            outage_cases.append(stored)
+                        else:
+                            outage_cases.extend((stored, recomputed))
+        # The defaults of a DAG given a cron string, in this version.
+        default_dag = DAG(dag_id="calsim_defaults", schedule="30 2 * * *", start_date=dt.datetime(2026, 1, 1, tzinfo=UTC))
+        serdag = DagSerialization.from_dict(DagSerialization.to_dict(default_dag))
+        defaults = {
+            "schedule_cron_string_timetable": type(serdag.timetable).__name__,
+            "schedule_timedelta_timetable": type(DagSerialization.from_dict(DagSerialization.to_dict(
+                DAG(dag_id="calsim_defaults_delta", schedule=dt.timedelta(hours=1),
+                    start_date=dt.datetime(2026, 1, 1, tzinfo=UTC)))).timetable).__name__,
+            "catchup": serdag.catchup,
+        }
+    try:
+        system_tz = open("/usr/share/zoneinfo/tzdata.zi").readline().strip().removeprefix("# version ")
+    except OSError:
+        system_tz = None
+    versions = {name: metadata.version(name) for name in (
+        "apache-airflow", "apache-airflow-core", "apache-airflow-task-sdk", "time-machine",
+        "pendulum", "croniter")}
+    try:
+        versions["tzdata"] = metadata.version("tzdata")
+    except metadata.PackageNotFoundError:
+        versions["tzdata"] = None
+    json.dump({
+        "version": airflow.__version__,
+        "python": sys.version.split()[0],
+        "packages": versions,
+        "system_tzdata": system_tz,
+        "defaults": defaults,
+        "windows": windows_out,
+        "fire_cases": fire_cases,
+        "outage_cases": outage_cases,
+    }, sys.stdout)
+
+
+main()
+'''
+
+
+def _installed(python: Path) -> dict[str, str]:
+    code = (
+        "import json, importlib.metadata as m\n"
+        f"names = {sorted(PINS)!r}\n"
+        "out = {}\n"
+        "for n in names:\n"
+        "    try: out[n] = m.version(n)\n"
+        "    except m.PackageNotFoundError: out[n] = None\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def ensure_venv() -> Path:
+    """Create (or reuse) the oracle venv with the pinned versions; return its python."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        VENV.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    if _installed(python) != PINS:
+        pins = [f"{name}=={version}" for name, version in PINS.items()]
+        print(f"installing {' '.join(pins)} into {VENV}", file=sys.stderr)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *pins], check=True)
+        got = _installed(python)
+        if got != PINS:
+            raise SystemExit(f"{VENV}: wanted {PINS}, have {got}")
+    return python
+
+
+def write_fixture(fixture: dict, f) -> None:
+    """JSON with one case (or window) a line: diffable, and a third of the indented size."""
+    f.write("{\n")
+    items = list(fixture.items())
+    for i, (key, value) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            f.write(f" {json.dumps(key)}: [\n")
+            for j, case in enumerate(value):
+                f.write("  " + json.dumps(case, separators=(",", ":")) + ("," if j < len(value) - 1 else "") + "\n")
+            f.write(f" ]{comma}\n")
+        else:
+            f.write(f" {json.dumps(key)}: {json.dumps(value)}{comma}\n")
+    f.write("}\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="fixture to write")
+    args = parser.parse_args()
+    began = time.monotonic()
+    python = ensure_venv()
+    with tempfile.TemporaryDirectory(prefix="calsim-airflow-") as home:
+        worker = Path(home) / "worker.py"
+        worker.write_text(WORKER)
+        env = dict(os.environ)
+        env.update({
+            "AIRFLOW_HOME": home,
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(Path(home) / "dags"),
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+            "PYTHONHASHSEED": "0",
+        })
+        done = subprocess.run([str(python), str(worker)], capture_output=True, text=True, env=env, cwd=home)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr[-5000:])
+        return done.returncode
+    captured = json.loads(done.stdout)
+    if captured["version"] != VERSION:
+        raise SystemExit(f"worker ran airflow {captured['version']}, not {VERSION}")
+    fixture = {
+        "system": SYSTEM,
+        "version": VERSION,
+        "python": captured.pop("python"),
+        "captured_by": "python tools/capture_airflow.py",
+        "captured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "host_platform": platform.platform(),
+        "notes": (
+            "Real airflow code under a frozen time-machine clock; no scheduler process or database. "
+            "fire_cases walk timetable.next_dagrun_info(catchup=True) from the window start; "
+            "outage_cases drive SerializedDAG.next_dagrun_info as DagModel.calculate_dagrun_date_fields does: "
+            "'stored' = the scheduler creates DagModel.next_dagrun computed before the outage first, "
+            "'recomputed' = the DAG processor re-parses first. See docs/research/airflow_dagster.md."
+        ),
+    }
+    captured.pop("version")
+    fixture.update(captured)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w") as f:
+        write_fixture(fixture, f)
+    print(
+        f"wrote {args.out}: {len(fixture['fire_cases'])} fire cases, "
+        f"{len(fixture['outage_cases'])} outage cases in {time.monotonic() - began:.0f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
