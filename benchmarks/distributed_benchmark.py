@@ -189,7 +189,8 @@ def main(argv=None) -> dict:
     missed = [f"{r.get('config')} at {r['schedules']}: {r.get('error')}" for r in runs if "error" in r]
     for r in runs:  # (the target is the large fleet's: a small one's simulate peak is mostly imports)
         if "client_peak_rss_during_summary_mib" in r and r["schedules"] == args.n:
-            r["summary_over_simulate_rss"] = round(r["client_peak_rss_during_summary_mib"] / r["client_peak_rss_mib"], 2)
+            r["summary_over_simulate_rss"] = round(
+                r["client_peak_rss_during_summary_mib"] / r["client_peak_rss_mib"], 2)
             if r["summary_over_simulate_rss"] > SUMMARY_RSS_TARGET:
                 missed.append(f"{r['config']} at {r['schedules']}: summary() peak RSS "
                               f"{r['summary_over_simulate_rss']}x the simulate peak")

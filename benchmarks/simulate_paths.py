@@ -106,7 +106,8 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
     if path == "pauses":
         for s in fleet[::10]:
             events += [calsim.Pause("2026-10-10T00:00Z", s.id), calsim.Resume("2026-10-13T00:00Z", s.id)]
-    failures = calsim.Failures(0.2, max_attempts=3, backoff="1min") if path in ("budgets_failures", "combined") else None
+    failures = (calsim.Failures(0.2, max_attempts=3, backoff="1min") if path in ("budgets_failures", "combined")
+                else None)
     if worker_level:
         return _worker_level(path, n, fleet, horizon)
     return calsim.Scenario(
@@ -245,7 +246,8 @@ def main(argv=None) -> dict:
         if len(sizes) > 1:
             scale = round(per[p][str(sizes[-1])]["cpu_us_per_row"] / per[p][str(sizes[0])]["cpu_us_per_row"], 2)
             per[p]["scale_ratio"] = scale
-            per[p]["wall_scale_ratio"] = round(per[p][str(sizes[-1])]["us_per_row"] / per[p][str(sizes[0])]["us_per_row"], 2)
+            per[p]["wall_scale_ratio"] = round(
+                per[p][str(sizes[-1])]["us_per_row"] / per[p][str(sizes[0])]["us_per_row"], 2)
             if scale > TARGET_SCALE:
                 missed.append(f"{p}: per-row cost {sizes[-1]}/{sizes[0]} = {scale}")
     result: dict = {"benchmark": "simulate_paths", "paths": per}

@@ -35,7 +35,8 @@ def brute_force(fleet, old, new):
     differs = pl.col("due_utc").eq_missing(pl.col("due_utc_new")).not_() | (
         pl.col("notes").fill_null([]) != pl.col("notes_new").fill_null([])
     )
-    return j.filter(differs).select(*KEY, pl.col("due_utc").alias("old_utc"), pl.col("due_utc_new").alias("new_utc")).sort(KEY)
+    return (j.filter(differs)
+            .select(*KEY, pl.col("due_utc").alias("old_utc"), pl.col("due_utc_new").alias("new_utc")).sort(KEY))
 
 
 def timed(fn):

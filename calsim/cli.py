@@ -241,7 +241,8 @@ def _parser() -> _Parser:
     s.add_argument("fleet", help=fleet_help)
     import_options(s)
     _limit_option(s)
-    s.add_argument("--old", required=True, help="release: version (2025b), latest, wheel, zoneinfo dir, installed, system")
+    s.add_argument("--old", required=True,
+                   help="release: version (2025b), latest, wheel, zoneinfo dir, installed, system")
     s.add_argument("--new", required=True, help="release, as --old")
     s.add_argument("--from", dest="start", default=None,
                    help="window start (instant); default: the day the releases first differ for the fleet's zones "
@@ -290,7 +291,8 @@ def _parser() -> _Parser:
     s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
     s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
     s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
-    s.add_argument("--outage", action="append", metavar="START/END", help="scheduler down over [START, END) (repeatable)")
+    s.add_argument("--outage", action="append", metavar="START/END",
+                   help="scheduler down over [START, END) (repeatable)")
     s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
     s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]",
                    help="override every schedule's catch-up (all, latest, earliest, skip, bounded); several compare")
@@ -340,7 +342,8 @@ def _parser() -> _Parser:
     s.set_defaults(func=_cmd_demo)
 
     s = sub.add_parser("report", help="execute a notebook with parameters and write a self-contained HTML report")
-    s.add_argument("notebook", help="a notebook with a cell tagged 'parameters', e.g. notebooks/04_tzdata_upgrade.ipynb")
+    s.add_argument("notebook",
+                   help="a notebook with a cell tagged 'parameters', e.g. notebooks/04_tzdata_upgrade.ipynb")
     s.add_argument("-p", "--parameter", action="append", metavar="NAME=VALUE", help="a notebook parameter (repeatable)")
     s.add_argument("--out", required=True, help="the HTML file to write (self-contained: no remote scripts)")
     s.add_argument("--no-input", action="store_true", help="leave the code out: prose, tables and charts only")

@@ -194,7 +194,8 @@ def reconcile_command(args: argparse.Namespace) -> int:
     if args.id:
         unknown = sorted(set(args.id) - set(out["schedule_id"].unique().to_list()))
         if unknown:
-            raise InputError(f"--id: schedule {unknown[0]!r} is neither in scenario {args.scenario!r} nor in the history")
+            raise InputError(f"--id: schedule {unknown[0]!r} is neither in scenario {args.scenario!r} "
+                             "nor in the history")
         out = out.filter(pl.col("schedule_id").is_in(args.id))
     counts = (out.group_by("schedule_id", "class").len()
               .pivot("class", index="schedule_id", values="len").fill_null(0))

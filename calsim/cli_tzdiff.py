@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         zone, sep, rest = spec.partition("@")
         at, sep2, posix = rest.partition("=")
         if not (sep and sep2 and zone and at and posix):
-            raise InputError(f"--override: {spec!r} is not ZONE@INSTANT=POSIX_TZ (e.g. 'Europe/Paris@2027-03-28T01:00Z=CET-1')")
+            raise InputError(f"--override: {spec!r} is not ZONE@INSTANT=POSIX_TZ "
+                             "(e.g. 'Europe/Paris@2027-03-28T01:00Z=CET-1')")
         new = new.with_override(zone, at, posix)
     schedules = fleet(args.fleet, args)
     now = cli_now()

@@ -115,7 +115,7 @@ def next_steps(db: str | Path, cwd: str | Path | None = None) -> list[str]:
     >>> print("\\n".join(next_steps(root / "calsim-demo.duckdb", cwd=root)))   # doctest: +ELLIPSIS
     Next:    ...jupyter lab notebooks/02_outages_and_catchup.ipynb (then 03_budget_and_cost.ipynb), or `calsim compare calsim-demo.duckdb`
              JupyterLab is the `lab` extra: ...pip install -e ".[lab]"
-    """
+    """  # noqa: E501  (a doctest output line)
     here = Path(cwd or Path.cwd()).resolve()
 
     def shown(path: Path) -> str:

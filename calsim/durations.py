@@ -47,7 +47,8 @@ def duration_us(value: object, field: str = "duration", *, allow_zero: bool = Fa
     elif isinstance(value, bool):
         raise InputError(f"{field}: expected {_ALLOWED}, got {shown(value)}")
     elif isinstance(value, (int, float)):
-        too_big = abs(value) > MAX_US // US if isinstance(value, int) else not math.isfinite(value) or abs(value) > MAX_US / US
+        too_big = (abs(value) > MAX_US // US if isinstance(value, int)
+                   else not math.isfinite(value) or abs(value) > MAX_US / US)
         if too_big:
             raise InputError(f"{field}: {shown(value)} seconds is out of range (at most {MAX_DAYS:,} days)")
         us = round(value * US)

@@ -77,7 +77,8 @@ def shown(value: object, width: int = 60) -> str:
     ('an integer of 5,001 digits', "'xxxxxxxx...")
     """
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of {len(str(abs(value))) if value.bit_length() < 14000 else value.bit_length() * 30103 // 100000 + 1:,} digits"
+        digits = len(str(abs(value))) if value.bit_length() < 14000 else value.bit_length() * 30103 // 100000 + 1
+        return f"an integer of {digits:,} digits"
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -92,7 +93,8 @@ def _cut_message(text: str) -> str:
     half = (MAX_QUOTED - 3) // 2
     text = _QUOTED.sub(lambda m: m[0][: half + 1] + "..." + m[0][-half - 1:], text)
     if len(text) > MAX_MESSAGE:
-        text = text[: MAX_MESSAGE // 2] + f" [...{len(text) - MAX_MESSAGE:,} characters cut...] " + text[-MAX_MESSAGE // 2:]
+        text = (text[: MAX_MESSAGE // 2] + f" [...{len(text) - MAX_MESSAGE:,} characters cut...] "
+                + text[-MAX_MESSAGE // 2:])
     return text
 
 

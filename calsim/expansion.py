@@ -21,8 +21,13 @@ which are resolved in the schedule's zone with its gap and fold policies
 >>> import calsim
 >>> s = calsim.Schedule("nightly", "America/New_York", "2026-03-06T02:30", "FREQ=DAILY;COUNT=4")
 >>> f = calsim.expand([s], "2026-03-01T00:00Z", "2026-04-01T00:00Z", release="2026f")
->>> [(str(r["nominal_local"].date()), r["due_utc"] is not None, r["notes"]) for r in f.iter_rows(named=True)]
-[('2026-03-06', True, []), ('2026-03-07', True, []), ('2026-03-08', False, ['dst_gap_skipped']), ('2026-03-09', True, []), ('2026-03-10', True, [])]
+>>> for r in f.iter_rows(named=True):
+...     print(r["nominal_local"].date(), r["due_utc"] is not None, r["notes"])
+2026-03-06 True []
+2026-03-07 True []
+2026-03-08 False ['dst_gap_skipped']
+2026-03-09 True []
+2026-03-10 True []
 """
 
 from __future__ import annotations

@@ -131,7 +131,8 @@ def _explain(row: dict, version: str, rel) -> str:
         elif note.startswith("dst_fold_"):
             which = "second" if row["fold"] == 1 else "first"
             extra = " (it also runs on the other pass)" if note == "dst_fold_both" else ""
-            parts.append(f"{day}: {hm} happens twice in {zone} (tzdata {version}); runs on the {which} pass, {when}{extra}")
+            parts.append(f"{day}: {hm} happens twice in {zone} (tzdata {version}); "
+                         f"runs on the {which} pass, {when}{extra}")
         elif note == "invalid_day_backward":
             parts.append(f"{day}: the rule's day does not exist in this month; moved back to its last day")
         elif note == "invalid_day_forward":

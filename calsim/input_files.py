@@ -83,7 +83,8 @@ def _cannot(what: str, shown: str, exc: BaseException) -> InputError:
 
 
 def _over(what: str, shown: str, cap: int, size: int | None = None) -> InputError:
-    have = f"is {size:,} bytes, over the limit of {cap:,}" if size is not None else f"is over the limit of {cap:,} bytes"
+    have = (f"is {size:,} bytes, over the limit of {cap:,}" if size is not None
+            else f"is over the limit of {cap:,} bytes")
     return InputError(f"{what}: {shown!r} {have} (raise it with the {ENV} environment variable)")
 
 

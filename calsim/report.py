@@ -30,7 +30,8 @@ scalars, as papermill's own ``-y`` does: ``-p n=500`` is an integer,
 >>> from calsim.report import parse_parameter, report_title
 >>> parse_parameter("n=500"), parse_parameter("old=2026a")
 (('n', 500), ('old', '2026a'))
->>> report_title({"cells": [{"cell_type": "markdown", "source": "# 04 · A *tzdata* upgrade"}]}, "04.ipynb", {"new": "2026f"})
+>>> report_title({"cells": [{"cell_type": "markdown", "source": "# 04 · A *tzdata* upgrade"}]}, "04.ipynb",
+...              {"new": "2026f"})
 '04 · A tzdata upgrade (new=2026f)'
 """
 
@@ -67,7 +68,8 @@ def notebook_parameters(notebook: str | Path) -> dict[str, object]:
     try:
         found = papermill.inspect_notebook(str(path))
     except Exception as exc:  # nbformat/papermill raise many types for a broken file
-        raise InputError(f"notebook: {str(notebook)!r} is not a readable notebook ({type(exc).__name__}: {exc})") from None
+        raise InputError(f"notebook: {str(notebook)!r} is not a readable notebook "
+                         f"({type(exc).__name__}: {exc})") from None
     return {name: info.get("default") for name, info in found.items()}
 
 
@@ -135,7 +137,8 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
                                        progress_bar=progress, kernel_name="python3", execution_timeout=timeout,
                                        **_kernel_options())
         except papermill.PapermillExecutionError as exc:
-            raise InputError(f"notebook: {src.name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}") from None
+            raise InputError(f"notebook: {src.name} failed in cell {exc.exec_count}: "
+                             f"{exc.ename}: {exc.evalue}") from None
         nb = nbformat.read(executed, as_version=4)
     nb.metadata["title"] = report_title(nb, src, params)
     exporter = HTMLExporter(template_name="lab", embed_images=True, exclude_input=no_input,

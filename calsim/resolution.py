@@ -348,7 +348,8 @@ def resolved_frame(r: Resolved) -> pl.DataFrame:
     return pl.DataFrame(
         [
             pl.Series("nominal_local", r.wall, dtype=pl.Int64).cast(pl.Datetime("us")),
-            pl.Series("fold", r.fold, dtype=pl.Int8) if r.fold is not None else pl.zeros(n, pl.Int8, eager=True).alias("fold"),
+            (pl.Series("fold", r.fold, dtype=pl.Int8) if r.fold is not None
+             else pl.zeros(n, pl.Int8, eager=True).alias("fold")),
             due.cast(pl.Datetime("us", "UTC")),
             off,
             pl.Series("kind", r.kind.astype(np.uint8)).cat.to(KIND),

@@ -250,14 +250,16 @@ class Schedule:
         if rule.until is not None and not rule.until_utc and wall is not None:
             if rule.until < wall:
                 raise RuleError(
-                    f"rrule: UNTIL {iso_local(rule.until)} is before the start {iso_local(wall)}; the rule has no instance"
+                    f"rrule: UNTIL {iso_local(rule.until)} is before the start {iso_local(wall)}; "
+                    "the rule has no instance"
                 )
 
         f = None if self.effective_from is None else instant_us(self.effective_from, "effective_from")
         t = None if self.effective_to is None else instant_us(self.effective_to, "effective_to")
         if f is not None and t is not None and t <= f:
             raise ScheduleError(
-                f"{where}effective_to: {shown(self.effective_to)} is not after effective_from {shown(self.effective_from)} "
+                f"{where}effective_to: {shown(self.effective_to)} is not after "
+                f"effective_from {shown(self.effective_from)} "
                 "(a revision is valid over the half-open interval [effective_from, effective_to))"
             )
         set_(self, "from_utc", f)
@@ -296,7 +298,8 @@ def check_revisions(schedules: list[Schedule]) -> None:
             continue
         numbers = [r.revision for r in revs]
         if len(set(numbers)) != len(numbers):
-            raise ScheduleError(f"schedule {shown(sid)}: revision numbers repeat ({sorted(numbers)}); each must be unique")
+            raise ScheduleError(f"schedule {shown(sid)}: revision numbers repeat ({sorted(numbers)}); "
+                                "each must be unique")
         lo = float("-inf")
         spans = sorted(
             ((r.from_utc if r.from_utc is not None else float("-inf"),

@@ -102,7 +102,7 @@ def local_us(values: object, field: str = "local_times") -> np.ndarray:
     Traceback (most recent call last):
     ...
     calsim.errors.InputError: local_times: 2026-03-08 02:30:00+00:00 is aware (tzinfo=UTC), but a naive local wall time is required here (use .replace(tzinfo=None) if it already is wall time in the zone)
-    """
+    """  # noqa: E501  (a doctest output line)
     arr, items, tz = _as_array(values, field)
     if arr is not None:
         if tz is not None:

@@ -88,7 +88,8 @@ def _year_of(us: int) -> int:
 
 
 def _compare(a, b, lo_s: int, hi_s: int):
-    """Differences of two zone tables over UTC seconds ``[lo_s, hi_s)``: None, or (first, last_end, kind, off_a, off_b)."""
+    """Differences of two zone tables over UTC seconds ``[lo_s, hi_s)``: None, or
+    (first, last_end, kind, off_a, off_b)."""
     ta, tb = a.utc, b.utc
     edges = np.unique(np.concatenate([[lo_s], ta[(ta > lo_s) & (ta < hi_s)], tb[(tb > lo_s) & (tb < hi_s)]]))
     oa = a.offsets[np.searchsorted(ta, edges, side="right")]
@@ -212,7 +213,8 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     affected = set(changed.filter(pl.col("kind") != "now_link")["zone"].to_list())
     missing = sorted({s.zone for s in scheds if s.zone in affected and s.zone not in b.zones})
     if missing:
-        raise UnknownZoneError(f"zone: {missing[0]!r} is not in tzdata {b.version}; schedules in it cannot be resolved there")
+        raise UnknownZoneError(f"zone: {missing[0]!r} is not in tzdata {b.version}; "
+                               "schedules in it cannot be resolved there")
     # An Every rule counts elapsed time from a UTC anchor: its runs are the same
     # instants under any release, only their local labels change. Joining them
     # on nominal time would report every run as moved, so they are left out

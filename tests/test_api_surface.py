@@ -244,7 +244,8 @@ heavy = {HEAVY!r}
 loaded = lambda: sorted(m for m in sys.modules if m.split('.')[0] in heavy)
 before = loaded()
 listed = sorted(set(calsim.__all__) - set(dir(calsim)))
-ics = "BEGIN:VCALENDAR\\nBEGIN:VEVENT\\nUID:u\\nDTSTART:20260101T090000Z\\nRRULE:FREQ=DAILY\\nEND:VEVENT\\nEND:VCALENDAR\\n"
+ics = ("BEGIN:VCALENDAR\\nBEGIN:VEVENT\\nUID:u\\nDTSTART:20260101T090000Z\\nRRULE:FREQ=DAILY\\n"
+       "END:VEVENT\\nEND:VCALENDAR\\n")
 rule = calsim.from_ical(ics)[0].rule
 print(json.dumps(dict(before=before, listed=listed, rule=rule, after=sorted({{m.split('.')[0] for m in loaded()}}))))
 """)

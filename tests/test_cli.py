@@ -35,11 +35,15 @@ def test_resolve_prints_a_table_with_notes(capsys):
     [
         (["resolve", "Mars/Olympus", "2026-01-01T00:00"], "calsim: error: zone: unknown zone 'Mars/Olympus'"),
         (["resolve", "UTC", "2026-01-01T00:00Z"], "calsim: error: local_times: '2026-01-01T00:00Z' carries an offset"),
-        (["resolve", "UTC", "2026-01-01T00:00", "--release", "1999z"], "calsim: error: release: unknown release '1999z'"),
+        (["resolve", "UTC", "2026-01-01T00:00", "--release", "1999z"],
+         "calsim: error: release: unknown release '1999z'"),
         (["resolve", "UTC", "yesterday"], "calsim: error: local_times: cannot parse 'yesterday'"),
-        (["resolve", "America/New_York", "2026-03-08T02:30", "--release", "2026f", "--gap", "reject"], "calsim: error: gap: local time"),
-        (["resolve", "UTC", "2026-01-01T00:00", "--gap", "sideways"], "calsim resolve: error: argument --gap: invalid choice"),
-        (["resolve", "UTC", "2026-01-01T00:00", "--gap", "shfit"], "calsim resolve: error: argument --gap: invalid choice: 'shfit'"),
+        (["resolve", "America/New_York", "2026-03-08T02:30", "--release", "2026f", "--gap", "reject"],
+         "calsim: error: gap: local time"),
+        (["resolve", "UTC", "2026-01-01T00:00", "--gap", "sideways"],
+         "calsim resolve: error: argument --gap: invalid choice"),
+        (["resolve", "UTC", "2026-01-01T00:00", "--gap", "shfit"],
+         "calsim resolve: error: argument --gap: invalid choice: 'shfit'"),
         (["simulat", "x"], "calsim: error: argument command: invalid choice: 'simulat'"),
     ],
 )
@@ -85,7 +89,8 @@ class TestTzdiffGate:
         ("args", "start"),
         [
             (["--old", "1999x", "--new", "2026f"], "calsim: error: release: unknown release '1999x'"),
-            (["--old", "/nonexistent/tzdata.whl", "--new", "2026f"], "calsim: error: release: path '/nonexistent/tzdata.whl' does not exist"),
+            (["--old", "/nonexistent/tzdata.whl", "--new", "2026f"],
+             "calsim: error: release: path '/nonexistent/tzdata.whl' does not exist"),
             (["--old", "2026f", "--new", "2026f", "--override", "Europe/Paris@2027-01-01T00:00Z=nonsense"],
              "calsim: error: posix_tz: cannot parse 'nonsense'"),
             (["--old", "2026f", "--new", "2026f", "--from", "2027-01-01T00:00Z", "--to", "2026-01-01T00:00Z"],
@@ -102,7 +107,8 @@ class TestTzdiffGate:
 
     def test_unreadable_fleet_file_exits_2(self, tmp_path):
         p = run("tzdiff", str(tmp_path / "missing.toml"), "--old", "2026f", "--new", "2026f")
-        assert p.returncode == 2 and p.stderr.startswith("calsim: error: load: cannot read") and "missing.toml" in p.stderr
+        assert (p.returncode == 2 and p.stderr.startswith("calsim: error: load: cannot read")
+                and "missing.toml" in p.stderr)
 
 
 def test_tzdiff_writes_into_the_ledger_store_when_asked(tmp_path):

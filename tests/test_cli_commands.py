@@ -94,12 +94,15 @@ BAD_FLEET = '[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T09:00"\n'
     ("body", "message"),
     [
         (BAD_FLEET + 'corn = "0 9 * * *"\n', "bad.toml:1 schedule #1: unknown key 'corn' (did you mean 'cron'?"),
-        (BAD_FLEET + 'cron = "0 9 * * *"\npolicy = { catchup = 3 }\n', "bad.toml:1 schedule #1 ('a'): catchup: unknown policy 3"),
-        (BAD_FLEET + 'cron = "0 9 * * *"\npolicy = { catchpu = "all" }\n', "policy: unknown key 'catchpu' (did you mean 'catchup'?"),
+        (BAD_FLEET + 'cron = "0 9 * * *"\npolicy = { catchup = 3 }\n',
+         "bad.toml:1 schedule #1 ('a'): catchup: unknown policy 3"),
+        (BAD_FLEET + 'cron = "0 9 * * *"\npolicy = { catchpu = "all" }\n',
+         "policy: unknown key 'catchpu' (did you mean 'catchup'?"),
         (BAD_FLEET.replace("UTC", "Mars/Olympus") + 'cron = "0 9 * * *"\n', "zone: unknown zone 'Mars/Olympus'"),
         (BAD_FLEET + 'cron = "0 25 * * *"\n', "hour"),
         (BAD_FLEET + 'rrule = "FREQ=DAILY;BYHOUR=99"\n', "BYHOUR"),
-        (BAD_FLEET + 'cron = "0 9 * * *"\npreset = { name = "kubernetis" }\n', "preset.name: unknown scheduler 'kubernetis' (did you mean 'kubernetes'?)"),
+        (BAD_FLEET + 'cron = "0 9 * * *"\npreset = { name = "kubernetis" }\n',
+         "preset.name: unknown scheduler 'kubernetis' (did you mean 'kubernetes'?)"),
         ('[[schedule]]\nid = "a"\n', "missing key 'zone'"),
     ],
 )
@@ -115,7 +118,8 @@ def test_bad_fleet_file_gives_one_line_naming_file_entry_and_field_and_exit_2(tm
 
 def test_bad_scenario_file_names_the_outage_table_line(tmp_path):
     p = tmp_path / "sc.toml"
-    p.write_text(f'[scenario]\nname = "x"\nfleet = "{FLEET}"\nstart = "2026-10-01T00:00Z"\nend = "2026-10-02T00:00Z"\n\n'
+    p.write_text(f'[scenario]\nname = "x"\nfleet = "{FLEET}"\nstart = "2026-10-01T00:00Z"\n'
+                 'end = "2026-10-02T00:00Z"\n\n'
                  '[[outage]]\nstart = "2026-10-01T05:00Z"\nend = "2026-10-01T04:00Z"\n')
     r = run("simulate", p, "--quiet")
     assert r.returncode == 2

@@ -270,7 +270,7 @@ def test_the_first_step_from_the_walks_start_is_checked_too():
     assert walk.calls[0] == start
 
 
-# -- emulated_rows, with a fake rule ------------------------------------------------------------------------------------
+# -- emulated_rows, with a fake rule -----------------------------------------------------------------------------------
 
 OCTOBER = [utc_s(f"2026-10-{d:02d}T05:00Z") for d in range(1, 32)]  # 01:00 EDT
 NOVEMBER = [utc_s(f"2026-11-{d:02d}T06:00Z") for d in range(2, 20)]  # 01:00 EST
@@ -379,7 +379,8 @@ def test_a_schedule_starting_at_a_fire_next_to_a_transition_fires_it():
     s = calsim.Schedule("j", "Australia/Lord_Howe", "2026-10-04T00:00", "robfig:0 0 * * *", gap="scheduler",
                         fold="scheduler")
     f = calsim.expand(s, "2026-10-02T00:00Z", "2026-10-07T00:00Z", release=RELEASE)
-    got = [(r["nominal_local"].strftime("%m-%d"), r["due_utc"] is not None, r["notes"]) for r in f.iter_rows(named=True)]
+    got = [(r["nominal_local"].strftime("%m-%d"), r["due_utc"] is not None, r["notes"])
+           for r in f.iter_rows(named=True)]
     assert got == [("10-04", True, []), ("10-05", False, ["dst_lost:robfig"]), ("10-06", True, []),
                    ("10-07", True, [])]
 

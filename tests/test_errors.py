@@ -115,7 +115,8 @@ def test_truncated_data_block_is_reported_with_sizes(tmp_path):
 
     good = tzif_bytes([(10**9 + 86400 * i, 3600 * (i % 2)) for i in range(10)], 0)
     (tmp_path / "UTC").write_bytes(good[:60])
-    with pytest.raises(calsim.CorruptReleaseError, match=r"^tzif: 'UTC' is truncated: its header announces \d+ data bytes"):
+    with pytest.raises(calsim.CorruptReleaseError,
+                       match=r"^tzif: 'UTC' is truncated: its header announces \d+ data bytes"):
         calsim.Release.from_path(tmp_path).table("UTC")
 
 
@@ -140,9 +141,11 @@ def test_file_that_is_not_a_wheel_is_not_a_release(tmp_path):
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"gap": "later"}, "gap: unknown policy 'later' (allowed: 'skip', 'shift', 'next_valid', 'shift_backward' or 'reject')"),
+        ({"gap": "later"},
+         "gap: unknown policy 'later' (allowed: 'skip', 'shift', 'next_valid', 'shift_backward' or 'reject')"),
         ({"fold": "last"}, "fold: unknown policy 'last' (allowed: 'first', 'second', 'both' or 'reject')"),
-        ({"gap": None}, "gap: unknown policy None (allowed: 'skip', 'shift', 'next_valid', 'shift_backward' or 'reject')"),
+        ({"gap": None},
+         "gap: unknown policy None (allowed: 'skip', 'shift', 'next_valid', 'shift_backward' or 'reject')"),
     ],
 )
 def test_unknown_policy_names_field_value_and_choices(kw, message):
@@ -156,7 +159,8 @@ junk = st.one_of(
     st.integers(),
     st.floats(allow_nan=True),
     st.text(max_size=30),
-    st.lists(st.one_of(st.text(max_size=25), st.integers(), st.datetimes(timezones=st.none() | st.just(dt.timezone.utc))), max_size=4),
+    st.lists(st.one_of(st.text(max_size=25), st.integers(),
+                       st.datetimes(timezones=st.none() | st.just(dt.timezone.utc))), max_size=4),
     st.datetimes(timezones=st.just(dt.timezone.utc)),
 )
 

@@ -140,7 +140,8 @@ class TestRuleKinds:
         block = "DTSTART;TZID=America/New_York:20260306T023000\nRRULE:FREQ=DAILY;COUNT=2"
         s = calsim.Schedule("b", "America/New_York", None, block)
         assert local(expand(s)) == ["2026-03-06T02:30:00", "2026-03-07T02:30:00"]
-        with pytest.raises(calsim.ScheduleError, match=r"TZID=America/New_York but the schedule's zone is 'Europe/Paris'"):
+        with pytest.raises(calsim.ScheduleError,
+                           match=r"TZID=America/New_York but the schedule's zone is 'Europe/Paris'"):
             calsim.Schedule("b", "Europe/Paris", None, block)
 
 
@@ -151,7 +152,8 @@ class TestRfc5545Examples:
     def days(rule, dtstart, end="1998-06-01T00:00Z"):
         s = calsim.Schedule("rfc", "America/New_York", dtstart, rule)
         f = calsim.expand([s], "1997-01-01T00:00Z", end, R)
-        return [(r["nominal_local"].strftime("%m-%d %H:%M"), r["utc_offset_s"] // 3600) for r in f.iter_rows(named=True)]
+        return [(r["nominal_local"].strftime("%m-%d %H:%M"), r["utc_offset_s"] // 3600)
+                for r in f.iter_rows(named=True)]
 
     def test_every_other_week_on_monday_wednesday_friday_until_december_24(self):
         got = self.days("FREQ=WEEKLY;INTERVAL=2;UNTIL=19971224T000000Z;WKST=SU;BYDAY=MO,WE,FR", "1997-09-01T09:00")

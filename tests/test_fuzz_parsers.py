@@ -188,7 +188,8 @@ from calsim.importers.history import read_history  # noqa: E402
 HISTORIES = EXAMPLES / "histories"
 HISTORY_CRONTAB = (EXAMPLES / "crontab").read_text()
 JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False)
-                           | st.text(max_size=20) | st.sampled_from(["2026-03-09T06:30:00Z", "9999-12-31T23:59:59-01:00",
+                           | st.text(max_size=20) | st.sampled_from(["2026-03-09T06:30:00Z",
+                                                                     "9999-12-31T23:59:59-01:00",
                                                                      "0001-01-01T00:00:00+01:00", "Complete", "True",
                                                                      "1772841602486000", "9" * 40, "a.service"]),
                            lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids,
@@ -287,8 +288,9 @@ def test_history_syslog_token_soup(lines, year, zone):
 
 
 RUNS_CSV = (HISTORIES / "runs.csv").read_text().splitlines()
-CSV_CELLS = (JUNK | st.sampled_from(["", "0", "1", "7", "-1", "9" * 5000, "2026-10-18T02:30:00", "+12026-01-01T00:00:00Z",
-                                    "2026-10-18T06:30:00Z", "0000-01-01T00:00:00", "\x1b[2J", "a\x00b", '"', "\u2028"]))
+CSV_CELLS = (JUNK | st.sampled_from(["", "0", "1", "7", "-1", "9" * 5000, "2026-10-18T02:30:00",
+                                    "+12026-01-01T00:00:00Z", "2026-10-18T06:30:00Z", "0000-01-01T00:00:00", "\x1b[2J",
+                                    "a\x00b", '"', "\u2028"]))
 
 
 @SOME

@@ -34,7 +34,8 @@ SOME = settings(max_examples=FUZZ or 100, deadline=None, suppress_health_check=l
 WORK = Path(tempfile.mkdtemp(prefix="calsim-fuzz-readers-"))
 SCALARS = (st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=True)
            | st.text(max_size=30) | st.sampled_from(["0 3 * * *", "rate(5 minutes)", "cron(0 12 * * ? *)", "P1D",
-                                                     "2026-03-08T02:30:00", "Europe/Dublin", "Mars/Olympus", "*-*-* 1..3:30"]))
+                                                     "2026-03-08T02:30:00", "Europe/Dublin", "Mars/Olympus",
+                                                     "*-*-* 1..3:30"]))
 VALUES = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
                                                                                           max_size=4), max_leaves=12)
 

@@ -94,7 +94,9 @@ CASES: list[Case] = [
         "expand", "{W}/secondly.toml", "--from", "2000-01-01T00:00Z", "--to", "2100-01-01T00:00Z")),
     # -- hostile files ---------------------------------------------------------------------------------
     Case("yaml_alias_bomb_kubernetes", "files", "InputError", "alias", code=(
-        f"calsim.from_kubernetes({BOMB + chr(10) + 'apiVersion: batch/v1' + chr(10) + 'kind: CronJob' + chr(10) + 'spec: *i' + chr(10)!r})")),
+        "calsim.from_kubernetes("
+        + repr(BOMB + chr(10) + 'apiVersion: batch/v1' + chr(10) + 'kind: CronJob' + chr(10) + 'spec: *i' + chr(10))
+        + ")")),
     Case("yaml_alias_bomb_github", "files", "InputError", "alias", code=(
         f"calsim.from_github_actions({BOMB + chr(10) + 'on: {{schedule: *i}}' + chr(10) + 'jobs: {{}}' + chr(10)!r})")),
     Case("github_schedule_key_twice", "files", "InputError", "'schedule' is given twice", code=(
@@ -173,7 +175,8 @@ CASES: list[Case] = [
     Case("store_motherduck_prefix", "store", "StoreError", "md:", code="calsim.LedgerStore('md:calsim')"),
     Case("store_s3_url", "store", "StoreError", "s3://", code="calsim.LedgerStore('s3://bucket/x.duckdb')"),
     Case("store_http_url", "store", "StoreError", "http://", code="calsim.LedgerStore('http://example.com/x')"),
-    Case("store_corrupt_file", "store", "StoreError", "garbage.duckdb", code="calsim.LedgerStore(W + '/garbage.duckdb')"),
+    Case("store_corrupt_file", "store", "StoreError", "garbage.duckdb",
+         code="calsim.LedgerStore(W + '/garbage.duckdb')"),
     Case("store_is_a_directory", "store", "exit 2", "W/", cli=(
         "simulate", "{W}/daily.toml", "--from", "2026-01-01T00:00Z", "--to", "2026-01-02T00:00Z", "--db", "{W}",
         "--quiet")),
@@ -274,7 +277,8 @@ def _run(case: Case, w: Path) -> subprocess.CompletedProcess:
     if case.cli:
         argv = [sys.executable, "-m", "calsim", *(a.replace("{W}", str(w)) for a in case.cli)]
     else:
-        body = "\n".join("    " + line.lstrip() if i else "    " + line for i, line in enumerate(case.code.splitlines()))
+        body = "\n".join("    " + line.lstrip() if i else "    " + line
+                         for i, line in enumerate(case.code.splitlines()))
         argv = [sys.executable, "-c", LIB.format(body=body), str(w)]
     # timeout: only a hang guard (a case blocked on a FIFO uses no CPU), not a speed bound.
     return subprocess.run(argv, capture_output=True, text=True, env=env, preexec_fn=_limits, timeout=600, cwd=w)

@@ -35,8 +35,8 @@ def type_ignores() -> list[str]:
 
 
 def test_ruff_finds_nothing_in_the_package_tests_tools_and_benchmarks():
-    out = subprocess.run([_tool("ruff"), "check", "--no-cache", "--output-format", "concise", "calsim", "tests", "tools",
-                          "benchmarks"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([_tool("ruff"), "check", "--no-cache", "--output-format", "concise",
+                          "calsim", "tests", "tools", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

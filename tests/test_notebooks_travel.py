@@ -147,7 +147,8 @@ def test_notebook_04_upgrade_defaults_to_the_first_move_and_its_materialisation_
     # Mexico City's old release still had DST from 4 April 2027, 02:00 CST (08:00 UTC): the first run that moves
     # is the first one after it.
     assert len(stale) == 1 and re.fullmatch(
-        r"runs at a stale instant after upgrading at 2027-04-04 08:\d\d UTC \(3-day materialisation\)", next(iter(stale)))
+        r"runs at a stale instant after upgrading at 2027-04-04 08:\d\d UTC \(3-day materialisation\)",
+        next(iter(stale)))
     assert int(next(iter(stale.values()))) > 0
 
 

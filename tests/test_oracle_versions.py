@@ -60,7 +60,8 @@ class Oracle:
 
 
 ORACLES = (
-    Oracle("cronsim", lambda: _pypi("cronsim"), "2.9", "2.10", "tests/rules/test_cron.py, tests/presets/test_presets.py, "
+    Oracle("cronsim", lambda: _pypi("cronsim"), "2.9", "2.10",
+           "tests/rules/test_cron.py, tests/presets/test_presets.py, "
            "tests/test_expansion.py (a-a/n is {a} from 2.9 on)", "pip install -e '.[test]'"),
     Oracle("APScheduler", lambda: _pypi("apscheduler"), "3.11", "3.12", "tests/presets/test_apscheduler.py "
            "(3.11.3's zoneinfo DST and misfire code)", "pip install -e '.[test]'"),

@@ -117,7 +117,8 @@ def test_apia_skipped_the_whole_of_2011_12_30():
     day = np.arange(np.datetime64("2011-12-30T00:00"), np.datetime64("2011-12-31T00:00"), np.timedelta64(1, "h"))
     f = calsim.resolve(day, "Pacific/Apia", "2026f")
     assert set(f["kind"].to_list()) == {"gap"}
-    assert calsim.resolve(["2011-12-29T23:59", "2011-12-31T00:00"], "Pacific/Apia", "2026f")["kind"].to_list() == ["ok", "ok"]
+    assert calsim.resolve(["2011-12-29T23:59", "2011-12-31T00:00"], "Pacific/Apia", "2026f")["kind"].to_list() == [
+        "ok", "ok"]
 
 
 def test_apia_0900_on_the_skipped_day_shifts_to_1900z():

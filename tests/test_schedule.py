@@ -35,7 +35,8 @@ class TestValidation:
         [
             ({"gap": "later"}, "schedule 'a': gap: unknown policy 'later'"),
             ({"fold": "twice"}, "schedule 'a': fold: unknown policy 'twice'"),
-            ({"invalid_day": "clamp"}, "schedule 'a': invalid_day: unknown policy 'clamp' (allowed: 'omit', 'backward' or 'forward')"),
+            ({"invalid_day": "clamp"},
+             "schedule 'a': invalid_day: unknown policy 'clamp' (allowed: 'omit', 'backward' or 'forward')"),
         ],
     )
     def test_unknown_policies_are_policy_errors(self, kw, message):
@@ -62,7 +63,8 @@ class TestValidation:
             calsim.Schedule("a", "UTC", "2026-01-01T09:00", "FREQ=MONTHLY;BYSETPOS=1")
 
     def test_until_before_start_is_refused(self):
-        with pytest.raises(calsim.RuleError, match=r"UNTIL 2025-01-01T00:00:00 is before the start 2026-01-01T09:00:00"):
+        with pytest.raises(calsim.RuleError,
+                           match=r"UNTIL 2025-01-01T00:00:00 is before the start 2026-01-01T09:00:00"):
             calsim.Schedule("a", "UTC", "2026-01-01T09:00", "FREQ=DAILY;UNTIL=20250101T000000")
 
     def test_start_is_required_and_must_parse(self):
@@ -72,7 +74,8 @@ class TestValidation:
             calsim.Schedule("a", "UTC", "tomorrow", "FREQ=DAILY")
 
     def test_effective_window_must_be_half_open_and_non_empty(self):
-        with pytest.raises(calsim.ScheduleError, match=r"effective_to: '2026-01-01T00:00Z' is not after effective_from"):
+        with pytest.raises(calsim.ScheduleError,
+                           match=r"effective_to: '2026-01-01T00:00Z' is not after effective_from"):
             calsim.Schedule("a", "UTC", "2026-01-01T09:00", "FREQ=DAILY",
                             effective_from="2026-01-01T00:00Z", effective_to="2026-01-01T00:00Z")
 
@@ -139,9 +142,11 @@ def test_the_shipped_example_fleet_file_loads_every_rule_kind():
 
 def test_fleet_file_errors_name_the_entry_and_key(tmp_path):
     p = tmp_path / "bad.toml"
-    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\ncolour = "red"\n')
+    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\n'
+                 'colour = "red"\n')
     with pytest.raises(calsim.ScheduleError, match=r"^bad.toml:1 schedule #1: unknown key 'colour'"):
         calsim.load(p)
-    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\nrrule = "FREQ=DAILY"\n')
+    p.write_text('[[schedule]]\nid = "a"\nzone = "UTC"\nstart = "2026-01-01T00:00"\ncron = "0 9 * * *"\n'
+                 'rrule = "FREQ=DAILY"\n')
     with pytest.raises(calsim.ScheduleError, match=r"give exactly one of rule, rrule, cron, every, window"):
         calsim.load(p)

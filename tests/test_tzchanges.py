@@ -139,7 +139,8 @@ def test_what_if_override_moves_exactly_that_zones_occurrences_after_the_instant
     # 09:00 EDT (13:00Z) becomes 09:00 EST (14:00Z) from June 1 to the November change.
     assert ny["shift_s"].unique().to_list() == [3600]
     assert ny["nominal_local"].min() == dt.datetime(2026, 6, 1, 9) and ny.height == 153
-    assert calsim.zone_changes(base, what_if, "2026-01-01T00:00Z", "2027-01-01T00:00Z")["zone"].to_list() == ["America/New_York"]
+    assert calsim.zone_changes(base, what_if, "2026-01-01T00:00Z", "2027-01-01T00:00Z")["zone"].to_list() == [
+        "America/New_York"]
 
 
 def test_what_if_dst_rule_from_an_instant_matches_zoneinfo_of_the_same_rule():
@@ -163,8 +164,8 @@ def test_tzdiff_summary_per_schedule():
     s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
     d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
     summary = calsim.tzdiff_summary(d, now="2023-01-01T00:00Z")
-    assert summary.row(0) == ("mx", "mx", "America/Mexico_City", dt.datetime(2023, 4, 2, 9), dt.datetime(2023, 10, 28, 9),
-                              210, [3600], ["moved"], None)
+    assert summary.row(0) == ("mx", "mx", "America/Mexico_City", dt.datetime(2023, 4, 2, 9),
+                              dt.datetime(2023, 10, 28, 9), 210, [3600], ["moved"], None)
 
 
 def test_tzdiff_summary_marks_a_change_already_in_effect_and_puts_it_first():

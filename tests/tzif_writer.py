@@ -24,5 +24,6 @@ def tzif_bytes(transitions: list[tuple[int, int]], initial_offset: int, footer: 
 
     v1 = block(">l", 4) if all(-(2**31) <= t < 2**31 for t in times) else block(">l", 4)[:0]
     if not v1:  # times out of 32-bit range: an empty v1 block
-        v1 = struct.pack(">4sc15x6l", b"TZif", b"2", 0, 0, 0, 0, 1, 4) + struct.pack(">lBB", initial_offset, 0, 0) + b"Z0\x00\x00"
+        v1 = (struct.pack(">4sc15x6l", b"TZif", b"2", 0, 0, 0, 0, 1, 4) + struct.pack(">lBB", initial_offset, 0, 0)
+              + b"Z0\x00\x00")
     return v1 + block(">q", 8) + b"\n" + footer.encode() + b"\n"

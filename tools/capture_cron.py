@@ -397,7 +397,8 @@ def run_inside(sc: Scenario, rate: float, tzif: bytes) -> dict:
     r1 = time.clock_gettime(time.CLOCK_REALTIME)
     seen = float(out)
     if not clock.fake(r0) - 1 <= seen <= clock.fake(r1) + 1:
-        raise RuntimeError(f"libfaketime clock check failed: date read {seen}, expected {clock.fake(r0)}..{clock.fake(r1)}")
+        raise RuntimeError(f"libfaketime clock check failed: date read {seen}, "
+                           f"expected {clock.fake(r0)}..{clock.fake(r1)}")
     clock.set(boot)
     lives, events = [], []
     daemon = _start_daemon(sc)
@@ -498,7 +499,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     results: dict[str, dict] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(_run_one, s, args.rate, tzifs[s.zone]): s for s in sorted(todo, key=lambda s: -s.awake())}
+        futures = {pool.submit(_run_one, s, args.rate, tzifs[s.zone]): s
+                   for s in sorted(todo, key=lambda s: -s.awake())}
         for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
             s = futures[fut]
             results[s.id] = fut.result()
@@ -513,8 +515,10 @@ def main(argv: list[str] | None = None) -> int:
         order = [s.id for s in scenarios() if s.kind == kind]
         merged = {r["id"]: r for r in old if r["id"] not in ran} | {i: results[i] for i in ran}
         body = {
-            "about": "Debian cron run under libfaketime by tools/capture_cron.py; replayed by tests/presets/test_cronie_daemon.py",
-            "command": "sudo .venv/bin/python tools/capture_cron.py" + (f" --rate {args.rate:g}" if args.rate != RATE else ""),
+            "about": "Debian cron run under libfaketime by tools/capture_cron.py; "
+                     "replayed by tests/presets/test_cronie_daemon.py",
+            "command": "sudo .venv/bin/python tools/capture_cron.py"
+                       + (f" --rate {args.rate:g}" if args.rate != RATE else ""),
             "cron": versions["cron"], "faketime": versions["faketime"], "release": RELEASE, "rate": args.rate,
             "boot_lead_s": BOOT_LEAD,
             "scenarios": [merged[i] for i in order if i in merged],

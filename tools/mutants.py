@@ -72,10 +72,10 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 
 RESOLVE = ["tests/test_resolution_edges.py", "tests/test_resolution_pinned.py", "tests/test_resolution_synthetic.py",
            "tests/test_resolution_properties.py", "tests/test_resolution_oracle.py"]
-TZIF = ["tests/tz/test_posix.py", "tests/test_resolution_synthetic.py", "tests/tz/test_release.py", "tests/test_tzchanges.py",
-        "tests/test_resolution_oracle.py"]
-EXPAND = ["tests/rules/test_rrule_edges.py", "tests/test_expansion_pinned.py", "tests/test_expansion.py", "tests/test_expansion_fast_paths.py",
-          "tests/rules/test_rrule.py"]
+TZIF = ["tests/tz/test_posix.py", "tests/test_resolution_synthetic.py", "tests/tz/test_release.py",
+        "tests/test_tzchanges.py", "tests/test_resolution_oracle.py"]
+EXPAND = ["tests/rules/test_rrule_edges.py", "tests/test_expansion_pinned.py", "tests/test_expansion.py",
+          "tests/test_expansion_fast_paths.py", "tests/rules/test_rrule.py"]
 STORE = ["tests/store/test_ledger_records.py", "tests/store/test_ledger_store.py", "tests/store/test_tables.py"]
 CRON = ["tests/rules/test_cron.py"]
 # A module's doctests come after the test files: collecting a module for its doctests imports it again
@@ -83,14 +83,17 @@ CRON = ["tests/rules/test_cron.py"]
 ROBFIG = ["tests/rules/test_robfig.py", "calsim/rules/robfig.py"]  # the real robfig, then the module's doctest
 EMU = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/emulation.py"]
 CLOCK = ["tests/test_emulation.py", "tests/rules/test_robfig.py", "calsim/tz/clock.py"]
-K8S = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes", "tests/presets/test_kubernetes.py"]
-PRESETS = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes", "tests/presets/test_presets.py::TestPreset",
-           "tests/presets/test_kubernetes.py"]
+K8S = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes",
+       "tests/presets/test_kubernetes.py"]
+PRESETS = ["calsim/presets/_kubernetes.py", "tests/presets/test_presets.py::TestKubernetes",
+           "tests/presets/test_presets.py::TestPreset", "tests/presets/test_kubernetes.py"]
 CRONIE = ["calsim/presets/_cronie.py", "tests/presets/test_presets.py::TestCronie",
-          "tests/presets/test_presets.py::TestCronieAgainstCronsim", "tests/presets/test_cronie.py", "tests/presets/test_cronie_daemon.py"]
+          "tests/presets/test_presets.py::TestCronieAgainstCronsim", "tests/presets/test_cronie.py",
+          "tests/presets/test_cronie_daemon.py"]
 APS = ["calsim/presets/_apscheduler.py", "tests/presets/test_presets.py::TestApscheduler",
        "tests/presets/test_presets.py::TestApschedulerAgainstCronTrigger", "tests/presets/test_apscheduler.py"]
-TEMPORAL = ["calsim/presets/_temporal.py", "tests/presets/test_presets.py::TestTemporal", "tests/presets/test_temporal.py"]
+TEMPORAL = ["calsim/presets/_temporal.py", "tests/presets/test_presets.py::TestTemporal",
+            "tests/presets/test_temporal.py"]
 EVENTBRIDGE = ["calsim/presets/_eventbridge.py", "tests/presets/test_presets.py::TestEventbridge",
                "tests/presets/test_eventbridge.py"]
 QWALK = ["tests/rules/test_quartz_jar.py", "tests/presets/test_quartz.py", "calsim/rules/quartz_walk.py"]
@@ -155,7 +158,8 @@ MUTANTS: list[dict] = [
     M("tzif-n-one-based", "calsim/tz/posix.py", "return jan1 + self.a  # zero-based",
       "return jan1 + self.a - 1  # zero-based", "n read as one-based (CPython zoneinfo's reading)", TZIF),
     M("tzif-m-week5", "calsim/tz/posix.py", "day = np.where(day >= first + length, day - 7, day)",
-      "day = np.where(day > first + length, day - 7, day)", "Mm.5.d: a fifth weekday on the next month's 1st is kept", TZIF),
+      "day = np.where(day > first + length, day - 7, day)", "Mm.5.d: a fifth weekday on the next month's 1st is kept",
+      TZIF),
     M("tzif-end-in-std", "calsim/tz/posix.py",
       "end = self.end.days(years) * 86400 + (self.end_time - self.dst_offset)",
       "end = self.end.days(years) * 86400 + (self.end_time - self.std_offset)",
@@ -164,7 +168,8 @@ MUTANTS: list[dict] = [
       "start = self.start.days(years) * 86400 + (self.start_time - self.std_offset)",
       "start = self.start.days(years) * 86400 + (self.start_time - self.dst_offset)",
       "the start time read in DST, not in standard time", TZIF),
-    M("tzif-no-sort", "calsim/tz/tzif.py", "order = np.argsort(gen_utc, kind=\"stable\")", "order = np.arange(len(gen_utc))",
+    M("tzif-no-sort", "calsim/tz/tzif.py", "order = np.argsort(gen_utc, kind=\"stable\")",
+      "order = np.arange(len(gen_utc))",
       "generated transitions kept in rule order (unsorted in the southern hemisphere)", TZIF),
     M("tzif-first-year", "calsim/tz/tzif.py",
       "first_year = 1970 if last is None else _year_of(last) - 1",
@@ -422,7 +427,8 @@ MUTANTS: list[dict] = [
       "gap=\"shift\", fold=\"first\").due[0] // US) - 1", "gap=\"shift\", fold=\"first\").due[0] // US)",
       "the walk of a schedule starts at its start, so a fire exactly there is not one", EMU),
     M("emu-stalled-before-ignored", "calsim/emulation.py",
-      "stalled = stalled_before(rule, table, reach, floor, lo)", "stalled = None", "a window after a stall fires again (the walk's earlier stall forgotten)", EMU),
+      "stalled = stalled_before(rule, table, reach, floor, lo)", "stalled = None",
+      "a window after a stall fires again (the walk's earlier stall forgotten)", EMU),
     M("emu-stuck-after-x", "calsim/emulation.py", "kind[has & (due_s >= stalled)] = STUCK",
       "kind[has & (due_s > stalled)] = STUCK", "the stalled instant itself is lost, not stuck", EMU),
     M("emu-lost-keeps-due", "calsim/emulation.py", "    has_due = has & ~lost\n", "    has_due = has\n",
@@ -450,7 +456,8 @@ MUTANTS: list[dict] = [
       "return self._off[bisect.bisect_left(self._utc, utc)]",
       "the offset at a transition instant is the old one (its wall fields an hour off)", CLOCK),
     M("clock-period-end-closed", "calsim/tz/clock.py",
-      "end = self._utc[i] if i < len(self._utc) else _NEVER", "end = self._utc[i] + 1 if i < len(self._utc) else _NEVER",
+      "end = self._utc[i] if i < len(self._utc) else _NEVER",
+      "end = self._utc[i] + 1 if i < len(self._utc) else _NEVER",
       "a period's end is inside it (time.Date keeps a guess exactly at the next transition)", CLOCK),
     # --- presets: each scheduler's DST choices -------------------------------------------------------
     M("preset-fallback-ignored", "calsim/presets/_base.py",
@@ -459,9 +466,10 @@ MUTANTS: list[dict] = [
     M("preset-fallback-plain-rule", "calsim/presets/_base.py", "walks(self.rule_for(schedule)) is None",
       "walks(schedule.parsed_rule) is None",
       "the walkable test ignores the dialect (a cron rule under Kubernetes falls back to skip/both)", PRESETS),
-    M("preset-fallback-fold-first", "calsim/presets/_base.py", "fallback: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
-      "fallback: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"first\")", "a rule the scheduler cannot walk runs once in a fold",
-      PRESETS),
+    M("preset-fallback-fold-first", "calsim/presets/_base.py",
+      "fallback: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
+      "fallback: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"first\")",
+      "a rule the scheduler cannot walk runs once in a fold", PRESETS),
     M("preset-wildcard-test-whole", "calsim/presets/_base.py",
       "return rule.fields[0].startswith(\"*\") or rule.fields[1].startswith(\"*\")",
       "return rule.fields[0] == \"*\" or rule.fields[1] == \"*\"",
@@ -475,25 +483,33 @@ MUTANTS: list[dict] = [
       "if False:", "a wildcard job keeps the fixed-time policy (cron's 180-minute catch-up limit)", CRONIE),
     M("preset-zone-ignored", "calsim/presets/_base.py", "zone=self.zone or s.zone)", "zone=s.zone)",
       "Kubernetes' timeZone is not set on the schedules", PRESETS),
-    M("preset-robfig-reads-vixie", "calsim/presets/_base.py", "        return RobfigCron.parse(cast(Cron, rule).text)\n",
+    M("preset-robfig-reads-vixie", "calsim/presets/_base.py",
+      "        return RobfigCron.parse(cast(Cron, rule).text)\n",
       "        return rule\n", "a CronJob's schedule read as Vixie cron (5/2 includes Sunday)", K8S),
     M("k8s-gap-skip", "calsim/presets/_kubernetes.py", "gap=\"scheduler\" if cron == \"robfig\" else \"skip\"",
       "gap=\"skip\"", "a CronJob skips gap times as a policy, not as robfig's Next() walks", K8S),
-    M("k8s-calendar-fold-first", "calsim/presets/_kubernetes.py", "fold=\"scheduler\" if cron == \"robfig\" else \"both\"",
+    M("k8s-calendar-fold-first", "calsim/presets/_kubernetes.py",
+      "fold=\"scheduler\" if cron == \"robfig\" else \"both\"",
       "fold=\"scheduler\" if cron == \"robfig\" else \"first\"", "cron='calendar' runs a repeated time once", K8S),
     M("k8s-calendar-vixie", "calsim/presets/_kubernetes.py", "tick=\"10s\", notes=tuple(notes), dialect=\"robfig\",",
       "tick=\"10s\", notes=tuple(notes), dialect=\"robfig\" if cron == \"robfig\" else None,",
       "cron='calendar' reads the spec as Vixie cron instead of robfig's grammar", K8S),
-    M("cronie-fixed-fold-both", "calsim/presets/_cronie.py", "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"first\")",
-      "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"both\")", "a fixed-time job runs in both passes of a repeated hour", CRONIE),
-    M("cronie-fixed-gap-shift", "calsim/presets/_cronie.py", "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"first\")",
-      "fixed: tuple[GapPolicy, FoldPolicy] = (\"shift\", \"first\")", "a fixed-time gap job runs an hour later (02:30 -> 03:30), not at the change",
-      CRONIE),
-    M("cronie-wild-fold-first", "calsim/presets/_cronie.py", "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
-      "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"first\")", "a wildcard job runs once in a repeated hour", CRONIE),
-    M("cronie-wild-gap-next-valid", "calsim/presets/_cronie.py", "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
-      "wild: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"both\")", "a wildcard job's gap minutes run at the change",
-      CRONIE),
+    M("cronie-fixed-fold-both", "calsim/presets/_cronie.py",
+      "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"first\")",
+      "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"both\")",
+      "a fixed-time job runs in both passes of a repeated hour", CRONIE),
+    M("cronie-fixed-gap-shift", "calsim/presets/_cronie.py",
+      "fixed: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"first\")",
+      "fixed: tuple[GapPolicy, FoldPolicy] = (\"shift\", \"first\")",
+      "a fixed-time gap job runs an hour later (02:30 -> 03:30), not at the change", CRONIE),
+    M("cronie-wild-fold-first", "calsim/presets/_cronie.py",
+      "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
+      "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"first\")",
+      "a wildcard job runs once in a repeated hour", CRONIE),
+    M("cronie-wild-gap-next-valid", "calsim/presets/_cronie.py",
+      "wild: tuple[GapPolicy, FoldPolicy] = (\"skip\", \"both\")",
+      "wild: tuple[GapPolicy, FoldPolicy] = (\"next_valid\", \"both\")",
+      "a wildcard job's gap minutes run at the change", CRONIE),
     M("cronie-forced-wildcard-ignored", "calsim/presets/_cronie.py",
       "gap, fold = wild if job_kind == \"wildcard\" else fixed", "gap, fold = fixed",
       "job_kind='wildcard' still gives the fixed-time DST policies", CRONIE),
@@ -534,7 +550,8 @@ MUTANTS: list[dict] = [
       "EventBridge runs a gap time at the change", EVENTBRIDGE),
     # --- rules/quartz_walk.py: Quartz 2.3.2's getTimeAfter on a lenient GregorianCalendar (the real jar) ----
     M("qwalk-wall-key-old-offset", "calsim/rules/quartz_walk.py",
-      "got = (n, [u + off[i + 1] for i, u in enumerate(utc)], off,", "got = (n, [u + off[i] for i, u in enumerate(utc)], off,",
+      "got = (n, [u + off[i + 1] for i, u in enumerate(utc)], off,",
+      "got = (n, [u + off[i] for i, u in enumerate(utc)], off,",
       "the JDK's wall rule keys each transition by its wall time before it: a repeated time read in its first pass",
       QWALK),
     M("qwalk-wall-at-transition", "calsim/rules/quartz_walk.py", "return wall - off[bisect.bisect_right(walls, wall)]",
@@ -597,7 +614,8 @@ MUTANTS: list[dict] = [
       "gap=\"skip\", fold=\"both\", fallback=(\"skip\", \"second\")",
       "a CronTrigger fires both passes of a repeated hour (issue 25's fold='both' claim)", QPRESET),
     M("quartz-preset-fallback-first", "calsim/presets/_quartz.py", "fallback=(\"skip\", \"second\"), tick=\"1s\"",
-      "fallback=(\"skip\", \"first\"), tick=\"1s\"", "a rule Quartz's walk is not used for fires the first pass", QPRESET),
+      "fallback=(\"skip\", \"first\"), tick=\"1s\"", "a rule Quartz's walk is not used for fires the first pass",
+      QPRESET),
     # --- tz/glibc.py: glibc 2.36's mktime, what systemd's walk normalises with ---------------------------------
     M("glibc-gap-standard-side", "calsim/tz/glibc.py", "(dst2 <= (tm[6] != 0) if isdst < 0",
       "(dst2 >= (tm[6] != 0) if isdst < 0", "a gap's time moved to the standard side (forward in Dublin too)", GLIBC),
@@ -614,8 +632,8 @@ MUTANTS: list[dict] = [
       "    if cmp < 0:\n        return _EDEADLK", "    if False:\n        return _EDEADLK",
       "a time mktime moved back is accepted (Dublin's 02:30 and 03:30 IST not lost)", CALSPEC),
     M("calspec-forward-not-followed", "calsim/rules/calendarspec.py", "    if cmp > 0:\n        tm[:] = t\n",
-      "    if False:\n        tm[:] = t\n", "a time mktime moved forward is not taken up (the walk goes on from the gap)",
-      CALSPEC),
+      "    if False:\n        tm[:] = t\n",
+      "a time mktime moved forward is not taken up (the walk goes on from the gap)", CALSPEC),
     M("calspec-no-negative-dst-fix", "calsim/rules/calendarspec.py",
       "        if (c[Y], c[MON], c[MDAY], c[H], c[MIN], c[SEC], tm_usec) < (*tm[:6], usec):",
       "        if False:", "v252.31 without PR #36897: a match mktime moved before the start is taken", CALSPEC),
@@ -823,7 +841,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.json:
         Path(args.json).write_text(text + "\n")
-    unexplained = [r for r in results if r["status"] != "killed" and not (r["status"] == "survived" and "equivalent" in r)]
+    unexplained = [r for r in results
+                   if r["status"] != "killed" and not (r["status"] == "survived" and "equivalent" in r)]
     return 1 if unexplained else 0
 
 

@@ -6,7 +6,8 @@ and how they run.
 """
 
 RULES = ["tests/simulation/test_run_rules_pinned.py"]
-SIM = [*RULES, "tests/simulation/test_engine.py", "tests/simulation/test_budget_periods.py", "tests/presets/test_presets.py"]
+SIM = [*RULES, "tests/simulation/test_engine.py", "tests/simulation/test_budget_periods.py",
+       "tests/presets/test_presets.py"]
 ORACLES = [*SIM, "tests/presets/test_kubernetes.py", "tests/presets/test_apscheduler.py"]
 R, C, E, K, B = ("calsim/simulation/run_rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
                  "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
@@ -116,7 +117,8 @@ MUTANTS = [
       "return (j >= 0) & (run.due >= starts[jj]) & (run.due <= ends[jj]) & run.has_due",
       "a suspend forgets like a restart"),
     M("sim-suspend-limit-lt", C, "left &= ends[jj] - starts[jj] <= run.p_suspend_limit[s]",
-      "left &= ends[jj] - starts[jj] < run.p_suspend_limit[s]", "a suspend exactly as long as the limit is not caught up"),
+      "left &= ends[jj] - starts[jj] < run.p_suspend_limit[s]",
+      "a suspend exactly as long as the limit is not caught up"),
     M("sim-suspend-mode-ignored", C,
       "w_mode = np.where(after_suspend, run.p_suspend_catchup[w_s], run.p_catchup[w_s])",
       "w_mode = run.p_catchup[w_s]", "a suspend's backlog follows catchup"),
@@ -132,13 +134,13 @@ MUTANTS = [
     M("sim-demand-unit-retries", ORD, "and run.n * float(cost[0]) < 2**53 and run.fixed_duration else None",
       "and run.n * float(cost[0]) < 2**53 else None", "the integral-cost shortcut ignores attempts",
       [*SIM, "tests/simulation/test_columns_budgets.py"]),
-    M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)", "cap = np.maximum(nxt[idx] - run.due[idx], 0)",
-      "jitter may reach the next occurrence"),
+    M("sim-jitter-cap", C, "cap = np.maximum(nxt[idx] - run.due[idx] - 1, 0)",
+      "cap = np.maximum(nxt[idx] - run.due[idx], 0)", "jitter may reach the next occurrence"),
     M("sim-backoff-linear", R, "        d *= 2\n", "        d += int(backoff_us)\n",
       "linear backoff (rules.retry_wait, which columns and the kernels read)"),
     # --- event_loop.py (lays the scheduler-level rows out) and worker_kernel.py (the one ordered loop) -------
-    M("sim-loop-held-wall-order", E, "run.due[order].astype(i64), run.key[s]", "run.nominal[order].astype(i64), run.key[s]",
-      "runs held for budget ordered by wall time", LOOP),
+    M("sim-loop-held-wall-order", E, "run.due[order].astype(i64), run.key[s]",
+      "run.nominal[order].astype(i64), run.key[s]", "runs held for budget ordered by wall time", LOOP),
     M("sim-loop-charge-once", E, "charge(run.p_cost[s], run.attempts_n[order]).astype(np.float64)",
       "run.p_cost[s].astype(np.float64)", "the ordered path charges a retried run once", LOOP),
     M("sim-loop-no-deadline-at-slot", K, "                    if t > r_deadline[r] and not j_nodl[j]:",
@@ -156,7 +158,8 @@ MUTANTS = [
       "at the come-back before the time caught up there", [*LOOP, "tests/presets/test_kubernetes.py"]),
     M("sim-loop-no-pause", K, "                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(",
       "                    if False and paused_at(", "a held run starts while its schedule is paused", LOOP),
-    M("sim-loop-batch-refused-kept", K, "                    if (not jobs.follower[j] and j_k[j] == 0 and j_state[j] == SKIPPED",
+    M("sim-loop-batch-refused-kept", K,
+      "                    if (not jobs.follower[j] and j_k[j] == 0 and j_state[j] == SKIPPED",
       "                    if (False and j_k[j] == 0 and j_state[j] == SKIPPED",
       "a refused in-turn submission keeps its backlog queued", LOOP),
     M("sim-loop-slots-while-down", K, "                if pool.scheduler_slots and hull_lo <= t < hull_hi:",
@@ -181,7 +184,8 @@ MUTANTS = [
                  "before newer picks), so held order is due order"),
     M("sim-periods-end-inclusive", B, "        if T >= end:", "        if T > end:",
       "a period opening exactly at the horizon's end still starts held runs"),
-    M("sim-periods-late-opening-starts", B, "late = beyond(tu - run.eligible[b_rows], run.p_maxlate[b_s], run.p_edge[b_s]) if tu > T else None",
+    M("sim-periods-late-opening-starts", B,
+      "late = beyond(tu - run.eligible[b_rows], run.p_maxlate[b_s], run.p_edge[b_s]) if tu > T else None",
       "late = None", "runs released by an opening while the scheduler is down start past their max_lateness when it "
       "is up"),
     M("sim-periods-event-order", B, "sub = np.lexsort((run.due[fr[pos]], s_f[pos], pk[pos]))",
@@ -196,11 +200,14 @@ MUTANTS = [
     M("sim-worker-no-recheck", W, "                        and running[key] >= max(pol.max_active[s], 1)):",
       "                        and False):", "a job leaving the queue ignores the runs of its schedule going",
       WORKERS),
-    M("sim-worker-token-not-going", W, "                        if j_k[j] == 0 and not j_live[j]:  # an instance executing",
+    M("sim-worker-token-not-going", W,
+      "                        if j_k[j] == 0 and not j_live[j]:  # an instance executing",
       "                        if False:  # an instance executing", "a job holding a worker while it waits for its "
       "token does not count against max_active", WORKERS),
-    M("sim-worker-ageing-off", "calsim/simulation/worker_steps.py", "            aged = level_priority[k] + (t - qat[h]) // AGEING_US",
+    M("sim-worker-ageing-off", "calsim/simulation/worker_steps.py",
+      "            aged = level_priority[k] + (t - qat[h]) // AGEING_US",
       "            aged = level_priority[k]", "low priority starves behind a stream of high priority", WORKERS),
-    M("sim-worker-budget-ignored", W, "                    if not before + rows.chg[r] <= budgets.ceiling[acct]:  # rules.fits",
+    M("sim-worker-budget-ignored", W,
+      "                    if not before + rows.chg[r] <= budgets.ceiling[acct]:  # rules.fits",
       "                    if False:", "workers never wait for budget", WORKERS),
 ]

@@ -69,7 +69,7 @@ def check_metadata(meta: object, where: str) -> None:
     Traceback (most recent call last):
     ...
     calsim.errors.StoreError: path: m.json: files[0].path is '../x.parquet', expected a partition file name (part-NNNNN.parquet)
-    """
+    """  # noqa: E501  (a doctest output line)
     def bad(field: str, got: object, allowed: str) -> StoreError:
         if isinstance(got, str):
             shown = repr(got[:60]) + ("..." if len(got) > 60 else "")

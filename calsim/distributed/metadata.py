@@ -36,7 +36,8 @@ def _iso(us: int) -> str:
 
 
 def metadata(scenario: Scenario, results: list[dict], version: str, seconds: float) -> dict:
-    """The ``_scenario.json`` of ``scenario`` simulated as the worker ``results`` say (:func:`.worker.run_partition`)."""
+    """The ``_scenario.json`` of ``scenario`` simulated as the worker ``results`` say
+    (:func:`.worker.run_partition`)."""
     states = {s: sum(r["states"].get(s, 0) for r in results) for s in LEDGER_STATES}
     return {
         "format": FORMAT,

@@ -50,7 +50,8 @@ def max_history_rows(explicit: object = None) -> int:
 
 
 def whole_number(value: object, name: str) -> int:
-    """``value`` if it is a whole number from 1 to 2^62 (a cap given as ``max_rows=`` / ``max_bytes=``), else refused."""
+    """``value`` if it is a whole number from 1 to 2^62 (a cap given as ``max_rows=`` / ``max_bytes=``),
+    else refused."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1 << 62:
         raise InputError(f"{name}: expected a whole number from 1 to 2^62, got {shown(value)}")
     return value
@@ -186,7 +187,8 @@ def _line_text(raw: bytes, label: str, n: int) -> str:
     try:
         return raw.decode("utf-8").removesuffix("\r")
     except UnicodeDecodeError as exc:
-        raise InputError(f"history: {label} line {n}: not UTF-8 text ({exc.reason} at column {exc.start + 1})") from None
+        raise InputError(f"history: {label} line {n}: not UTF-8 text "
+                         f"({exc.reason} at column {exc.start + 1})") from None
 
 
 def check_bytes(data: bytes, label: str) -> None:

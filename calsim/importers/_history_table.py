@@ -61,7 +61,8 @@ def required(columns: list[str], where: str) -> None:
         if need not in have and alias not in have:
             raise LedgerSchemaError(f"{where}: missing column {need!r} (have {_names(columns)})")
     if not have & {"nominal_local", "scheduled_utc", "scheduled"}:
-        raise LedgerSchemaError(f"{where}: needs 'nominal_local', 'scheduled_utc' or 'scheduled' (have {_names(columns)})")
+        raise LedgerSchemaError(f"{where}: needs 'nominal_local', 'scheduled_utc' or 'scheduled' "
+                                f"(have {_names(columns)})")
 
 
 def _names(columns: list[str]) -> str:
@@ -201,7 +202,8 @@ def _convert(frame: pl.DataFrame, where: str, place: str) -> pl.DataFrame:
 
 
 def _aware(s: pl.Series) -> bool:
-    """Whether a ``scheduled`` column holds instants: an aware datetime type, or text whose first value has an offset."""
+    """Whether a ``scheduled`` column holds instants: an aware datetime type, or text whose first
+    value has an offset."""
     if isinstance(s.dtype, pl.Datetime):
         return s.dtype.time_zone is not None
     if s.dtype == pl.String:
@@ -246,7 +248,8 @@ def _text_column(s: pl.Series, where: str, at: Callable[[int], str]) -> pl.Serie
     if s.dtype not in (pl.String, pl.Categorical, pl.Null) and not isinstance(s.dtype, pl.Enum):
         raise InputError(f"{where}: column {s.name!r} is {s.dtype}; allowed: text")
     out = s.cast(pl.String)
-    err = _bad(where, at, out, out.str.contains(_CONTROL.pattern), "holds a control character (allowed: printable text)")
+    err = _bad(where, at, out, out.str.contains(_CONTROL.pattern),
+               "holds a control character (allowed: printable text)")
     if err is not None:
         raise err
     return out

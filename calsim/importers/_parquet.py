@@ -227,7 +227,8 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
         raise _fail(where, "an encrypted Parquet file (calsim reads no encrypted files)")
     footer = struct.unpack("<I", tail[:4])[0]
     if footer > size - 12 or footer > MAX_FOOTER_BYTES:
-        raise _fail(where, f"the footer declares {footer:,} bytes (allowed: at most {min(size - 12, MAX_FOOTER_BYTES):,}"
+        raise _fail(where, f"the footer declares {footer:,} bytes "
+                           f"(allowed: at most {min(size - 12, MAX_FOOTER_BYTES):,}"
                            f"{', the file is smaller' if footer > size - 12 else ''})")
     # The footer alone, framed as a file of its own: pyarrow parses it without reading anything else.
     meta = pread(size - 8 - footer, footer)
@@ -311,8 +312,8 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
     return _read_groups(pf, where, columns, md.num_row_groups, max_bytes, pa)
 
 
-def _check_pages(pread: Callable[[int, int], bytes], where: str, at: str, start: int, compressed: int, uncompressed: int, values: int,
-                 max_rows: int, pages_left: int) -> int:
+def _check_pages(pread: Callable[[int, int], bytes], where: str, at: str, start: int, compressed: int,
+                 uncompressed: int, values: int, max_rows: int, pages_left: int) -> int:
     """Walk the page headers of one column chunk; the number of pages. Only the headers are read."""
     end = start + compressed
     pos = start
@@ -329,7 +330,8 @@ def _check_pages(pread: Callable[[int, int], bytes], where: str, at: str, start:
                 break
             except _Truncated:
                 if window >= min(end - pos, _MAX_HEADER):
-                    raise _fail(where, f"{at}: page {n} at byte {pos:,}: its header runs past the column chunk") from None
+                    raise _fail(where, f"{at}: page {n} at byte {pos:,}: "
+                                       "its header runs past the column chunk") from None
                 window = min(end - pos, _MAX_HEADER, window * 4)
             except (ValueError, IndexError) as exc:
                 raise _fail(where, f"{at}: page {n} at byte {pos:,}: not a page header ({exc})") from None
@@ -356,7 +358,8 @@ def _check_pages(pread: Callable[[int, int], bytes], where: str, at: str, start:
                 if counted > values:
                     raise _fail(where, f"{at}: its pages declare more than the {values:,} values of the column chunk")
         elif kind != _INDEX_PAGE:
-            raise _fail(where, f"{at}: page {n} at byte {pos:,} has type {kind} (allowed: 0..3, parquet.thrift PageType)")
+            raise _fail(where, f"{at}: page {n} at byte {pos:,} has type {kind} "
+                               "(allowed: 0..3, parquet.thrift PageType)")
         pos += length + packed
     return n
 

@@ -27,7 +27,7 @@ load it).
 Traceback (most recent call last):
     ...
 calsim.errors.InputError: bomb: the YAML expands to more than 1,000,000 values through its aliases (an alias bomb?); calsim reads at most that many
-"""
+"""  # noqa: E501  (a doctest output line)
 
 from __future__ import annotations
 

@@ -99,7 +99,8 @@ def read_toml(path: str | Path, what: str) -> tuple[Path, dict, str]:
     except RecursionError:
         raise ScheduleError(f"{what}: {str(path)!r}: tables or arrays nested too deeply") from None
     except ValueError as exc:  # tomllib: an integer of more than 4,300 digits
-        raise ScheduleError(f"{what}: {str(path)!r}: a value cannot be read ({str(exc).splitlines()[0][:100]})") from None
+        raise ScheduleError(f"{what}: {str(path)!r}: a value cannot be read "
+                            f"({str(exc).splitlines()[0][:100]})") from None
 
 
 def header_lines(text: str, table: str) -> list[int]:

@@ -187,8 +187,12 @@ def delivery_outcomes(ledgers: object, *, late_after: object = None) -> Figure:
     ...                     policy=calsim.Policy(duration="2min", covers="own_window"))
     >>> sc = calsim.Scenario("twice", [s], "2026-01-01T00:00Z", "2026-01-01T03:00Z", schedulers=2, dedupe="none")
     >>> fig = calsim.plots.delivery_outcomes(calsim.simulate(sc))
-    >>> {c.get_label(): [int(b.get_height()) for b in c] for c in fig.axes[0].containers}
-    {'duplicate effects (summary)': [3], 'windows never processed': [0], 'windows processed late': [0], 'windows processed twice': [3]}
+    >>> for c in fig.axes[0].containers:
+    ...     print(c.get_label(), [int(b.get_height()) for b in c])
+    duplicate effects (summary) [3]
+    windows never processed [0]
+    windows processed late [0]
+    windows processed twice [3]
     """
     leds = inputs.ledgers(ledgers)
     values = np.zeros((len(DELIVERY_BARS), len(leds)))

@@ -9,26 +9,32 @@ schedules. Each preset's docstring tabulates its settings with the docs or
 code they follow; where docs and current code disagree, a parameter offers
 both and defaults to what the code does.
 
-============  =====================  ===============  ==============================  ===================  ==================
-preset        DST gap                DST fold         after downtime (``catchup``)    overlap              jitter
-============  =====================  ===============  ==============================  ===================  ==================
-kubernetes    as robfig v3's ``Next`` walks (``robfig:``   latest, deadline excludes its   allow/buffer_latest  none
-              rules, ``"scheduler"``)                 own edge; docs: >100 stuck      /cancel_other
-temporal      skip                   both             earliest (SKIP), 365 d window   six policies         ``[0, jitter)``
-apscheduler   shift; skip if every   both             memory store: none after a      skip (1 instance)    ``jitter`` s
+============  =====================  ===============  ==============================  ===================
+preset        DST gap                DST fold         after downtime (``catchup``)    overlap
+============  =====================  ===============  ==============================  ===================
+kubernetes    as robfig v3's         as ``Next``      latest, deadline excludes its   allow/buffer_latest
+              ``Next`` walks         walks            own edge; docs: >100 stuck      /cancel_other
+              (``robfig:`` rules,
+              ``"scheduler"``)
+temporal      skip                   both             earliest (SKIP), 365 d window   six policies
+apscheduler   shift; skip if every   both             memory store: none after a      skip (1 instance)
               hour (3.11 code)                        restart; suspend or persistent:
                                                       latest (coalesce) or all in
                                                       turn, expired past the grace
-quartz        skip                   both             RAM store: none after a         allow / buffer_one   none
+quartz        skip                   both             RAM store: none after a         allow / buffer_one
                                                       restart; paused or JDBC: the    (/ buffer_all)
                                                       misfire instruction
-systemd       skip                   first            skip; ``Persistent``: latest;   buffer_one           RandomizedDelaySec
+systemd       skip                   first            skip; ``Persistent``: latest;   buffer_one
                                                       a suspend: latest
-cronie        fixed-time: next_valid fixed: first     skip (the restart minute        allow                none
+cronie        fixed-time: next_valid fixed: first     skip (the restart minute        allow
               wildcard: skip         wildcard: both   too); a suspend of <= 3 h
                                                       (wildcard: 5 min): all
-eventbridge   skip                   first            all, expired after event age    allow (undoc.)       flexible window
-============  =====================  ===============  ==============================  ===================  ==================
+eventbridge   skip                   first            all, expired after event age    allow (undoc.)
+============  =====================  ===============  ==============================  ===================
+
+Jitter: ``[0, jitter)`` for temporal, ``jitter`` seconds for apscheduler,
+``RandomizedDelaySec`` for systemd, the flexible window for eventbridge; none
+for kubernetes, quartz and cronie.
 
 Each preset is compared with its scheduler's own code in the tests, the real
 code wherever it runs here (``tests/oracles/``); the differences that remain
@@ -49,8 +55,9 @@ differs.
 >>> [p.apply(job).gap for p in (presets.kubernetes(), presets.cronie())]
 ['scheduler', 'next_valid']
 >>> f = calsim.expand([presets.cronie().apply(job)], "2026-03-08T00:00Z", "2026-03-09T00:00Z", release="2026f")
->>> f.select("nominal_local", "due_utc", "notes").row(0)  # run right after the change, as cron does
-(datetime.datetime(2026, 3, 8, 2, 30), datetime.datetime(2026, 3, 8, 7, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), ['dst_gap_next_valid'])
+>>> row = f.select("nominal_local", "due_utc", "notes").row(0)  # run right after the change, as cron does
+>>> row[0], row[1].isoformat(), row[2]
+(datetime.datetime(2026, 3, 8, 2, 30), '2026-03-08T07:00:00+00:00', ['dst_gap_next_valid'])
 """
 
 from __future__ import annotations
@@ -70,5 +77,5 @@ from ._eventbridge import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F4
 # The preset functions' names, in the table's order (a fleet file's ``preset = { name = ... }`` takes these).
 SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge")
 
-__all__ = ["Preset", "Wildcard", "Difference", "differences", "SCHEDULERS", "kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie",
-           "eventbridge"]
+__all__ = ["Preset", "Wildcard", "Difference", "differences", "SCHEDULERS", "kubernetes", "temporal", "apscheduler",
+           "quartz", "systemd", "cronie", "eventbridge"]

@@ -27,9 +27,9 @@ __all__ = ["Preset", "Wildcard", "Difference", "SCHEDULER_FIELDS"]
 
 # The fields a scheduler decides; apply() keeps a schedule's own workload fields
 # (duration, cost, account, on_budget, priority).
-SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "max_active", "jitter", "max_missed",
-                    "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup", "suspend_limit",
-                    "suspend_wake")
+SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "max_active", "jitter",
+                    "max_missed", "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup",
+                    "suspend_limit", "suspend_wake")
 
 WildcardTest = Literal["minute_or_hour_starred", "every_hour"]
 

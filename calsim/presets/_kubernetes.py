@@ -140,12 +140,12 @@ def kubernetes(*, concurrency_policy: ConcurrencyPolicy = "Allow", starting_dead
                      "(skipped/stuck, a calsim.Revise unsticks it), as the docs and the v1 controller say; the current "
                      "controller still starts one")
     notes.append("the v2 controller estimates the most recent missed time from two schedule times (utils.go "
-                 "mostRecentScheduleTime, PR #118724); for a schedule with uneven gaps (two times a day, a DST gap) the "
-                 "estimate can find none and that sync starts nothing: calsim starts the most recent time")
+                 "mostRecentScheduleTime, PR #118724); for a schedule with uneven gaps (two times a day, a DST gap) "
+                 "the estimate can find none and that sync starts nothing: calsim starts the most recent time")
     if too_many_missed == "docs" and concurrency_policy == "Forbid":
-        notes.append("too_many_missed='docs' with Forbid: times blocked by a long-running Job count as missed in the v1 "
-                     "controller and can leave the CronJob stuck without any outage; calsim counts only a wake-up's "
-                     "backlog of missed times")
+        notes.append("too_many_missed='docs' with Forbid: times blocked by a long-running Job count as missed in "
+                     "the v1 controller and can leave the CronJob stuck without any outage; calsim counts only a "
+                     "wake-up's backlog of missed times")
     if deadline == 0:
         notes.append("starting_deadline_seconds=0: Kubernetes never starts a Job (it syncs about 100 ms after each "
                      "time); calsim starts the runs it picks exactly on time")

@@ -78,7 +78,8 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
     (QUARTZ_CRON), https://quartz-scheduler.org/documentation/quartz-2.3.0/configuration/ConfigRAMJobStore.html
     (QUARTZ_STORE), https://github.com/quartz-scheduler/quartz/blob/quartz-2.3.2/quartz-core/src/main/java/org/quartz/CronExpression.java
     (QUARTZ_CRONEXPR), https://documentation.softwareag.com/onlinehelp/Rohan/quartz_223/webhelp/quartz-scheduler-webhelp/co-bp_daylight_savings_time_tips.html
-    (QUARTZ_DST), https://www.quartz-scheduler.org/documentation/quartz-2.3.0/tutorials/tutorial-lesson-03.html (QUARTZ_JOBS).
+    (QUARTZ_DST), https://www.quartz-scheduler.org/documentation/quartz-2.3.0/tutorials/tutorial-lesson-03.html
+    (QUARTZ_JOBS).
 
     >>> from calsim import presets
     >>> p = presets.quartz(misfire_instruction="DO_NOTHING", job_store="jdbc")
@@ -86,7 +87,7 @@ def quartz(*, misfire_instruction: MisfireInstruction = "SMART_POLICY", misfire_
     ('skip', 60000000, 'allow', 'on_time')
     >>> p.gap, p.fold, p.fallback
     ('scheduler', 'scheduler', ('skip', 'second'))
-    """
+    """  # noqa: E501  (a numpydoc type line)
     check_choice("misfire_instruction", misfire_instruction, get_args(MisfireInstruction))
     threshold = _int("misfire_threshold_ms", misfire_threshold_ms, 0)
     _bool("disallow_concurrent", disallow_concurrent)

@@ -132,7 +132,8 @@ def systemd(*, persistent: bool = False, accuracy_sec: object = "1min", randomiz
         notes.append("accuracy_sec=0: systemd's minimum is 1 µs; tick set to 1s")
     return Preset(
         name="systemd",
-        policy=Policy(catchup="latest" if persistent else "skip", overlap="skip" if defer_reactivation else "buffer_one",
+        policy=Policy(catchup="latest" if persistent else "skip",
+                      overlap="skip" if defer_reactivation else "buffer_one",
                       jitter=dt.timedelta(microseconds=delay) if delay else None, suspend_catchup="latest",
                       down_is_missed=True, recovery_wake=False),
         gap="scheduler", fold="scheduler", fallback=("skip", "first"),

@@ -99,8 +99,8 @@ def temporal(*, overlap: Overlap = "SKIP", catchup_window: object = "365d", jitt
                      "(start after the cancellation completes)")
     return Preset(
         name="temporal",
-        policy=Policy(catchup=catchup, max_lateness=dt.timedelta(microseconds=window), overlap=_TEMPORAL_OVERLAP[overlap],
-                      jitter=dt.timedelta(microseconds=jit) if jit else None),
+        policy=Policy(catchup=catchup, max_lateness=dt.timedelta(microseconds=window),
+                      overlap=_TEMPORAL_OVERLAP[overlap], jitter=dt.timedelta(microseconds=jit) if jit else None),
         gap="skip", fold="both", tick="1s", notes=tuple(notes),
         sources=(TEMPORAL_DOC, TEMPORAL_CODE, TEMPORAL_API, TEMPORAL_PR),
         settings=_settings(overlap=overlap, catchup_window=catchup_window, jitter=jitter, after_outage=after_outage),

@@ -96,7 +96,8 @@ def _atoi(text: str) -> int:
     """``mustParseInt``: ``strconv.Atoi`` (an optional sign, ASCII digits), never negative."""
     body = text[1:] if text[:1] in "+-" else text
     if not body or not (body.isascii() and body.isdigit()):
-        raise _Bad(f"failed to parse int from {text!r}" + (" (robfig/cron v3 has no L, W or #)" if set(text) & set("LW#") else ""))
+        raise _Bad(f"failed to parse int from {text!r}"
+                   + (" (robfig/cron v3 has no L, W or #)" if set(text) & set("LW#") else ""))
     if len(body.lstrip("0")) > 18:  # Atoi's int64 range
         raise _Bad(f"number {text[:20]!r} is out of range")
     n = int(text)

@@ -345,7 +345,8 @@ def _period_open(run: RunState, T: int, rows: np.ndarray, s: np.ndarray, a: np.n
     i64 = np.int64
     order, outcome = held_at_opening(int(T), rank.astype(i64), run.due[rows].astype(i64),
                                      run.eligible[rows].astype(i64), run.p_maxlate[s].astype(i64),
-                                     run.p_edge[s].astype(i64), run.p_catchup[s].astype(i64), run.p_limit[s].astype(i64))
+                                     run.p_edge[s].astype(i64), run.p_catchup[s].astype(i64),
+                                     run.p_limit[s].astype(i64))
     rows, s, a = rows[order], s[order], a[order]
     for code, st, why in ((EXPIRES, "expired", "max_lateness"), (COALESCED_HELD, "coalesced", "catchup"),
                           (SKIPPED_HELD, "skipped", "catchup")):

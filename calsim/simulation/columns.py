@@ -55,8 +55,8 @@ def pickup(run: RunState) -> None:
     """Steps 2-3: each occurrence's wake-up, then pauses and revision boundaries."""
     recovery = run.per_row(run.p_recovery)
     sleep_end = run.per_row(run.p_sleep_end)
-    pick = wake(run.eligible, run.sc.tick_us, run.outages, recovery, run.suspends,  # a row without an instant: eligible 0, pick 0
-                sleep_end)
+    # a row without an instant: eligible 0, pick 0
+    pick = wake(run.eligible, run.sc.tick_us, run.outages, recovery, run.suspends, sleep_end)
     run.pick = run.start = pick
     _pauses(run)
     _revisions(run)

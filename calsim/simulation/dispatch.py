@@ -87,7 +87,8 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     ...                     policy=calsim.Policy(catchup="latest", max_lateness="2d"))
     >>> sc = calsim.Scenario("incident", [s], "2026-10-20T00:00Z", "2026-10-25T00:00Z", tick="10min",
     ...                      outages=[calsim.Outage("2026-10-20T01:01Z", "2026-10-24T12:00Z")])
-    >>> calsim.simulate(sc).frame.select("nominal_local", "state", "reason").to_dicts()[1:4]  # doctest: +NORMALIZE_WHITESPACE
+    >>> (calsim.simulate(sc).frame.select("nominal_local", "state", "reason")
+    ...  .to_dicts()[1:4])  # doctest: +NORMALIZE_WHITESPACE
     [{'nominal_local': datetime.datetime(2026, 10, 21, 9, 0), 'state': 'expired', 'reason': 'max_lateness'},
      {'nominal_local': datetime.datetime(2026, 10, 22, 9, 0), 'state': 'expired', 'reason': 'max_lateness'},
      {'nominal_local': datetime.datetime(2026, 10, 23, 9, 0), 'state': 'coalesced', 'reason': 'catchup'}]
@@ -126,7 +127,7 @@ def _check_engine_options(engine: str, *, client: object, output: object, progre
     >>> _check_engine_options("local", client=None, output="/tmp/x", progress=None, settle="columns")
     Traceback (most recent call last):
     calsim.errors.InputError: output: '/tmp/x' is not used by engine='local' (it simulates in this process and returns the ledger); client and output are for engine='dask'
-    """
+    """  # noqa: E501  (a doctest output line)
     if engine == "local":
         for name, value in (("client", client), ("output", output)):
             if value is not None:

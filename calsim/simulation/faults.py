@@ -41,7 +41,7 @@ def parse_rate(value: object, field_name: str) -> tuple[int, int]:
     >>> parse_rate("fast", "ratelimit.rate")
     Traceback (most recent call last):
     calsim.errors.InputError: ratelimit.rate: 'fast' is not a rate (allowed: '<count>/<period>' such as '10/min', '600/h', '2/day' or '5/30s' (a count of 1 to 1,000,000))
-    """
+    """  # noqa: E501  (a doctest output line)
     m = _RATE.match(value) if isinstance(value, str) else None
     if m is None or not 1 <= int(m[1]) <= 1_000_000:
         raise InputError(f"{field_name}: {shown(value)} is not a rate (allowed: {_RATE_ALLOWED})")
@@ -100,7 +100,7 @@ class Workers:
     >>> Workers(2, lease="90s", heartbeat="2min")
     Traceback (most recent call last):
     calsim.errors.InputError: workers.heartbeat: '2min' is not shorter than the lease '90s' (allowed a duration below the lease, or None)
-    """
+    """  # noqa: E501  (a doctest output line)
 
     count: int
     _: KW_ONLY

@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .scenario import Scenario
 
-__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame", "ledger_order"]
+__all__ = ["Ledger", "LEDGER_SCHEMA", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "ledger_frame",
+           "ledger_order"]
 
 _CHUNK = 1 << 20  # rows per step of in-place conversions
 #: A worker-level scenario's attempt log: the frame, the function that builds it on first read, or None.
@@ -124,7 +125,8 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
         schema = pl.Schema({**LEDGER_SCHEMA, "schedule_id": frame.schema["schedule_id"],
                             "zone": frame.schema["zone"]})
         extra = pl.DataFrame(rows, schema={k: (pl.Datetime("us") if v == UTC else v) for k, v in schema.items()})
-        extra = extra.with_columns(pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
+        extra = extra.with_columns(
+            pl.col("due_utc", "eligible_utc", "started_utc", "finished_utc").dt.replace_time_zone("UTC"))
         # nominal_local is naive wall time: replace_time_zone above did not touch it.
         frame = pl.concat([frame, extra.cast(schema)]).sort("due_utc", maintain_order=True, nulls_last=True)
     return frame

@@ -14,7 +14,8 @@ import polars as pl
 
 from ..expansion import OCCURRENCE_SCHEMA
 
-__all__ = ["LEDGER_SCHEMA", "WORKER_COLUMNS", "with_worker_columns", "LEDGER_STATES", "LEDGER_REASONS", "BY_DESIGN_REASONS", "STATE", "REASON", "KIND", "UTC"]
+__all__ = ["LEDGER_SCHEMA", "WORKER_COLUMNS", "with_worker_columns", "LEDGER_STATES", "LEDGER_REASONS",
+           "BY_DESIGN_REASONS", "STATE", "REASON", "KIND", "UTC"]
 
 LEDGER_STATES = ("done", "coalesced", "skipped", "expired", "cancelled", "failed")
 LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "overlap", "budget", "paused",

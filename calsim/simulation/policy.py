@@ -68,7 +68,8 @@ class LogNormal:
         p = _dur(self.p95, "duration.p95", allow_zero=False)
         assert m is not None and p is not None  # checked above
         if p < m:
-            raise PolicyError(f"duration.p95: {shown(self.p95)} is below the median {shown(self.median)} (p95 >= median)")
+            raise PolicyError(f"duration.p95: {shown(self.p95)} is below the median {shown(self.median)} "
+                              "(p95 >= median)")
         object.__setattr__(self, "median_us", m)
         # p95 = median * exp(1.6449 * sigma)
         object.__setattr__(self, "sigma", math.log(p / m) / 1.6448536269514722)
@@ -110,7 +111,7 @@ class Failures:
     >>> Failures(0.5, classes={"transient": 0.5, "review": 0.4})
     Traceback (most recent call last):
     calsim.errors.PolicyError: failures.classes: shares sum to 0.9 (allowed shares of 'transient', 'review' or 'permanent' that sum to 1)
-    """
+    """  # noqa: E501  (a doctest output line)
 
     probability: float = 0.0
     _: KW_ONLY
@@ -127,7 +128,8 @@ class Failures:
         if not isinstance(self.probability, (int, float)) or not 0 <= self.probability <= 1:
             raise PolicyError(f"failures.probability: {shown(self.probability)} is not a probability (allowed 0..1)")
         if not isinstance(self.max_attempts, int) or not 1 <= self.max_attempts <= 10_000:
-            raise PolicyError(f"failures.max_attempts: {shown(self.max_attempts)} (allowed an integer from 1 to 10,000)")
+            raise PolicyError(f"failures.max_attempts: {shown(self.max_attempts)} "
+                              "(allowed an integer from 1 to 10,000)")
         object.__setattr__(self, "backoff_us", _dur(self.backoff, "failures.backoff"))
         object.__setattr__(self, "max_backoff_us", _dur(self.max_backoff, "failures.max_backoff"))
         check_choice("failures.jitter", self.jitter, get_args(Jitter), noun="jitter")
@@ -319,7 +321,8 @@ class Policy:
             if not isinstance(self.limit, int) or isinstance(self.limit, bool) or not 1 <= self.limit <= 2**31:
                 raise PolicyError(f"limit: catchup='bounded' needs limit >= 1, got {shown(self.limit)}")
         elif self.limit is not None:
-            raise PolicyError(f"limit: only used with catchup='bounded', got limit={shown(self.limit)} with catchup={shown(self.catchup)}")
+            raise PolicyError(f"limit: only used with catchup='bounded', got limit={shown(self.limit)} "
+                              f"with catchup={shown(self.catchup)}")
         set_ = object.__setattr__
         set_(self, "max_lateness_us", _dur(self.max_lateness, "max_lateness"))
         set_(self, "misfire_grace_us", _dur(self.misfire_grace, "misfire_grace"))
@@ -372,6 +375,7 @@ def with_policy(schedules, policy: Policy | None = None, **fields):
         try:
             new = replace(base, **fields) if fields else base
         except TypeError as exc:
-            raise PolicyError(f"with_policy: {exc} (allowed fields: {', '.join(f for f in Policy.__dataclass_fields__ if not f.endswith('_us'))})") from None
+            allowed = ", ".join(f for f in Policy.__dataclass_fields__ if not f.endswith("_us"))
+            raise PolicyError(f"with_policy: {exc} (allowed fields: {allowed})") from None
         out.append(replace(s, policy=new))
     return out

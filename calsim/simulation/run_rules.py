@@ -117,7 +117,8 @@ def wake(eligible: np.ndarray, tick: int, outages: tuple[tuple[int, int], ...], 
     >>> wake(np.array([30 * 10**6]), MIN, ()).tolist()  # up: the next tick
     [60000000]
     >>> sus = np.array([True])  # suspended from 30 s to 90 s: at the resume, or 30 s later (cron)
-    >>> [wake(np.array([60 * 10**6]), MIN, ((30 * 10**6, 90 * 10**6),), False, sus, end).tolist() for end in (False, True)]
+    >>> [wake(np.array([60 * 10**6]), MIN, ((30 * 10**6, 90 * 10**6),), False, sus, end).tolist()
+    ...  for end in (False, True)]
     [[90000000], [120000000]]
     """
     if suspends is not None and np.any(sleep_end) and suspends.any():
@@ -279,7 +280,8 @@ def backlog_outcome(mode, limit, pos, size):
     from_end = size - 1 - pos
     runs = np.logical_or(
         np.logical_or(mode == C_ALL, np.logical_and(mode == C_LATEST, from_end == 0)),
-        np.logical_or(np.logical_and(mode == C_EARLIEST, pos == 0), np.logical_and(mode == C_BOUNDED, from_end < limit)))
+        np.logical_or(np.logical_and(mode == C_EARLIEST, pos == 0),
+                      np.logical_and(mode == C_BOUNDED, from_end < limit)))
     coalesced = np.logical_and(np.logical_not(runs), np.logical_or(mode == C_LATEST, mode == C_EARLIEST))
     return runs, coalesced
 

@@ -348,7 +348,8 @@ class Scenario:
                 raise ScheduleError("trigger.schedule_id: required (the schedule to run)")
             if sid is not None and sid not in ids:
                 raise ScheduleError(
-                    f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {shown(sid)} in scenario {shown(self.name)}"
+                    f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {shown(sid)} "
+                    f"in scenario {shown(self.name)}"
                 )
         set_(self, "events", tuple(sorted(self.events, key=lambda e: e.at_us)))
         if self.failures is not None and not isinstance(self.failures, Failures):

@@ -82,7 +82,8 @@ class RunState:
         self.success = self.run
         self.in_turn: np.ndarray | None = None  # rows of backlogs run in turn (set by columns.catch_up)
         self.fixed_duration = True  # every run's occupancy is its schedule's duration (set by columns.attempts)
-        self.settled = {"columns": 0, "budget_periods": 0, "event_loop": 0}  # rows to run, by the path that settled them
+        # rows to run, by the path that settled them
+        self.settled = {"columns": 0, "budget_periods": 0, "event_loop": 0}
         # Worker-level columns (:mod:`.worker_loop`, :mod:`.data_windows`); None: the ledger's columns are null.
         self.effects: np.ndarray | None = None
         self.worker: np.ndarray | None = None

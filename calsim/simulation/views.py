@@ -53,8 +53,8 @@ import polars as pl
 from ..durations import duration_us
 from .ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES, with_worker_columns
 
-__all__ = ["counts", "summary", "nearest_quantiles", "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration",
-           "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
+__all__ = ["counts", "summary", "nearest_quantiles", "gaps", "coverage", "daily_cost", "classified",
+           "seconds_to_duration", "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
 
 US = pl.Duration("us")
 #: The ledger columns :func:`classified` (hence :func:`gaps` and :func:`coverage`) reads.
@@ -207,8 +207,9 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
                 b = ((v - lo) / width).floor().clip(0, bins - 1).cast(pl.Int32).alias("b")
             else:  # a range too narrow (subnormal) or too wide (overflow) to cut evenly: lo apart from the rest
                 b = (v > lo).cast(pl.Int32).alias("b")
-            hist = (each(lambda p, b=b, inside=inside: inside(p).group_by(b).agg(pl.len().alias("c"), v.min().alias("lo"),
-                                                                     v.max().alias("hi")))
+            hist = (each(lambda p, b=b, inside=inside: inside(p).group_by(b).agg(pl.len().alias("c"),
+                                                                                 v.min().alias("lo"),
+                                                                                 v.max().alias("hi")))
                     .group_by("b").agg(pl.col("c").sum(), pl.col("lo").min(), pl.col("hi").max()).sort("b"))
             before = hist["c"].cum_sum() - hist["c"]
             j = int(((before + below) <= k).arg_true()[-1])  # the last bin starting at or before the rank

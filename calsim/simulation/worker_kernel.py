@@ -139,7 +139,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     buffers = [new_ints() for _ in range(n_keys if buffering else 0)]
     b_head = np.zeros(n_keys, dtype=np.int64)
     # attempts
-    a_job, a_start, a_end, a_effect, a_worker, a_status = new_ints(), new_ints(), new_ints(), new_ints(), new_ints(), new_ints()
+    a_job, a_start, a_end = new_ints(), new_ints(), new_ints()
+    a_effect, a_worker, a_status = new_ints(), new_ints(), new_ints()
     a_fails = new_bools()
     a_over = new_ints()  # when it let go of its worker (end + ack, crash, lease, cancel)
     a_outcome = new_ints()
@@ -307,13 +308,14 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     if draws.jitter_mode > 0:
                         ju = uniform_one(rows.key[r], rows.nominal[r], rows.fold[r], seed, RETRY_JITTER, k)
                     # the backoff runs from the failure's report (its acknowledgement), never from the past
-                    push_event(heap, seq, t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju), READY, j, 1)
+                    push_event(heap, seq, t + backoff_wait(k, draws.backoff, draws.max_backoff, draws.jitter_mode, ju),
+                               READY, j, 1)
                 else:
                     end_job(j_state, j_reason, todo, j, FAILED, R_RETRIES)
         elif kind == CRASH:
             w = pool.cr_w[a]
             w_down[w] = max(w_down[w], t + pool.cr_down[a])
-            push_event(heap, seq, w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied
+            push_event(heap, seq, w_down[w], UP, w, 0)  # always: a crash with down_for 0 still frees the worker it emptied  # noqa: E501
             if w_hold[w] >= 0:  # a job waiting for its token on it: that token is spent with the worker;
                 j_tok[w_hold[w]] = False  # at the token's time (GO) it queues for a worker and a token again
                 w_hold[w] = -1
@@ -383,14 +385,17 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 for k in range(n):
                     j = hj[order[k]]
                     if j_k[j] > 0 or outcome[k] == ARRIVES:  # (a first attempt meets overlap again)
-                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j, 1 if j_k[j] > 0 else 0)
+                        push_event(heap, seq, up_one(t, draws.out_lo, draws.out_hi), HELD_READY, j,
+                                   1 if j_k[j] > 0 else 0)
                     elif outcome[k] == EXPIRES:
                         end_job(j_state, j_reason, todo, j, EXPIRED, R_LATE)
                     else:
-                        end_job(j_state, j_reason, todo, j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED, R_CATCHUP)
+                        end_job(j_state, j_reason, todo, j, COALESCED if outcome[k] == COALESCED_HELD else SKIPPED,
+                                R_CATCHUP)
         elif kind == LATEST:  # a buffer_latest schedule's blocked time, after the picks of this instant
             key = a
-            while len(buffers[key]) > b_head[key] and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1):
+            while (len(buffers[key]) > b_head[key]
+                   and running[key] < max(pol.max_active[r_s[job_row[buffers[key][b_head[key]]]]], 1)):
                 j = buffers[key][b_head[key]]
                 b_head[key] += 1
                 if j_state[j] < 0:  # (the deadline at the dispatch expires it if too late by now)
@@ -489,7 +494,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                         if w >= 0:
                             free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
                         continue
-                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(pol.pause_ptr, pol.pause_lo, pol.pause_hi, s, t):
+                    if pol.pause_ptr[s] < pol.pause_ptr[s + 1] and paused_at(pol.pause_ptr, pol.pause_lo, pol.pause_hi,
+                                                                             s, t):
                         end_job(j_state, j_reason, todo, j, SKIPPED, R_PAUSED)  # a paused schedule starts nothing
                         if w >= 0:
                             free_worker(w_busy, w_down, w_hold, w_free, free, w, t)
@@ -498,7 +504,8 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                 if acct >= 0 and not j_tok[j]:
                     g = budgets.group[acct]
                     p = period_of_day(local_day(t, budgets.utc[budgets.utc_ptr[g]:budgets.utc_ptr[g + 1]],
-                                                budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]), budgets.kind[g])
+                                                budgets.off[budgets.off_ptr[g]:budgets.off_ptr[g + 1]]),
+                                      budgets.kind[g])
                     bkey = p * n_a + acct
                     before = spent.get(bkey, 0.0)
                     if not before + rows.chg[r] <= budgets.ceiling[acct]:  # rules.fits
@@ -578,7 +585,7 @@ def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
                     w_busy[w] = na
                     worker[r] = w
                     if ack > t + lease and not (pool.renew and heartbeat > 0):
-                        push_event(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)
+                        push_event(heap, seq, t + lease, EXPIRE, na, 0)  # no heartbeat renews it: timed out (Start-To-Close)  # noqa: E501
                         continue
                 push_event(heap, seq, ack, END, na, 0)
                 if ack == t:  # a zero-length run is over at the instant it started: its END (next in the heap:

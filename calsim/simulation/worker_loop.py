@@ -92,8 +92,8 @@ def worker_loop(run: RunState) -> None:
     f = sc.failures
     n = len(rows)
     if w is not None:
-        pool = k.Pool(w.count, w.lease_us, -1 if w.heartbeat_us is None else w.heartbeat_us, w.renew, cr_t, cr_w, cr_down,
-                      False)
+        pool = k.Pool(w.count, w.lease_us, -1 if w.heartbeat_us is None else w.heartbeat_us, w.renew,
+                      cr_t, cr_w, cr_down, False)
     else:  # capacity: one implicit pool of that many of the scheduler's slots (never crashing, no lease, idle
         # while the scheduler is down, as the scheduler-level path's); else any number
         pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down,
@@ -162,7 +162,8 @@ def attempt_log(frame: pl.DataFrame, r: np.ndarray, inst: np.ndarray, log: np.nd
         "nominal_local": frame["nominal_local"].gather(r),
         "fold": frame["fold"].gather(r),
         "instance": inst.astype(np.int32),
-        "worker": pl.Series(w.astype(np.int32)).set(pl.Series(w < 0), None) if len(w) else pl.Series([], dtype=pl.Int32),
+        "worker": (pl.Series(w.astype(np.int32)).set(pl.Series(w < 0), None) if len(w)
+                   else pl.Series([], dtype=pl.Int32)),
         "started_utc": ts(t0),
         "ended_utc": ts(np.where(outcome >= 2, over, t1)),
         "released_utc": ts(over),
@@ -170,8 +171,8 @@ def attempt_log(frame: pl.DataFrame, r: np.ndarray, inst: np.ndarray, log: np.nd
         "_key": r * 128 + inst,
     })
     return f.with_columns(attempt=pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over("_key")).drop("_key") \
-        .select("schedule_id", "nominal_local", "fold", "instance", "attempt", pl.exclude("schedule_id", "nominal_local",
-                                                                                        "fold", "instance", "attempt"))
+        .select("schedule_id", "nominal_local", "fold", "instance", "attempt",
+                pl.exclude("schedule_id", "nominal_local", "fold", "instance", "attempt"))
 
 
 def _seed64(seed: int) -> int:

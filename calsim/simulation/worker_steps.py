@@ -31,7 +31,8 @@ SKIPPED, FAILED, R_OVERLAP, R_BUDGET = S["skipped"], S["failed"], R["overlap"], 
 
 __all__ = ["Jobs", "RowsW", "PolicyW", "Limits", "Pool", "Draws", "Budgets", "OutcomesW", "backoff_wait",
            "new_bools", "new_ints", "remove_item", "paused_at", "grown", "level_push", "level_pop", "push_event",
-           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room", "attempt_log_of", "token_at", "attempt_draws", "unsettled_at_end", "live_end_next", "UP",
+           "end_job", "free_worker", "count_result", "go_live", "leave_live", "release_job", "slot_freed", "has_room",
+           "attempt_log_of", "token_at", "attempt_draws", "unsettled_at_end", "live_end_next", "UP",
            "END", "CRASH", "EXPIRE", "OPEN", "HELD_READY", "READY", "GO", "LATEST"]
 
 #: Jobs in ready order: row, instance, ready instant; ``turn_next`` the next member of a backlog run in turn

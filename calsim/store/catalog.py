@@ -57,7 +57,7 @@ Layout(version=5, files=())
 ...     print(exc)
 path: 'x.duckdb' is not a ledger store as calsim writes it: it holds macro 'epoch_us' (a store holds no macros: one stands in for the built-in function of its name in every query)
 >>> db.close()
-"""
+"""  # noqa: E501  (a doctest output line)
 
 from __future__ import annotations
 

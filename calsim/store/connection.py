@@ -290,7 +290,8 @@ class Connection:
         return isinstance(exc, duckdb.InterruptException) and "maximum execution time" in str(exc)
 
     def failure(self, exc: BaseException, what: str = "query") -> StoreError:
-        """A DuckDB failure as a one-line StoreError: the time bound named with its setting, else DuckDB's first line."""
+        """A DuckDB failure as a one-line StoreError: the time bound named with its setting, else DuckDB's
+        first line."""
         if self.timed_out(exc):
             return StoreError(f"{what}: {self._bound_text()}")
         # DuckDB's message spans lines (hints, a caret under the query): its first line says what failed.

@@ -225,7 +225,8 @@ def check_name(name: object) -> None:
         got = shown_name(name) if isinstance(name, str) else type(name).__name__
         raise InputError(f"name: expected a non-empty scenario name, got {got}")
     if len(name) > MAX_NAME:
-        raise InputError(f"name: scenario name is {len(name)} characters long (allowed at most {MAX_NAME}): {name[:40]!r}...")
+        raise InputError(f"name: scenario name is {len(name)} characters long "
+                         f"(allowed at most {MAX_NAME}): {name[:40]!r}...")
     if any(c < " " or c == "\x7f" for c in name):
         # Names are printed by `compare` and in CI logs: an escape sequence there rewrites the terminal.
         raise InputError(f"name: {shown_name(name)} holds a control character (allowed: printable text)")
@@ -259,5 +260,6 @@ def duplicate_error(frame: pl.DataFrame, name: str) -> DuplicateKeyError:
             first = first.with_columns(pl.col("nominal_local").dt.epoch("us").cast(pl.String) + " us after 1970")
         row = first.row(0, named=True)
         key = ", ".join(f"{k}={row[k]!s}" for k in KEY[1:])
-        return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, e.g. ({key}); nothing written")
+        return DuplicateKeyError(f"ledger: {dup.height} rows share a primary key in {name!r}, "
+                                 f"e.g. ({key}); nothing written")
     return DuplicateKeyError(f"ledger: a row of {name!r} repeats a key already stored; nothing written")

@@ -58,7 +58,8 @@ def _know_every_reason(con: Any) -> None:
     if have == list(LEDGER_REASONS):
         return
     if have != list(LEDGER_REASONS[:len(have)]):
-        raise SchemaVersionError(f"calsim_reason: unexpected values {have} (expected a prefix of {list(LEDGER_REASONS)})")
+        raise SchemaVersionError(f"calsim_reason: unexpected values {have} "
+                                 f"(expected a prefix of {list(LEDGER_REASONS)})")
     views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY view_oid").fetchall()
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     occ = [r[0] for r in con.execute("SELECT table_name FROM occurrence_tables ORDER BY scenario").fetchall()

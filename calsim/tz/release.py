@@ -235,7 +235,8 @@ _BY_PATH: dict[str, Release] = {}
 
 
 def release_at(path: Path, label: str | None = None) -> Release:
-    """The one :class:`Release` of ``path`` in this process (read on first use); ``label`` names calsim's own choices."""
+    """The one :class:`Release` of ``path`` in this process (read on first use); ``label`` names calsim's
+    own choices."""
     key = str(resolved(path))
     r = _BY_PATH.get(key)
     if r is None:

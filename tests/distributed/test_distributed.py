@@ -316,7 +316,8 @@ class TestAttachToLedgerStore:
     def test_compare_and_views_equal_those_of_the_written_ledger(self, attached):
         ds, store, written = attached
         assert store.compare([ds.name]).equals(written.compare([ds.name]))
-        for view, order in (("state_counts", "kind, state, reason"), ("observation_gaps", "schedule_id, from_utc NULLS FIRST"),
+        for view, order in (("state_counts", "kind, state, reason"),
+                            ("observation_gaps", "schedule_id, from_utc NULLS FIRST"),
                             ("daily_cost", "day, account"), ("lateness", "scenario")):
             q = f"SELECT * FROM {view} ORDER BY {order}"
             a, b = store.sql(q), written.sql(q)

@@ -167,8 +167,9 @@ class TestReaders:
     def test_job_without_annotation_is_dated_by_its_name_suffix(self):
         job = {"kind": "Job", "metadata": {"name": "backup-29546280", "namespace": "ops",
                                            "ownerReferences": [{"kind": "CronJob", "name": "backup"}]},
-               "status": {"startTime": "2026-03-06T06:00:03Z", "conditions": [{"type": "Failed", "status": "True",
-                                                                               "lastTransitionTime": "2026-03-06T06:01:00Z"}]}}
+               "status": {"startTime": "2026-03-06T06:00:03Z",
+                          "conditions": [{"type": "Failed", "status": "True",
+                                          "lastTransitionTime": "2026-03-06T06:01:00Z"}]}}
         row = read_history(json.dumps(job) + "\n").row(0, named=True)
         assert row["scheduled_utc"] == dt.datetime(2026, 3, 6, 6, 0, tzinfo=UTC)
         assert (row["status"], row["finished_utc"]) == ("failed", dt.datetime(2026, 3, 6, 6, 1, tzinfo=UTC))

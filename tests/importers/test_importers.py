@@ -93,7 +93,8 @@ def test_imported_behaves_as_a_list_of_schedules():
 def test_crontab_sources_keep_file_line_and_command():
     imported = from_crontab(EXAMPLES / "crontab")
     src = imported.source("crontab:11")
-    assert (src.format, Path(src.file).name, src.line, src.command) == ("crontab", "crontab", 11, "/usr/local/bin/backup --full")
+    assert (src.format, Path(src.file).name, src.line, src.command) == (
+        "crontab", "crontab", 11, "/usr/local/bin/backup --full")
     assert src.text == "30 2 * * * /usr/local/bin/backup --full"
 
 
@@ -139,7 +140,8 @@ def test_crontab_tz_line_sets_no_schedule_zone_and_is_noted():
 
 
 def test_crontab_comments_blank_and_env_lines_make_no_schedules():
-    imported = from_crontab("# comment\n\n   \nSHELL=/bin/bash\nMAILTO=''\n  # indented comment\n0 1 * * * a # not a comment\n")
+    imported = from_crontab("# comment\n\n   \nSHELL=/bin/bash\nMAILTO=''\n"
+                            "  # indented comment\n0 1 * * * a # not a comment\n")
     assert [s.id for s in imported] == ["crontab:7"]
     assert imported.sources["crontab:7"].command == "a # not a comment"
 
@@ -197,17 +199,20 @@ def test_crontab_unknown_cron_tz_names_file_line_and_field(tmp_path):
 
 
 def test_crontab_malformed_cron_names_file_line_and_field():
-    with pytest.raises(RuleError, match=r"^crontab: jobs line 2: schedule '61 1 \* \* \*': .*minute value '61' is out of range"):
+    with pytest.raises(RuleError,
+                       match=r"^crontab: jobs line 2: schedule '61 1 \* \* \*': .*minute value '61' is out of range"):
         from_crontab("# x\n61 1 * * * a\n", source="jobs")
 
 
 def test_crontab_line_without_command_is_a_rule_error():
-    with pytest.raises(RuleError, match=r"^crontab: <crontab text> line 1: malformed job line '0 1 \* \* \*': .*command is missing"):
+    with pytest.raises(RuleError, match=r"^crontab: <crontab text> line 1: malformed job line '0 1 \* \* \*': "
+                                        r".*command is missing"):
         from_crontab("0 1 * * *\n")
 
 
 def test_crontab_line_with_too_few_fields_is_a_rule_error():
-    with pytest.raises(RuleError, match=r"^crontab: <crontab text> line 1: malformed job line .*expected 5 time fields"):
+    with pytest.raises(RuleError,
+                       match=r"^crontab: <crontab text> line 1: malformed job line .*expected 5 time fields"):
         from_crontab("0 1 * backup\n")
 
 
@@ -240,7 +245,8 @@ def cronjob(name="job", schedule="0 3 * * *", **spec):
 
 
 def test_kubernetes_other_kinds_are_listed_and_skipped():
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n---\n" + cronjob() + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n---\n" + cronjob()
+            + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n")
     imported = from_kubernetes(text)
     assert [s.id for s in imported] == ["default/job"]
     assert [(s.what, s.source.document, s.reason) for s in imported.skipped] == [
@@ -292,7 +298,8 @@ def test_kubernetes_tz_prefix_is_read_in_legacy_mode():
 
 
 def test_kubernetes_manifest_without_cronjob_is_an_error():
-    with pytest.raises(InputError, match=r"^kubernetes: <kubernetes text>: no CronJob .*\(found: Deployment, Service\)"):
+    with pytest.raises(InputError,
+                       match=r"^kubernetes: <kubernetes text>: no CronJob .*\(found: Deployment, Service\)"):
         from_kubernetes("apiVersion: apps/v1\nkind: Deployment\n---\napiVersion: v1\nkind: Service\n")
 
 
@@ -309,13 +316,15 @@ def test_kubernetes_time_zone_with_tz_prefix_is_rejected_as_the_api_server_does(
 
 
 def test_kubernetes_tz_prefix_is_rejected_by_default():
-    with pytest.raises(ScheduleError, match=r"spec.schedule 'TZ=UTC 0 \* \* \* \*': cannot use TZ or CRON_TZ in schedule, use timeZone"):
+    with pytest.raises(ScheduleError, match=r"spec.schedule 'TZ=UTC 0 \* \* \* \*': "
+                                            r"cannot use TZ or CRON_TZ in schedule, use timeZone"):
         from_kubernetes(cronjob(schedule="TZ=UTC 0 * * * *"))
 
 
 def test_kubernetes_malformed_schedule_names_document_and_field():
     with pytest.raises(RuleError, match=r"^kubernetes: <kubernetes text> document 1 \(line 1\) CronJob 'default/job': "
-                                        r"spec.schedule '0 25 \* \* \*': hour item '25': end of range \(25\) above maximum \(23\)"):
+                                        r"spec.schedule '0 25 \* \* \*': hour item '25': "
+                                        r"end of range \(25\) above maximum \(23\)"):
         from_kubernetes(cronjob(schedule="0 25 * * *"))
 
 
@@ -356,7 +365,8 @@ def test_kubernetes_document_that_is_not_an_object_is_an_input_error():
 
 
 def test_kubernetes_cronjob_defined_twice_is_an_error():
-    with pytest.raises(ScheduleError, match=r"CronJob 'default/job' is defined twice \(first at <kubernetes text> document 1"):
+    with pytest.raises(ScheduleError,
+                       match=r"CronJob 'default/job' is defined twice \(first at <kubernetes text> document 1"):
         from_kubernetes(cronjob() + "---\n" + cronjob(), strict=True)
 
 

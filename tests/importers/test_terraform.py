@@ -138,7 +138,8 @@ def test_terraform_show_json_reads_the_same_as_hcl_including_child_modules(key):
 
 def test_terraform_show_json_takes_the_evaluated_target_arn():
     shown = from_eventbridge(json.dumps(_show_json()))
-    assert shown.sources["reporting/month-end-report"].command == "arn:aws:lambda:us-east-1:123456789012:function:report"
+    assert (shown.sources["reporting/month-end-report"].command
+            == "arn:aws:lambda:us-east-1:123456789012:function:report")
 
 
 def test_a_variable_in_a_schedule_argument_refuses_that_schedule_only():

@@ -62,7 +62,8 @@ from itertools import count
 
 import numpy as np
 
-from calsim.simulation.run_rules import BIG, OVERLAP, beyond, charge, fits, held_outcome, paused, period_of, period_start, up
+from calsim.simulation.run_rules import (BIG, OVERLAP, beyond, charge, fits, held_outcome, paused, period_of,
+                                         period_start, up)
 from calsim.simulation.state import NONE, R, S, RunState
 
 __all__ = ["event_loop", "AGEING_US", "CapacityQueue"]
@@ -93,7 +94,8 @@ class CapacityQueue:
     """
 
     def __init__(self) -> None:
-        self.entries: dict[int, tuple[tuple, int]] = {}  # insertion number -> ((priority, eligible, queued_at, item), aged)
+        # insertion number -> ((priority, eligible, queued_at, item), aged)
+        self.entries: dict[int, tuple[tuple, int]] = {}
         self._heap: list[tuple[int, int, int]] = []  # (-aged, eligible, insertion number), stale ones skipped
         self._bumps: list[tuple[int, int]] = []  # (instant the aged priority next grows, insertion number)
         self._clock: int | None = None

@@ -419,7 +419,8 @@ def run_timer(cfg: TimerConfig, start_us: int, end_us: int, outages: list[Outage
             else:
                 raise ValueError(o.kind)
             continue
-        if ev is None or (kind == "fire" and pending_elapse >= end_us) or (kind == "end" and ev >= end_us + 7 * 86400 * US):
+        if (ev is None or (kind == "fire" and pending_elapse >= end_us)
+                or (kind == "end" and ev >= end_us + 7 * 86400 * US)):
             break
         now = ev
         if kind == "end":

@@ -1,4 +1,5 @@
-"""calsim.plots.rate_waits and delivery_outcomes: worker-level charts drawn from real ledgers, with the views' numbers."""
+"""calsim.plots.rate_waits and delivery_outcomes: worker-level charts drawn from real ledgers, with the
+views' numbers."""
 
 from __future__ import annotations
 

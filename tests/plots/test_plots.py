@@ -75,7 +75,8 @@ def what_if():
 
     04:30Z is 23:30 the day before in EST (2026f) but 00:30 the same day in EDT (the what-if).
     """
-    job = calsim.Schedule("late-job", "UTC", "2026-11-01T04:30", "FREQ=DAILY", policy=calsim.Policy(cost=1.0, account="ny"))
+    job = calsim.Schedule("late-job", "UTC", "2026-11-01T04:30", "FREQ=DAILY",
+                          policy=calsim.Policy(cost=1.0, account="ny"))
     out = {}
     for name, rel in (("real", "2026f"), ("what-if", calsim.release("2026f").with_override(*WHAT_IF))):
         out[name] = calsim.simulate(calsim.Scenario(name, [job], "2026-11-10T00:00Z", "2026-11-14T00:00Z", release=rel,
@@ -433,7 +434,8 @@ def test_cost_impact_says_vs_budget_only_when_it_draws_the_budget(runs, unbudget
 
 def test_cost_impact_without_a_single_budget_says_why_no_line_is_drawn(fleet):
     world = dict(HORIZON, budgets=[calsim.Budget("tenant-000", 70), calsim.Budget("other", 5)])
-    led = calsim.simulate(calsim.Scenario("two", calsim.with_policy(fleet[:3], cost=1.0, account="tenant-000"), **world))
+    led = calsim.simulate(calsim.Scenario("two", calsim.with_policy(fleet[:3], cost=1.0, account="tenant-000"),
+                                          **world))
     ax = plots.cost_impact(led).axes[0]
     assert "vs budget" not in ax.get_title() and not _limit_lines(ax)
     assert any("2 budgets; pass budget=" in t.get_text() for t in ax.texts)
@@ -507,7 +509,8 @@ def test_cost_impact_of_a_month_of_five_policies_gives_each_its_own_readable_pan
     fig.canvas.draw()
     for ax, led in zip(fig.axes, month_of_five.values()):
         (bars,) = ax.containers
-        assert len(bars.patches) == 31 and sum(p.get_height() for p in bars.patches) == pytest.approx(led.frame["cost"].sum())
+        assert len(bars.patches) == 31
+        assert sum(p.get_height() for p in bars.patches) == pytest.approx(led.frame["cost"].sum())
         assert min(p.get_window_extent().width for p in bars.patches) >= 10  # pixels: a bar, not a hairline
         assert len(_limit_lines(ax)) == 1 and len(_hatched(ax)) == 1
     assert len({ax.get_ylim() for ax in fig.axes}) == 1  # one scale: panels compare at a glance
@@ -617,7 +620,8 @@ def test_local_vs_utc_reads_an_occurrence_frame(fleet):
     frame = calsim.expand([NEW_YORK], "2026-01-01T00:00Z", "2027-01-01T00:00Z", "2026f")
     ax = plots.local_vs_utc(frame, start="2026-06-01T00:00Z").axes[0]
     local = [c for c in ax.collections if c.get_label().startswith("local")][0]
-    assert len(local.get_offsets()) == frame.filter(pl.col("due_utc") >= pl.datetime(2026, 6, 1, time_zone="UTC")).height
+    assert len(local.get_offsets()) == frame.filter(
+        pl.col("due_utc") >= pl.datetime(2026, 6, 1, time_zone="UTC")).height
 
 
 def test_local_vs_utc_rejects_a_frame_of_several_schedules(fleet):

@@ -1011,4 +1011,5 @@ def test_a_busy_instance_past_the_grace_is_max_instances_not_expired():
     cmp = _one(V["long_runs"], "hour=*,minute=0", outages)
     assert classify_job(cmp.disagreements) == ["a run going at a suspend is frozen with it",
                                                "a busy instance past the grace is reported expired"]
-    _assert_none(cmp, "a run going at a suspend is frozen with it", "a busy instance past the grace is reported expired")
+    _assert_none(cmp, "a run going at a suspend is frozen with it",
+                 "a busy instance past the grace is reported expired")

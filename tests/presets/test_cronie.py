@@ -65,7 +65,8 @@ def test_the_port_reproduces_every_run_of_the_daemon(report, capsys):
                 else:
                     free.remove(hit)
             off += [f"{case.id}: {job}: the daemon ran it at {r:%H:%M:%S}Z, the port did not" for r in free]
-    line = f"cronie port vs Debian cron daemon: {compared:,} runs compared over {len(CASES)} scenarios, {len(off)} apart"
+    line = (f"cronie port vs Debian cron daemon: {compared:,} runs compared over {len(CASES)} scenarios, "
+            f"{len(off)} apart")
     with capsys.disabled():
         print("\n" + line)
     report.append(line)

@@ -1,4 +1,5 @@
-"""``presets.cronie()`` against Debian's cron daemon itself, replayed from the fixtures ``tools/capture_cron.py`` records.
+"""``presets.cronie()`` against Debian's cron daemon itself, replayed from the fixtures
+``tools/capture_cron.py`` records.
 
 The oracle is the real ``/usr/sbin/cron`` (Debian ``cron`` 3.0pl1-162: Vixie
 cron with the time-change code cronie shares) run under libfaketime, one
@@ -290,7 +291,8 @@ def figures() -> tuple[int, Counter, list[Pair]]:
 def test_fixtures_name_the_versions_they_were_recorded_with(report, capsys):
     assert HEADS, "no fixtures in tests/fixtures/cron_daemon (record them with tools/capture_cron.py)"
     for h in HEADS:
-        assert h["file"] == f"{h['file'].split('.')[0]}.cron-{h['cron']}.faketime-{h['faketime']}.tz-{h['release']}.json"
+        assert h["file"] == (f"{h['file'].split('.')[0]}.cron-{h['cron']}.faketime-{h['faketime']}"
+                             f".tz-{h['release']}.json")
         assert h["release"] == daemon.RELEASE and h["n"] > 0
     versions = sorted({(h["cron"], h["faketime"], h["release"], h["rate"]) for h in HEADS})
     line = ("cron daemon fixtures: " + "; ".join(f"Debian cron {c} under libfaketime {f}, tz {r}, x{g:g}"
@@ -340,7 +342,8 @@ def test_predicates_are_narrow():
             if len(runs) != 1:
                 continue
             base = Pair(case, job, nominal, fold, "done", None, due, started, runs[0])
-            fakes = [dataclasses.replace(base, run=runs[0] + 2 * HOUR), dataclasses.replace(base, run=runs[0] + 30 * MIN),
+            fakes = [dataclasses.replace(base, run=runs[0] + 2 * HOUR),
+                     dataclasses.replace(base, run=runs[0] + 30 * MIN),
                      dataclasses.replace(base, run=runs[0] + 20 * SEC),
                      dataclasses.replace(base, state=None, nominal=None, fold=None, due=None, started=None,
                                          run=runs[0] + 3 * HOUR)]

@@ -231,7 +231,8 @@ class TestQuartz:
         ram = presets.quartz(misfire_instruction=instruction)
         assert (ram.policy.suspend_catchup, ram.policy.catchup, ram.policy.down_is_missed) == (catchup, "skip", True)
         jdbc = presets.quartz(misfire_instruction=instruction, job_store="jdbc")
-        assert (jdbc.policy.catchup, jdbc.policy.suspend_catchup, jdbc.policy.limit_edge) == (catchup, catchup, "on_time")
+        assert (jdbc.policy.catchup, jdbc.policy.suspend_catchup, jdbc.policy.limit_edge) == (
+            catchup, catchup, "on_time")
 
     def test_disallow_concurrent_with_ignore_misfire_runs_every_blocked_time(self):
         p = presets.quartz(misfire_instruction="IGNORE_MISFIRE_POLICY", disallow_concurrent=True)
@@ -239,7 +240,8 @@ class TestQuartz:
 
     def test_defaults_threshold_60s_and_concurrent_runs(self):
         p = presets.quartz()
-        assert (p.policy.misfire_grace_us, p.policy.overlap, p.gap, p.fold) == (60 * US, "allow", "scheduler", "scheduler")
+        assert (p.policy.misfire_grace_us, p.policy.overlap, p.gap, p.fold) == (
+            60 * US, "allow", "scheduler", "scheduler")
         assert p.fallback == ("skip", "second")  # what Quartz's own walk gives where calsim does not walk it
 
     def test_disallow_concurrent_buffers_one(self):

@@ -502,7 +502,8 @@ def _calendar_case(zone, season, t, expr, cron):
                          ids=[f"{z}-{s}-{c}" for z, s, _, _, c in _dst_cases()])
 def test_calendar_elapses_across_dst_match_systemd_analyze(zone, season, t, expr, cron):
     want, got, _ = _calendar_case(zone, season, t, expr, cron)
-    assert got == want, (f"{zone} {season} {expr!r} / cron {cron!r}: only systemd {_show(sorted(set(want) - set(got)))}, "
+    assert got == want, (f"{zone} {season} {expr!r} / cron {cron!r}: "
+                         f"only systemd {_show(sorted(set(want) - set(got)))}, "
                          f"only calsim {_show(sorted(set(got) - set(want)))}")
 
 

@@ -118,7 +118,8 @@ def random_expressions(n: int, seed: int = 25) -> list[str]:
         for _ in range(rng.choice([1, 1, 2, 3])):
             a, r = rng.randint(lo, hi), rng.random()
             items.append(f"{a}" if r < 0.4 else f"{a}..{rng.randint(a, hi)}" if r < 0.6
-                         else f"{a}/{rng.randint(1, hi - lo)}" if r < 0.8 else f"{a}..{rng.randint(a, hi)}/{rng.randint(1, 6)}")
+                         else f"{a}/{rng.randint(1, hi - lo)}" if r < 0.8
+                         else f"{a}..{rng.randint(a, hi)}/{rng.randint(1, 6)}")
         return ",".join(items)
 
     out: list[str] = []
@@ -544,7 +545,8 @@ def test_next_after_starts_from_the_offset_of_the_timers_own_previous_elapse():
     rule, base = OnCalendar.parse("*:0/15"), 1789862400  # 2026-09-20 00:00Z, 01:00 +01
     assert _hm(rule.next_after(clock, base) * US, "Africa/Casablanca") == "09-20 01:15:00+0100"
     assert _hm(next_usec(rule, clock, base * US, offset=0), "Africa/Casablanca") == "09-20 01:15:00+0000"
-    assert oracle.calendar("*:0/15", "Africa/Casablanca", base * US, 1) == (next_usec(rule, clock, base * US, offset=0),)
+    assert oracle.calendar("*:0/15", "Africa/Casablanca", base * US, 1) == (
+        next_usec(rule, clock, base * US, offset=0),)
 
 
 # -- glibc's mktime, the clock the walk reads -----------------------------------------------------------------

@@ -467,7 +467,8 @@ class TestErrors:
             Cron.parse(5)  # type: ignore[arg-type]
 
     def test_a_huge_number_is_out_of_range_not_a_crash(self):
-        with pytest.raises(RuleError, match=r"minute value '9{28}\.\.\.9{28}' is out of range"):  # cut: CalsimError.MAX_QUOTED
+        # cut: CalsimError.MAX_QUOTED
+        with pytest.raises(RuleError, match=r"minute value '9{28}\.\.\.9{28}' is out of range"):
             Cron.parse("9" * 4000 + " * * * *")
         assert Cron.parse("*/" + "9" * 4000 + " * * * *").minutes == (0,)
 

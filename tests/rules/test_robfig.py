@@ -197,7 +197,8 @@ TOKENS = st.sampled_from(["*", "?", "0", "1", "5", "7", "12", "23", "31", "59", 
                           "jan", "sun", "+3", "L", "W", "#"])
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(TOKENS, min_size=1, max_size=5).map("".join), min_size=5, max_size=5))
 def test_random_specs_are_read_as_robfig_reads_them(robfig, counts, fields):
     _add(counts, "random grammar pairs", compare_grammar(robfig, " ".join(fields)))
@@ -225,7 +226,8 @@ def test_next_after_is_robfigs_next_from_instants_around_each_transition(robfig,
                 got.append(p)
                 if not p:
                     break
-            assert got == want, f"{spec!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} vs robfig {_show(want, zone)}"
+            assert got == want, (f"{spec!r} in {zone} from {_show([t], zone)}: {_show(got, zone)} "
+                                 f"vs robfig {_show(want, zone)}")
             n += len(want)
     _add(counts, "Next() calls", n)
 
@@ -281,8 +283,8 @@ def rows(spec: str, zone: str, lo: str, hi: str) -> list[tuple[str, str | None, 
 def robfig_local(robfig, spec: str, zone: str, lo: str, hi: str) -> list[str]:
     a, b = (int(dt.datetime.fromisoformat(x.replace("Z", "+00:00")).timestamp()) for x in (lo, hi))
     z = calsim.release(RELEASE).zone(zone)
-    return [dt.datetime.fromtimestamp(t, z).strftime("%m-%d %H:%M%z") for t in chain(robfig, spec, zone, a - 86400 * 40, b)
-            if t >= a]
+    return [dt.datetime.fromtimestamp(t, z).strftime("%m-%d %H:%M%z")
+            for t in chain(robfig, spec, zone, a - 86400 * 40, b) if t >= a]
 
 
 def fired(rs) -> list[str]:

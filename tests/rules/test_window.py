@@ -23,7 +23,8 @@ def test_window_through_the_gap_with_next_valid_merges_onto_the_jump():
            for r in f.iter_rows(named=True)]
     assert got == [
         ("01:30", "06:30", []),
-        ("02:00", "07:00", ["dst_gap_next_valid", "merged_with:2026-03-08T02:30:00", "merged_with:2026-03-08T03:00:00"]),
+        ("02:00", "07:00", ["dst_gap_next_valid", "merged_with:2026-03-08T02:30:00",
+                            "merged_with:2026-03-08T03:00:00"]),
         ("02:30", None, ["dst_gap_next_valid", "merged_into:2026-03-08T02:00:00"]),
         ("03:00", None, ["merged_into:2026-03-08T02:00:00"]),
     ]

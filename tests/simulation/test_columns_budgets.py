@@ -174,7 +174,8 @@ def test_a_smaller_charge_after_one_that_does_not_fit_still_starts():
 def test_retries_are_charged_per_attempt_and_held_when_they_do_not_fit():
     s = calsim.Schedule("r", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(
         account="a", cost=1.0, duration="1min", on_budget="skip"))
-    sc = calsim.Scenario("retries", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", failures=Failures(0.5, max_attempts=3, backoff="1min"),
+    sc = calsim.Scenario("retries", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                         failures=Failures(0.5, max_attempts=3, backoff="1min"),
                          budgets=[calsim.Budget("a", 10, "day", "UTC")], seed=1)
     settled = same_ledger(sc)
     frame = calsim.simulate(sc, progress=False).frame
@@ -250,7 +251,8 @@ def test_a_run_held_into_a_pause_is_skipped_unless_a_run_of_its_schedule_is_stil
     pause = [e for sid in ("p", "r") for e in (calsim.Pause("2026-01-01T23:30Z", sid),
                                                calsim.Resume("2026-01-02T06:00Z", sid))]
     sc = calsim.Scenario("held-paused", [q, p, r], "2026-01-01T00:00Z", "2026-01-03T00:00Z", events=pause,
-                         budgets=[calsim.Budget("a", 2, "day", "UTC")], failures=Failures(0.5, max_attempts=3, backoff="0s"), seed=2)
+                         budgets=[calsim.Budget("a", 2, "day", "UTC")],
+                         failures=Failures(0.5, max_attempts=3, backoff="0s"), seed=2)
     settled = same_ledger(sc)
     frame = calsim.simulate(sc, progress=False).frame
     assert frame.select("schedule_id", "state", "reason").rows() == [

@@ -18,7 +18,8 @@ UTC = dt.timezone.utc
 
 
 def states(ledger):
-    return [(r["nominal_local"].strftime("%m-%d %H:%M"), r["state"], r["reason"]) for r in ledger.frame.iter_rows(named=True)]
+    return [(r["nominal_local"].strftime("%m-%d %H:%M"), r["state"], r["reason"])
+            for r in ledger.frame.iter_rows(named=True)]
 
 
 class TestOperatorOutage:
@@ -63,7 +64,8 @@ class TestOverlap:
         sc = calsim.Scenario(overlap, [s], "2026-01-01T00:00Z", "2026-01-01T01:00Z")
         f = calsim.simulate(sc).frame
         return [(r["nominal_local"].minute, r["state"], r["reason"],
-                 r["started_utc"] and (r["started_utc"].hour * 60 + r["started_utc"].minute)) for r in f.iter_rows(named=True)], f
+                 r["started_utc"] and (r["started_utc"].hour * 60 + r["started_utc"].minute))
+                for r in f.iter_rows(named=True)], f
 
     def test_allow_starts_every_run_on_time(self):
         got, _ = self.run("allow")
@@ -115,10 +117,12 @@ class TestBudget:
     def test_wait_starts_right_after_local_midnight_and_follows_the_catchup_mode(self):
         f = self.run("wait", catchup="latest").with_columns(
             local_start=pl.col("started_utc").dt.convert_time_zone("Asia/Shanghai").dt.replace_time_zone(None))
-        held = f.filter((pl.col("nominal_local") >= dt.datetime(2026, 3, 2, 3)) & (pl.col("nominal_local") < dt.datetime(2026, 3, 3)))
+        held = f.filter((pl.col("nominal_local") >= dt.datetime(2026, 3, 2, 3))
+                        & (pl.col("nominal_local") < dt.datetime(2026, 3, 3)))
         # The newest held run starts at local midnight; the older ones are coalesced (catchup="latest").
         newest = held.filter(pl.col("nominal_local") == dt.datetime(2026, 3, 2, 23)).row(0, named=True)
-        assert (newest["state"], newest["local_start"], newest["budget_wait_s"]) == ("done", dt.datetime(2026, 3, 3), 3600.0)
+        assert (newest["state"], newest["local_start"], newest["budget_wait_s"]) == (
+            "done", dt.datetime(2026, 3, 3), 3600.0)
         older = held.filter(pl.col("nominal_local") < dt.datetime(2026, 3, 2, 23))
         assert set(older["state"]) == {"coalesced"} and older.height == 20
         assert older["budget_wait_s"].min() > 0
@@ -136,7 +140,8 @@ class TestEvents:
         s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
         sc = calsim.Scenario("p", [s], "2026-01-01T00:00Z", "2026-01-01T06:00Z",
                              events=[calsim.Pause("2026-01-01T01:30Z", "h"), calsim.Resume("2026-01-01T03:30Z", "h")])
-        assert [st for _, st, _ in states(calsim.simulate(sc))] == ["done", "done", "skipped", "skipped", "done", "done"]
+        assert [st for _, st, _ in states(calsim.simulate(sc))] == [
+            "done", "done", "skipped", "skipped", "done", "done"]
 
     def test_trigger_adds_a_manual_run_and_moves_nothing(self):
         s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
@@ -157,8 +162,11 @@ class TestEvents:
     def test_tz_upgrade_keeps_pre_materialised_instants_unless_replanned(self):
         s = calsim.Schedule("mx", "America/Mexico_City", "2023-03-25T09:00", "FREQ=DAILY")
         base = dict(start="2023-03-30T00:00Z", end="2023-04-10T00:00Z", release="2022e")
-        keep = calsim.Scenario("keep", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d")], **base)
-        replan = calsim.Scenario("replan", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d", mode="replan")], **base)
+        keep = calsim.Scenario("keep", [s], events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d")],
+                               **base)
+        replan = calsim.Scenario("replan", [s],
+                                 events=[calsim.TzUpgrade("2023-03-31T00:00Z", "2022f", horizon="7d", mode="replan")],
+                                 **base)
         fk, fr = calsim.simulate(keep).frame, calsim.simulate(replan).frame
         # After 2022f Mexico City has no DST: 09:00 is 15:00Z; 2022e still said 14:00Z from April 2.
         april3 = lambda f: f.filter(pl.col("nominal_local") == dt.datetime(2023, 4, 3, 9))  # noqa: E731
@@ -183,7 +191,8 @@ def test_ledger_columns_and_dtypes():
 def test_gap_skipped_merged_and_excluded_rows_keep_their_reason():
     s = calsim.Schedule("n", "America/New_York", "2026-03-07T02:30", "FREQ=DAILY", exclude=["2026-03-09"])
     f = calsim.simulate(calsim.Scenario("x", [s], "2026-03-07T00:00Z", "2026-03-10T00:00Z", release="2026f")).frame
-    assert [(st, r) for _, st, r in states(calsim.simulate(calsim.Scenario("x", [s], "2026-03-07T00:00Z", "2026-03-10T00:00Z", release="2026f")))] == [
+    sc = calsim.Scenario("x", [s], "2026-03-07T00:00Z", "2026-03-10T00:00Z", release="2026f")
+    assert [(st, r) for _, st, r in states(calsim.simulate(sc))] == [
         ("done", None), ("skipped", "dst_gap"), ("skipped", "calendar")]
     assert f.height == 3
 
@@ -230,7 +239,8 @@ class TestBadInput:
     def test_policy_typo(self):
         with pytest.raises(calsim.PolicyError) as err:
             calsim.Policy(catchup="lastest")
-        assert str(err.value) == "catchup: unknown policy 'lastest' (allowed: 'all', 'latest', 'earliest', 'skip' or 'bounded')"
+        assert str(err.value) == ("catchup: unknown policy 'lastest' "
+                                  "(allowed: 'all', 'latest', 'earliest', 'skip' or 'bounded')")
 
     def test_negative_duration(self):
         with pytest.raises(calsim.PolicyError, match=r"^duration: cannot parse '-5min'"):
@@ -254,7 +264,8 @@ class TestBadInput:
     def test_event_for_an_unknown_schedule(self):
         s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
         with pytest.raises(calsim.ScheduleError, match=r"^pause.schedule_id: unknown schedule 'g' in scenario 'x'"):
-            calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z", events=[calsim.Pause("2026-01-01T01:00Z", "g")])
+            calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                            events=[calsim.Pause("2026-01-01T01:00Z", "g")])
 
     def test_bounded_needs_a_limit(self):
         with pytest.raises(calsim.PolicyError, match=r"^limit: catchup='bounded' needs limit >= 1, got None"):
@@ -302,7 +313,8 @@ def scenarios(draw, max_active=True):
         b = a + dt.timedelta(seconds=draw(st.integers(60, day)))
         outages.append(calsim.Outage(a, b, kind=draw(st.sampled_from(["down", "suspend"]))))
         t = b
-    budgets = [calsim.Budget(acct, draw(st.integers(2, 30)), "day", draw(st.sampled_from(ZONES))) for acct in ("a", "b")]
+    budgets = [calsim.Budget(acct, draw(st.integers(2, 30)), "day", draw(st.sampled_from(ZONES)))
+               for acct in ("a", "b")]
     # Pauses: of one schedule or of all (None), some never resumed; spans may overlap.
     events = []
     for _ in range(draw(st.integers(0, 2))):
@@ -314,7 +326,8 @@ def scenarios(draw, max_active=True):
     return calsim.Scenario("prop", scheds, start, start + dt.timedelta(days=3), outages=outages, budgets=budgets,
                            tick=draw(st.sampled_from(["1min", "5min"])), seed=draw(st.integers(0, 5)),
                            capacity=draw(st.sampled_from([None, None, 3])), events=events,
-                           failures=draw(st.sampled_from([None, None, calsim.Failures(0.3, max_attempts=3, backoff="2min")])))
+                           failures=draw(st.sampled_from([None, None,
+                                                          calsim.Failures(0.3, max_attempts=3, backoff="2min")])))
 
 
 def peak_going(runs: pl.DataFrame) -> int:
@@ -397,10 +410,13 @@ def test_same_scenario_and_seed_give_the_same_ledger_across_processes(tmp_path):
     code = (
         "import calsim, hashlib\n"
         "fleet = calsim.examples.fleet(40, seed=3)\n"
-        "fleet = [s.__class__(**{**{f: getattr(s, f) for f in ('id','zone','start','rule','gap','fold','invalid_day','exclude')},"
-        " 'policy': calsim.Policy(jitter='5min', duration=calsim.LogNormal('2min', '20min'), overlap='skip')}) for s in fleet]\n"
+        "fleet = [s.__class__(**{**{f: getattr(s, f) for f in"
+        " ('id','zone','start','rule','gap','fold','invalid_day','exclude')},"
+        " 'policy': calsim.Policy(jitter='5min', duration=calsim.LogNormal('2min', '20min'), overlap='skip')})"
+        " for s in fleet]\n"
         "sc = calsim.Scenario('x', fleet, '2026-01-01T00:00Z', '2026-01-15T00:00Z', seed=11,"
-        " failures=calsim.Failures(0.2, max_attempts=3, backoff='1min'), outages=[calsim.Outage('2026-01-03T00:00Z', '2026-01-04T05:00Z')])\n"
+        " failures=calsim.Failures(0.2, max_attempts=3, backoff='1min'),"
+        " outages=[calsim.Outage('2026-01-03T00:00Z', '2026-01-04T05:00Z')])\n"
         "f = calsim.simulate(sc).frame\n"
         "print(hashlib.blake2b(f.write_ipc(None).getvalue()).hexdigest(), f.height)\n"
     )
@@ -415,7 +431,8 @@ def test_revise_cancels_the_old_revisions_backlog_not_yet_started():
     sc = calsim.Scenario("r", [s], "2026-01-01T00:00Z", "2026-01-06T00:00Z",
                          outages=[calsim.Outage("2026-01-01T12:00Z", "2026-01-03T12:00Z")],
                          events=[calsim.Revise("2026-01-03T00:00Z", new)])
-    got = [(r["revision"], r["due_utc"].day, r["state"], r["reason"]) for r in calsim.simulate(sc).frame.iter_rows(named=True)]
+    got = [(r["revision"], r["due_utc"].day, r["state"], r["reason"])
+           for r in calsim.simulate(sc).frame.iter_rows(named=True)]
     assert got == [(1, 1, "done", None), (1, 2, "cancelled", "revision"), (2, 3, "done", None),
                    (2, 4, "done", None), (2, 5, "done", None)]
 
@@ -461,7 +478,8 @@ class TestCapacity:
         hi = calsim.Schedule("hi", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=10",
                              policy=calsim.Policy(priority=5, duration="30min"))
         lo = calsim.Schedule("lo", "UTC", "2026-01-01T00:00", "FREQ=DAILY", policy=calsim.Policy(duration="10min"))
-        f = calsim.simulate(calsim.Scenario("cap", [hi, lo], "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=1)).frame
+        f = calsim.simulate(calsim.Scenario("cap", [hi, lo], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                                            capacity=1)).frame
         lo_start = f.filter(pl.col("schedule_id") == "lo")["started_utc"][0]
         assert lo_start < dt.datetime(2026, 1, 2, tzinfo=UTC)
         overtaken = f.filter((pl.col("schedule_id") == "hi") & (pl.col("eligible_utc") < lo_start)
@@ -481,7 +499,8 @@ class TestCapacity:
                             policy=calsim.Policy(duration="15min", overlap="skip"))
         sc = calsim.Scenario("cap", [*blockers, w], "2026-01-01T00:00Z", "2026-01-01T01:00Z", capacity=2)
         f = calsim.simulate(sc).frame.filter(pl.col("schedule_id") == "w")
-        got = {r["nominal_local"].strftime("%H:%M"): (r["state"], r["reason"], r["started_utc"] and r["started_utc"].strftime("%H:%M"))
+        got = {r["nominal_local"].strftime("%H:%M"):
+               (r["state"], r["reason"], r["started_utc"] and r["started_utc"].strftime("%H:%M"))
                for r in f.iter_rows(named=True)}
         assert got["00:05"] == ("done", None, "01:00")
         assert got["00:15"] == ("skipped", "overlap", None)

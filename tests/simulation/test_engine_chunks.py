@@ -20,13 +20,15 @@ def fleet_scenario(durations, failures=None):
                            outages=[calsim.Outage("2026-03-05T01:01Z", "2026-03-06T07:00Z")],
                            # only one schedule's budget binds (its rows go through the event loop): the
                            # others are settled by columns, so their overlap detection is what is tested
-                           budgets=[calsim.Budget(t, 3 if t == "solo" else 10_000, ["day", "week"][k % 2], "Europe/Berlin")
+                           budgets=[calsim.Budget(t, 3 if t == "solo" else 10_000, ["day", "week"][k % 2],
+                                                  "Europe/Berlin")
                                     for k, t in enumerate(tenants)])
 
 
 @pytest.mark.parametrize("scenario", [
     fleet_scenario(["1min", "20min", "2h"]),  # fixed durations: the previous start decides
-    fleet_scenario([calsim.LogNormal("5min", "3h"), "20min"], calsim.Failures(0.2, max_attempts=3, backoff="1min")),  # running max
+    # running max
+    fleet_scenario([calsim.LogNormal("5min", "3h"), "20min"], calsim.Failures(0.2, max_attempts=3, backoff="1min")),
 ], ids=["fixed", "lognormal-retries"])
 def test_tiny_chunks_give_the_same_ledger_as_one_chunk(scenario, monkeypatch):
     whole = calsim.simulate(scenario).frame

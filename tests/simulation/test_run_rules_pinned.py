@@ -91,7 +91,8 @@ def test_bounded_keeps_the_newest_in_utc_across_a_fall_back():
     (presets.eventbridge(), ["05:30", "05:45", "06:30", "06:45"]),
     (presets.apscheduler(misfire_grace_time=None, jobstore="persistent"), ["06:30", "06:45"]),
     (presets.apscheduler(misfire_grace_time=None), ["06:45"]),  # a restart with a memory store misses nothing
-], ids=["kubernetes", "temporal", "quartz-jdbc", "quartz-ram", "systemd", "cronie", "eventbridge", "apscheduler", "apscheduler-memory"])
+], ids=["kubernetes", "temporal", "quartz-jdbc", "quartz-ram", "systemd", "cronie", "eventbridge", "apscheduler",
+        "apscheduler-memory"])
 def test_each_preset_across_a_fall_back(preset, runs):
     assert runs_of(simulate(fall_back(preset=preset))) == runs
 

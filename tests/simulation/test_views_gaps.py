@@ -37,5 +37,6 @@ def test_a_manual_run_records_the_release_in_force_at_its_trigger():
     manual = f.filter(pl.col("kind") == "manual").row(0, named=True)
     assert manual["tzdata"] == "2026f"
     # Havana keeps -04:00 in winter under 2026f (-05:00 under 2026a): the nominal time follows 2026f.
-    assert manual["utc_offset_s"] == calsim.resolve([manual["nominal_local"]], "America/Havana", "2026f")["utc_offset_s"][0]
+    assert manual["utc_offset_s"] == calsim.resolve([manual["nominal_local"]], "America/Havana",
+                                                    "2026f")["utc_offset_s"][0]
     assert manual["utc_offset_s"] == -14400

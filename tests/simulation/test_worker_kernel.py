@@ -128,8 +128,10 @@ def test_every_run_ending_at_an_instant_frees_its_slot_before_the_queue_is_serve
     fleet = [daily("a", duration="60min"), daily("ab", duration="30min"),  # (ids in pick order: a, ab, b)
              calsim.Schedule("b", "UTC", "2026-01-01T00:00", "FREQ=MINUTELY;INTERVAL=10;COUNT=2",
                              policy=calsim.Policy(duration="30min", overlap="skip")),
-             calsim.Schedule("z", "UTC", "2026-01-01T00:20", "FREQ=DAILY;COUNT=1", policy=calsim.Policy(duration="30min")),
-             calsim.Schedule("w", "UTC", "2026-01-01T00:25", "FREQ=DAILY;COUNT=1", policy=calsim.Policy(duration="30min"))]
+             calsim.Schedule("z", "UTC", "2026-01-01T00:20", "FREQ=DAILY;COUNT=1",
+                             policy=calsim.Policy(duration="30min")),
+             calsim.Schedule("w", "UTC", "2026-01-01T00:25", "FREQ=DAILY;COUNT=1",
+                             policy=calsim.Policy(duration="30min"))]
     f = settled(calsim.Scenario("x", fleet, "2026-01-01T00:00Z", "2026-01-02T00:00Z", capacity=2))
     assert one(f, "b", "2026-01-01T00:00")["started_utc"] == at("2026-01-01T00:30")
     assert one(f, "b", "2026-01-01T00:10")["started_utc"] == at("2026-01-01T01:00")

@@ -218,7 +218,8 @@ def composed(draw):
                for _ in range(draw(st.integers(0, 3)))]
     events = crashes
     if draw(st.booleans()):
-        events = events + [calsim.Pause("2026-01-01T01:00Z", fleet[0].id), calsim.Resume("2026-01-01T01:40Z", fleet[0].id)]
+        events = events + [calsim.Pause("2026-01-01T01:00Z", fleet[0].id),
+                           calsim.Resume("2026-01-01T01:40Z", fleet[0].id)]
     return calsim.Scenario(
         "c", fleet, "2026-01-01T00:00Z", "2026-01-01T06:00Z",
         outages=[calsim.Outage("2026-01-01T02:00Z", "2026-01-01T03:00Z")] if draw(st.booleans()) else [],

@@ -1006,7 +1006,8 @@ CATALOG_CASES: dict[str, tuple[list[str], str]] = {
         ["ALTER TABLE calsim_meta RENAME TO meta_0", "CREATE VIEW calsim_meta AS SELECT * FROM meta_0"],
         r"table 'calsim_meta' is a view, expected calsim's table"),
     "schema_version 'x'": (["UPDATE calsim_meta SET value = 'x'"],
-                           r"calsim_meta.schema_version is 'x', expected a layout version, a whole number from 1 to 5$"),
+                           r"calsim_meta.schema_version is 'x', expected a layout version, "
+                           r"a whole number from 1 to 5$"),
     "schema_version -1": (["UPDATE calsim_meta SET value = '-1'"], r"calsim_meta.schema_version is '-1', expected"),
     "schema_version 10**30": ([f"UPDATE calsim_meta SET value = '{10**30}'"],
                               r"calsim_meta.schema_version is '1000000000000000000000000000000', expected"),
@@ -1366,7 +1367,8 @@ ATTACH_CASES = {
     "not JSON": ("InputError", r"not valid JSON \(Expecting value at line 1 column \d+\)$"),
     "_scenario.json is a FIFO": ("InputError", r"_scenario.json' is a FIFO \(named pipe\); expected a regular file$"),
     "a part that is a FIFO": ("InputError", r"part-00000.parquet' is not a regular file"),
-    "a directory name of 300 characters": ("InputError", r"^path: cannot read '.*_scenario.json' \(File name too long\)$"),
+    "a directory name of 300 characters": ("InputError",
+                                           r"^path: cannot read '.*_scenario.json' \(File name too long\)$"),
     "a directory name of 100 three-byte characters": ("InputError", r"\(File name too long\)$"),
 }
 
@@ -1389,7 +1391,8 @@ def test_a_refused_dataset_changes_no_file(hostile_datasets):
 def test_a_store_path_longer_than_the_os_allows_is_one_line(tmp_path, name):
     path = tmp_path / name
     for read_only in (False, True):
-        with pytest.raises(StoreError, match=r"^path: cannot open '.*' as a DuckDB database: File name too long$") as exc:
+        with pytest.raises(StoreError,
+                           match=r"^path: cannot open '.*' as a DuckDB database: File name too long$") as exc:
             LedgerStore(path, read_only=read_only)
         one_line(exc)
         with pytest.raises(StoreError, match="File name too long"):

@@ -42,7 +42,8 @@ def fleet(catchup: str = "all") -> list[calsim.Schedule]:
         calsim.Schedule("hourly", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=pol),
         # 02:30 New York meets the 2026-03-08 spring-forward gap (gap-skipped row, dst_gap_skipped note).
         calsim.Schedule("ny-0230", "America/New_York", "2026-01-01T02:30", "FREQ=DAILY", policy=pol),
-        calsim.Schedule("berlin-0900", "Europe/Berlin", "2026-01-01T09:00", "FREQ=DAILY", policy=calsim.Policy(catchup=catchup)),
+        calsim.Schedule("berlin-0900", "Europe/Berlin", "2026-01-01T09:00", "FREQ=DAILY",
+                        policy=calsim.Policy(catchup=catchup)),
     ]
 
 
@@ -144,7 +145,8 @@ class TestWriteTwice:
         other = runs["latest"].frame.with_columns(pl.lit("all").alias("scenario"))
         with LedgerStore() as store:
             store.write(runs["all"])
-            with pytest.raises(ScenarioExistsError, match="a different ledger is already stored as 'all'.*replace=True"):
+            with pytest.raises(ScenarioExistsError,
+                               match="a different ledger is already stored as 'all'.*replace=True"):
                 store.write(other, name="all")
             assert store.ledger("all").equals(runs["all"].frame)
 
@@ -323,12 +325,16 @@ class TestBadInput:
 
     def test_duplicate_key_inside_one_ledger_is_refused_and_nothing_published(self, store, runs):
         f = runs["all"].frame
-        with pytest.raises(DuplicateKeyError, match=r"ledger: 2 rows share a primary key in 'all', e.g. \(schedule_id=hourly, revision=1, nominal_local=2026-03-01 00:00:00, fold=0, kind=scheduled\); nothing written"):
+        with pytest.raises(DuplicateKeyError, match=r"ledger: 2 rows share a primary key in 'all', e.g. "
+                                                    r"\(schedule_id=hourly, revision=1, "
+                                                    r"nominal_local=2026-03-01 00:00:00, fold=0, kind=scheduled\); "
+                                                    r"nothing written"):
             store.write(pl.concat([f, f.head(1)]), name="all")
         self.assert_unchanged(store, runs)
 
     def test_null_in_a_key_column(self, store, runs):
-        bad = runs["all"].frame.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("fold")).alias("fold"))
+        bad = runs["all"].frame.with_columns(
+            pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("fold")).alias("fold"))
         with pytest.raises(LedgerSchemaError, match="key columns may not be null, got nulls in {'fold': 1}"):
             store.write(bad, name="all")
         self.assert_unchanged(store, runs)
@@ -506,12 +512,14 @@ class TestViews:
         assert_same_gaps(view, ledger.gaps())
 
     def test_daily_cost_view_equals_ledger_daily_cost(self, store, runs):
-        view = store.sql("SELECT day, account, cost, runs FROM daily_cost WHERE scenario = 'all' ORDER BY day, account NULLS FIRST")
+        view = store.sql("SELECT day, account, cost, runs FROM daily_cost WHERE scenario = 'all' "
+                         "ORDER BY day, account NULLS FIRST")
         want = runs["all"].daily_cost()
         assert view.with_columns(pl.col("runs").cast(pl.UInt32)).equals(want)
 
     def test_state_counts_and_lateness_views(self, store, runs):
-        sc = store.sql("SELECT state::VARCHAR AS state, sum(rows) AS n FROM state_counts WHERE scenario = 'latest' GROUP BY ALL ORDER BY state")
+        sc = store.sql("SELECT state::VARCHAR AS state, sum(rows) AS n FROM state_counts WHERE scenario = 'latest' "
+                       "GROUP BY ALL ORDER BY state")
         want = runs["latest"].frame.group_by(pl.col("state").cast(pl.String)).len("n").sort("state")
         assert dict(sc.iter_rows()) == dict(want.iter_rows())
         lat = store.sql("SELECT * FROM lateness ORDER BY scenario")

@@ -132,7 +132,8 @@ def test_a_version_3_store_is_migrated_and_its_gaps_view_follows_ledger_gaps(tmp
     ("CREATE MACRO enum_range(x) AS ['dst_gap']", "it holds macro 'enum_range'"),
     ("CREATE OR REPLACE VIEW state_counts AS SELECT * FROM read_text('/etc/hostname')",
      "view 'state_counts' is not the definition calsim writes for it (layout 3"),
-    ("ALTER TABLE scenarios ADD COLUMN note VARCHAR", "table scenarios has a column 'note' that calsim does not write")])
+    ("ALTER TABLE scenarios ADD COLUMN note VARCHAR",
+     "table scenarios has a column 'note' that calsim does not write")])
 def test_a_store_to_migrate_is_checked_before_it_is_changed(tmp_path, change, said):
     """The migration reads the reason type, recreates every view from its text and rewrites the tables: a file
     that is not calsim's layout 3 is refused first, and stays as it was (version 3, byte for byte)."""

@@ -150,7 +150,8 @@ class TestMigrationFromVersion1:
         with LedgerStore() as new:
             for ledger in runs.values():
                 new.write(ledger)
-            scen = new.sql("SELECT * FROM scenarios ORDER BY name").with_columns(pl.lit(1, pl.Int32).alias("schema_version"))
+            scen = new.sql("SELECT * FROM scenarios ORDER BY name").with_columns(
+                pl.lit(1, pl.Int32).alias("schema_version"))
             sched = new.sql("SELECT * FROM schedules")
             occ = new.sql("SELECT * FROM occurrences")
         with duckdb.connect(str(path)) as con:
@@ -225,7 +226,8 @@ def test_a_write_killed_between_fill_and_publish_leaves_no_scenario_and_its_tabl
         assert store.sql("SELECT count(*) AS n FROM occurrences")["n"][0] == ledger.frame.height
         assert orphan in store.sql("SELECT table_name FROM duckdb_tables()")["table_name"].to_list()
         store.write(other)  # the next write drops the orphan (and may reuse its name)
-        tables = store.sql("SELECT table_name FROM duckdb_tables() WHERE regexp_full_match(table_name, 'occ_[0-9]+') ORDER BY 1")
+        tables = store.sql("SELECT table_name FROM duckdb_tables() WHERE regexp_full_match(table_name, 'occ_[0-9]+') "
+                           "ORDER BY 1")
         published = store.sql("SELECT table_name FROM occurrence_tables ORDER BY 1")
         assert tables["table_name"].to_list() == published["table_name"].to_list() and published.height == 2
         assert store.ledger("other").equals(other.frame) and store.ledger("kept").equals(ledger.frame)

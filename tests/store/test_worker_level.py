@@ -139,8 +139,8 @@ def catalog(con) -> dict:
     tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() "
                                         "WHERE regexp_full_match(table_name, 'occ_[0-9]+') ORDER BY 1").fetchall()]
     return {t: (
-        [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index",
-                                   [t]).fetchall()],
+        [r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ? "
+                                   "ORDER BY column_index", [t]).fetchall()],
         [r[0] for r in con.execute("SELECT expression FROM duckdb_constraints() WHERE table_name = ? "
                                    "AND constraint_type = 'CHECK' ORDER BY 1", [t]).fetchall()]) for t in tables}
 
@@ -177,14 +177,16 @@ def test_a_worker_level_ledger_reads_back_equal_and_its_columns_answer_sql(which
         assert got.equals(frame.select(WORKER_COLUMNS))
         by_reason = store.sql("SELECT reason::VARCHAR AS reason, count(*) AS n FROM occurrences "
                               "WHERE scenario = $1 AND reason IS NOT NULL GROUP BY 1 ORDER BY 1", [ledger.name])
-    want = frame.filter(pl.col("reason").is_not_null()).group_by(pl.col("reason").cast(pl.String)).len("n").sort("reason")
+    want = (frame.filter(pl.col("reason").is_not_null()).group_by(pl.col("reason").cast(pl.String)).len("n")
+            .sort("reason"))
     assert by_reason.equals(want.cast({"n": pl.Int64}))
     assert set(by_reason["reason"]) & set(NEW_REASONS)
 
 
 def test_every_new_reason_is_stored_and_read_back_from_the_file(hourly, tmp_path):
     frame = hourly.frame.with_columns(
-        pl.Series("reason", list(NEW_REASONS) + [None] * (hourly.frame.height - len(NEW_REASONS)), LEDGER_SCHEMA["reason"]))
+        pl.Series("reason", list(NEW_REASONS) + [None] * (hourly.frame.height - len(NEW_REASONS)),
+                  LEDGER_SCHEMA["reason"]))
     path = tmp_path / "l.duckdb"
     with LedgerStore(path) as store:
         store.write(frame, name="hourly")
@@ -211,7 +213,8 @@ def test_compare_reports_duplicate_effects_and_rate_wait_max_as_ledger_summary_d
         cmp = store.compare(["wf", "dup", "hourly"])
     for row, ledger in zip(cmp.iter_rows(named=True), (faulty, duplicated, hourly)):
         summary = ledger.summary().row(0, named=True)
-        assert (row["duplicate_effects"], row["rate_wait_max"]) == (summary["duplicate_effects"], summary["rate_wait_max"])
+        assert (row["duplicate_effects"], row["rate_wait_max"]) == (summary["duplicate_effects"],
+                                                                    summary["rate_wait_max"])
         for r in NEW_REASONS:
             assert row[f"reason_{r}"] == summary[r]
     assert cmp.schema["duplicate_effects"] == pl.Int64 and cmp.schema["rate_wait_max"] == pl.Duration("us")

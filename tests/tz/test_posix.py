@@ -176,7 +176,8 @@ def test_a_year_long_dst_footer_makes_no_transition_at_new_year():
     assert set(r.kind.tolist()) == {0} and set(r.offset.tolist()) == {-14400}
 
 
-@pytest.mark.parametrize("footer,std", [("<-05>5<-04>,M3.2.0,M11.1.0", -18000), ("<-03>3<-02>,M10.1.0/0,M2.3.0/0", -10800)])
+@pytest.mark.parametrize("footer,std", [("<-05>5<-04>,M3.2.0,M11.1.0", -18000),
+                                        ("<-03>3<-02>,M10.1.0/0,M2.3.0/0", -10800)])
 def test_a_file_without_transitions_takes_its_footer_from_1970(footer, std):
     # No explicit transition at all: before the first generated change the other
     # offset of the rule is in force (DST in a southern summer).

@@ -132,7 +132,8 @@ def test_fetch_release_downloads_with_pip_into_the_cache_then_works_offline(monk
 def test_fetch_release_of_an_unavailable_version_says_what_pip_said(monkeypatch, tmp_path):
     monkeypatch.setenv("CALSIM_CACHE", str(tmp_path / "cache"))
     (tmp_path / "empty").mkdir()
-    with pytest.raises(calsim.UnknownReleaseError, match=r"^release: could not fetch tzdata 2019c \(PyPI tzdata==2019.3\) with pip"):
+    with pytest.raises(calsim.UnknownReleaseError,
+                       match=r"^release: could not fetch tzdata 2019c \(PyPI tzdata==2019.3\) with pip"):
         calsim.fetch_release("2019c", find_links=str(tmp_path / "empty"))
 
 

@@ -166,7 +166,8 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
     if kind is not None and kind not in READERS:
         raise InputError(f"history: kind {kind!r} is unknown (allowed: {', '.join(HISTORY_KINDS)})")
     rows_cap = max_history_rows(max_rows)
-    bytes_cap = whole_number(max_bytes, "max_bytes") if max_bytes is not None else max_file_bytes(DEFAULT_MAX_HISTORY_BYTES)
+    bytes_cap = (whole_number(max_bytes, "max_bytes") if max_bytes is not None
+                 else max_file_bytes(DEFAULT_MAX_HISTORY_BYTES))
     doc_cap = bytes_cap if max_bytes is not None else max_file_bytes(DEFAULT_MAX_FILE_BYTES)
     if isinstance(path_or_text, pl.DataFrame):
         if kind is not None and not READERS[kind].takes_frame:

@@ -73,7 +73,8 @@ def _journal(lines: Iterable[tuple[int, str]], label: str, known: set[str], unit
         try:
             e = json.loads(line)
         except (ValueError, RecursionError):
-            raise InputError(f"{where}: not a JSON object (expected `journalctl -o json` output, one entry a line)") from None
+            raise InputError(f"{where}: not a JSON object "
+                             "(expected `journalctl -o json` output, one entry a line)") from None
         if not isinstance(e, dict):
             raise InputError(f"{where}: expected a JSON object, got {cut(e)}")
         unit = e.get("UNIT", e.get("USER_UNIT"))
