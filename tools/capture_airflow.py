@@ -297,7 +297,8 @@ def main():
                         else:
                             outage_cases.extend((stored, recomputed))
         # The defaults of a DAG given a cron string, in this version.
-        default_dag = DAG(dag_id="calsim_defaults", schedule="30 2 * * *", start_date=dt.datetime(2026, 1, 1, tzinfo=UTC))
+        default_dag = DAG(dag_id="calsim_defaults", schedule="30 2 * * *",
+                          start_date=dt.datetime(2026, 1, 1, tzinfo=UTC))
         serdag = DagSerialization.from_dict(DagSerialization.to_dict(default_dag))
         defaults = {
             "schedule_cron_string_timetable": type(serdag.timetable).__name__,

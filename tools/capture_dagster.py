@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Record when the real Dagster schedules fire across DST changes and what its scheduler daemon launches after an outage, as a JSON fixture.
+"""Record when the real Dagster schedules fire across DST changes and what its scheduler daemon launches after
+an outage, as a JSON fixture.
 
 Usage (from the repository root; needs only ``python3`` >= 3.10 and PyPI)::
 

@@ -1,0 +1,88 @@
+"""The ``celery_beat`` preset: Celery beat's ``PersistentScheduler`` (work in progress, issue 29).
+
+Not yet exported from :mod:`calsim.presets`: crontab entries' fire times and
+catch-up are measured against Celery 5.7.0 and 5.4.0 themselves
+(``tests/presets/test_celery_beat.py`` over the fixtures
+``tools/capture_celery.py`` records, ``PersistentScheduler.tick`` on a fake
+clock); an interval entry that restarts from its catch-up run, and 5.4's
+intervals in local time, need engine rules that are the next step (stated
+differences until then).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal, get_args
+
+from ..errors import check_choice
+from ..resolution import FoldPolicy, GapPolicy
+from ..simulation.policy import Catchup, Policy
+from ._base import _seconds, _settings, Difference, Preset, Wildcard
+
+Version = Literal["5.7", "5.4"]
+ScheduleFile = Literal["kept", "lost"]
+
+MEASURED = "Celery 5.7.0 and 5.4.0 (kombu of each), PersistentScheduler.tick on a time-machine clock"
+CELERY_BEAT = "celery/beat.py (Scheduler.tick, is_due, PersistentScheduler.setup_schedule)"
+CELERY_CRONTAB = "celery/schedules.py (crontab.remaining_estimate, is_due; beat_cron_starting_deadline)"
+CELERY_DOC = "https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html"
+
+
+def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = None,
+                schedule_file: ScheduleFile = "kept") -> Preset:
+    """Celery beat (``celery beat``, the default ``PersistentScheduler``), crontab entries in ``app.conf.timezone``.
+
+    ==========================  ==========================================  ====================================
+    Celery                      calsim                                      source
+    ==========================  ==========================================  ====================================
+    crontab in a gap            5.7: shifted (``gap="shift"``: 02:30 ->     ``schedules.py``
+                                03:30 EDT); 5.4: the gap's end (03:00)      ``crontab.remaining_estimate``
+    crontab in a fold           the first pass only (``fold="first"``):     ``schedules.py`` ``is_due`` over
+                                ``crontab(minute=0)`` never runs 01:00 EST  aware local times
+    every-hour crontab (5.7)    skips the gap (``Wildcard("every_hour",     as above: 02:30 shifted is 03:30,
+                                "skip", "first")``)                         which runs once
+    beat down, file ``kept``    the latest missed run once at the restart   ``beat.py`` ``Scheduler.tick``:
+                                (``catchup="latest"``)                      ``last_run_at`` from the shelve file
+    ``cron_starting_deadline``  ``max_lateness``: a missed run older than   ``schedules.py``
+                                it is not run at the restart                (``beat_cron_starting_deadline``)
+    beat down, file ``lost``    nothing missed runs (``catchup="skip"``)    a new file starts from now
+    ==========================  ==========================================  ====================================
+
+    >>> p = celery_beat()
+    >>> p.gap, p.fold, p.policy.catchup
+    ('shift', 'first', 'latest')
+    >>> celery_beat(version="5.4", schedule_file="lost").gap, celery_beat(schedule_file="lost").policy.catchup
+    ('next_valid', 'skip')
+    """
+    check_choice("version", version, get_args(Version))
+    check_choice("schedule_file", schedule_file, get_args(ScheduleFile))
+    deadline = _seconds("cron_starting_deadline", cron_starting_deadline, none=True)
+    gap: GapPolicy = "shift" if version == "5.7" else "next_valid"
+    fold: FoldPolicy = "first"
+    catchup: Catchup = "latest" if schedule_file == "kept" else "skip"
+    notes: list = [
+        Difference("an interval entry (schedule(timedelta)) restarts from its catch-up run after beat was down; "
+                   "calsim keeps an Every on its anchor", topic="catch-up",
+                   example="every 1 h from 00:00, down 00:50-03:50: Celery 03:50, 04:50, ...; calsim 03:50, 04:00"),
+        Difference("beat does not run a crontab due at the instant it starts", topic="catch-up",
+                   example="beat started at 00:00 with crontab(minute=0): Celery's first run 01:00, calsim 00:00"),
+    ]
+    if version == "5.4" and deadline is not None:
+        notes.append(Difference("Celery 5.4 with beat_cron_starting_deadline walks from the last run to now in "
+                                "steps of its remaining time before each crontab send: every send is seconds "
+                                "late (a CPU burst); calsim sends on the instant", topic="catch-up",
+                                example="30 2 * * *, deadline 300 s: Celery 5.4 07:30:03Z, calsim 07:30:00Z"))
+    if version == "5.4":
+        notes.append(Difference("Celery 5.4 adds an interval in local time (a 24 h schedule keeps its wall time "
+                                "across a change); calsim's Every is elapsed time (5.7's behaviour)", topic="DST",
+                                example="schedule(timedelta(hours=24)) across the New York spring change"))
+    return Preset(
+        name="celery_beat",
+        policy=Policy(catchup=catchup, max_lateness=None if deadline is None else dt.timedelta(microseconds=deadline)),
+        gap=gap, fold=fold, tick="1s", notes=tuple(notes),
+        sources=(CELERY_DOC, CELERY_BEAT, CELERY_CRONTAB),
+        settings=_settings(version=version, cron_starting_deadline=cron_starting_deadline,
+                           schedule_file=schedule_file),
+        wildcard=Wildcard("every_hour", "skip", "first") if version == "5.7" else None,
+        measured=MEASURED,
+    )

@@ -1,0 +1,83 @@
+"""The ``prefect`` preset: Prefect 3.x deployment schedules (work in progress, issue 29).
+
+Not yet exported from :mod:`calsim.presets`: cron and RRULE fire times and a
+worker outage are measured against Prefect 3.9.1's own schedule classes and
+run creation (``tests/presets/test_prefect.py`` over the fixtures
+``tools/capture_prefect.py`` records); ``IntervalSchedule`` (days added in
+local time) and a server outage (only the runs the scheduler service had
+created run) need engine rules that are the next step, and are refused until
+then.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from ..errors import PolicyError, check_choice
+from ..resolution import GapPolicy
+from ..simulation.policy import Policy
+from ._base import _int, _seconds, _settings, Difference, Preset, Wildcard
+
+Kind = Literal["cron", "rrule", "interval"]
+Down = Literal["server", "worker"]
+
+MEASURED = "Prefect 3.9.1 (whenever 0.11.0, python-dateutil 2.9.0.post0)"
+PF_SCHEDULES = "prefect/server/schemas/schedules.py (CronSchedule, RRuleSchedule, IntervalSchedule _get_dates)"
+PF_SERVICE = "prefect/server/models/deployments.py:1012 (_generate_scheduled_flow_runs), services/scheduler.py"
+PF_WORKER = "prefect/workers/base.py:1493-1510 (get_scheduled_flow_runs, oldest first)"
+PF_DOC = "https://docs.prefect.io/v3/automate/add-schedules"
+
+
+def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
+            min_scheduled_time: object = "1h") -> Preset:
+    """Prefect 3.x: a deployment's schedule, the server's scheduler service and a worker polling for runs.
+
+    ========================  ============================================  ======================================
+    Prefect                   calsim                                        source (Prefect 3.9.1)
+    ========================  ============================================  ======================================
+    ``CronSchedule``          a gap time shifted forward (``gap="shift"``)  ``server/schemas/schedules.py``
+                              and the first pass of a fold; a rule of       ``CronSchedule._get_dates``
+                              every hour skips the gap
+    ``RRuleSchedule``         dateutil in the zone: a gap time moves back   ``RRuleSchedule._get_dates``
+                              (``gap="shift_backward"``: a daily 02:30 on   (``rrulestr`` on a local DTSTART)
+                              the spring day runs at 01:30 EST), a fold's
+                              first pass
+    worker down               every missed run at the worker's first poll,  ``workers/base.py`` 1493-1510
+                              oldest first (``catchup="all"``, at once)
+    ========================  ============================================  ======================================
+
+    ``kind="interval"`` and ``down="server"`` raise :class:`PolicyError`
+    until the engine has their rules (issue 29). ``min_runs`` and
+    ``min_scheduled_time`` (the server's look-ahead) are checked and kept.
+
+    >>> p = prefect()
+    >>> p.gap, p.fold, p.policy.catchup
+    ('shift', 'first', 'all')
+    >>> prefect(kind="rrule").gap
+    'shift_backward'
+    """
+    check_choice("kind", kind, get_args(Kind))
+    check_choice("down", down, get_args(Down))
+    _int("min_runs", min_runs, 0, 2**31)
+    _seconds("min_scheduled_time", min_scheduled_time)
+    if kind == "interval":
+        raise PolicyError("kind: 'interval' is not modelled yet (allowed today: 'cron' or 'rrule'; "
+                          "IntervalSchedule adds days in local time)")
+    if down == "server":
+        raise PolicyError("down: 'server' is not modelled yet (allowed today: 'worker'; after a server outage "
+                          "only the runs the scheduler service had created run)")
+    gap: GapPolicy = "shift" if kind == "cron" else "shift_backward"
+    notes: list = [
+        Difference("a worker starts a run when its poll (every 10 s, 10 s prefetch) sees it; calsim at the "
+                   "scheduled instant", topic="catch-up",
+                   example="any rule: calsim 06:30:00, Prefect 06:29:50-06:30:10"),
+    ]
+    return Preset(
+        name="prefect",
+        policy=Policy(catchup="all", backlog="at_once"),
+        gap=gap, fold="first", tick="10s", notes=tuple(notes),
+        sources=(PF_DOC, PF_SCHEDULES, PF_SERVICE, PF_WORKER),
+        settings=_settings(kind=kind, down=down, min_runs=min_runs, min_scheduled_time=min_scheduled_time),
+        wildcard=Wildcard("every_hour", "skip", "first") if kind == "cron" else None,
+        measured=MEASURED,
+    )

@@ -1,0 +1,87 @@
+"""``presets.prefect`` (work in progress, issue 29) against Prefect 3.9.1 itself.
+
+The oracle is Prefect's own server schedule classes and run creation,
+recorded by ``python tools/capture_prefect.py`` into
+``tests/fixtures/prefect/`` (the fixture names its versions): cron and RRULE
+schedules through the eight 2026 DST changes of New York, Berlin, Sydney and
+Adelaide, and the runs a worker starts after it was down 3 hours or 3 days.
+A fixture's window is closed at its end (Prefect's ``get_dates`` includes
+it); calsim's windows are half-open, so a fire exactly at the end is left out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import calsim
+from calsim.presets._prefect import prefect
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prefect" / "prefect-3.9.x.json"
+DATA = json.loads(FIXTURE.read_text())
+RELEASE = DATA["zone_data"]["system_tzdata"].split()[-1]  # "version 2025b": the zones Prefect read
+Z = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_the_fixture_names_the_prefect_it_was_captured_with():
+    assert DATA["system"] == "prefect" and DATA["packages"]["prefect"] == DATA["version"] == "3.9.1"
+    assert (DATA["settings"]["min_runs"], DATA["settings"]["min_scheduled_time_s"]) == (3, 3600)
+
+
+@pytest.mark.parametrize("kind", ["cron", "rrule"])
+def test_schedules_fire_as_prefect_through_every_2026_dst_change(kind, report):
+    preset, cases, apart = prefect(kind=kind), [c for c in DATA["fire_cases"] if c["kind"] == kind], []
+    for c in cases:
+        lo, hi = c["window_utc"]
+        s = preset.apply(calsim.Schedule("flow", c["zone"], "2026-01-01T00:00", c["rule"]))
+        frame = calsim.expand([s], lo, hi, release=RELEASE)
+        got = [t.strftime(Z) for t in frame.drop_nulls("due_utc")["due_utc"]]
+        want = [w for w in c["fires_utc"] if w != hi]
+        if got != want:
+            apart.append((c["zone"], c["rule"], lo, sorted(set(got) ^ set(want))))
+    report.append(f"prefect {DATA['version']} {kind} fire times: {len(cases)} cases, "
+                  f"{sum(len(c['fires_utc']) for c in cases):,} runs, {len(apart)} apart")
+    assert len(cases) >= 32 and not apart, apart[:5]
+
+
+def test_a_daily_0230_rrule_runs_at_0130_est_on_the_spring_day_an_hour_early():
+    tz = calsim.release(RELEASE).zone("America/New_York")
+    s = prefect(kind="rrule").apply(calsim.Schedule("f", "America/New_York", "2026-01-01T02:30",
+                                                    "FREQ=DAILY;BYHOUR=2;BYMINUTE=30"))
+    f = calsim.expand([s], "2026-03-08T05:00Z", "2026-03-09T05:00Z", release=RELEASE).drop_nulls("due_utc")
+    assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["01:30 EST"]
+
+
+def test_after_a_worker_outage_every_missed_run_starts_at_once_oldest_first(report):
+    cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == "worker" and c["kind"] != "interval"]
+    apart, runs = [], 0
+    for c in cases:
+        s = prefect(kind=c["kind"]).apply(calsim.Schedule("flow", c["zone"], "2026-01-01T00:00", c["rule"]))
+        down, up = c["down_utc"]
+        until = _utc(c["observed_until_utc"]) + dt.timedelta(seconds=1)
+        scen = calsim.Scenario("down", [s], c["started_utc"], until.strftime(Z), release=RELEASE,
+                               outages=[calsim.Outage(down, up)])
+        frame = calsim.simulate(scen, progress=False).frame
+        started = frame.filter(pl.col("started_utc") >= _utc(up)).sort(["started_utc", "due_utc"])
+        got = [(a.strftime(Z), b.strftime(Z)) for a, b in zip(started["due_utc"], started["started_utc"])]
+        want = [(r["scheduled_utc"], r["started_utc"]) for r in c["runs"] if r["started_utc"] >= up]
+        runs += len(want)
+        if got != want:
+            apart.append((c["zone"], c["rule"], c["down_utc"], want[:3], got[:3]))
+    report.append(f"prefect {DATA['version']} worker outages (cron, rrule): {len(cases)} cases, {runs:,} runs "
+                  f"after the restarts, {len(apart)} apart")
+    assert len(cases) >= 20 and runs > len(cases) and not apart, apart[:3]
+
+
+@pytest.mark.parametrize("setting,value", [("kind", "interval"), ("down", "server")])
+def test_settings_whose_engine_rules_do_not_exist_yet_are_refused_not_approximated(setting, value):
+    with pytest.raises(calsim.PolicyError, match=rf"^{setting}: '{value}' is not modelled yet"):
+        prefect(**{setting: value})
