@@ -18,13 +18,14 @@ import zoneinfo
 import numpy as np
 import polars as pl
 import pytest
+from oracles.instants import us_of
+from oracles.pep495 import first_instant_after_gap
+from tzif_writer import tzif_bytes
 
 import calsim
 from calsim.errors import AmbiguousTimeError, NonexistentTimeError
 from calsim.resolution import resolve_wall
 from calsim.tz.tzif import ZoneTable
-from oracles.pep495 import first_instant_after_gap
-from tzif_writer import tzif_bytes
 
 UTC = dt.timezone.utc
 REL = "2026f"
@@ -34,13 +35,6 @@ MICRO = dt.timedelta(microseconds=1)
 
 def _zone(name: str):
     return calsim.release(REL).zone(name)
-
-
-def _us(value: dt.datetime) -> int:
-    """Naive or aware datetime -> µs since the epoch (naive: as a wall clock)."""
-    naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
-    d = naive - dt.datetime(1970, 1, 1)
-    return (d.days * 86400 + d.seconds) * US + d.microseconds
 
 
 # Resolution at the edges of gaps and folds
@@ -93,7 +87,7 @@ def _expected_gap_row(zone_name: str, wall: dt.datetime, gap: str) -> dict:
     elif gap == "shift_backward":  # fold=1: the offset after it
         due = u1
     else:  # next_valid: the instant of the jump, the first whose wall clock is past the time
-        due_us = first_instant_after_gap(_zone(zone_name), _us(wall), _us(u1), _us(u0))
+        due_us = first_instant_after_gap(_zone(zone_name), us_of(wall), us_of(u1), us_of(u0))
         due = dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=due_us)
     note = {"shift": "dst_gap_shifted", "next_valid": "dst_gap_next_valid",
             "shift_backward": "dst_gap_shifted_backward"}[gap]
@@ -213,7 +207,7 @@ def test_crowded_transitions_resolve_at_every_period_edge_as_zoneinfo_reads_inst
         # zoneinfo's UTC -> local step (fromutc) only: .utcoffset() of the result would
         # re-read the wall time with PEP 495's fold, which cannot tell 3 readings apart.
         utc = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=u)
-        return _us(z.fromutc(utc.replace(tzinfo=z)).replace(tzinfo=None))
+        return us_of(z.fromutc(utc.replace(tzinfo=z)).replace(tzinfo=None))
 
     for w in walls:
         # The instants that show wall time w: w - o for each offset o, when zoneinfo agrees.

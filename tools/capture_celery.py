@@ -101,9 +101,10 @@ import time as _time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from oracle_venv import CACHE, ensure_venv, transitions
+
 PINS = {"5.7": "5.7.0", "5.4": "5.4.0"}  # newest patch of each on PyPI when captured (2026-12-07)
 TIME_MACHINE = "3.6.0"
-CACHE = Path.home() / ".cache" / "calsim-oracles"
 REPO = Path(__file__).resolve().parent.parent
 
 ZONES = ["America/New_York", "Europe/Berlin", "Australia/Sydney", "Australia/Adelaide"]
@@ -129,33 +130,10 @@ def iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def transitions(zone: str, year: int = YEAR) -> list[datetime]:
-    """UTC instants where the zone's UTC offset changes in ``year`` (found by an hourly scan, then bisection)."""
-    from zoneinfo import ZoneInfo
-
-    tz = ZoneInfo(zone)
-    out = []
-    t = datetime(year, 1, 1, tzinfo=timezone.utc)
-    end = datetime(year + 1, 1, 1, tzinfo=timezone.utc)
-    while t < end:
-        n = t + timedelta(hours=1)
-        if t.astimezone(tz).utcoffset() != n.astimezone(tz).utcoffset():
-            lo, hi = t, n
-            while hi - lo > timedelta(seconds=1):
-                mid = lo + (hi - lo) / 2
-                if mid.astimezone(tz).utcoffset() == t.astimezone(tz).utcoffset():
-                    lo = mid
-                else:
-                    hi = mid
-            out.append(hi.replace(microsecond=0))
-        t = n
-    return out
-
-
 def windows(zone: str) -> list[tuple[datetime, datetime, datetime]]:
     """(window start, window end, change instant) for each DST change of 2026."""
     out = []
-    for tr in transitions(zone):
+    for tr in transitions(zone, YEAR):
         day = tr.replace(hour=0, minute=0, second=0, microsecond=0)
         out.append((day - timedelta(days=2), day + timedelta(days=3), tr))
     return out
@@ -171,7 +149,7 @@ def outages(zone: str) -> list[tuple[str, datetime, datetime]]:
     from zoneinfo import ZoneInfo
 
     tz = ZoneInfo(zone)
-    trs = transitions(zone)
+    trs = transitions(zone, YEAR)
     # the spring change is the one where the offset grows
     spring = [t for t in trs
               if t.astimezone(tz).utcoffset() > (t - timedelta(seconds=1)).astimezone(tz).utcoffset()][0]
@@ -348,22 +326,6 @@ def worker() -> dict:
 
 # ----------------------------------------------------------------- outer (any python3)
 
-def ensure_venv(minor: str) -> Path:
-    venv = CACHE / f"celery-{minor}"
-    py = venv / "bin" / "python"
-    want = {"celery": PINS[minor], "time-machine": TIME_MACHINE}
-    if py.exists():
-        code = "import importlib.metadata as m, json; print(json.dumps({p: m.version(p) for p in %r}))" % list(want)
-        probe = subprocess.run([str(py), "-c", code], capture_output=True, text=True)
-        if probe.returncode == 0 and json.loads(probe.stdout) == want:
-            return py
-    if not py.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", f"celery=={PINS[minor]}", f"time-machine=={TIME_MACHINE}"],
-                   check=True)
-    return py
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -377,7 +339,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     for minor in ([args.only] if args.only else list(PINS)):
         t0 = _time.monotonic()
-        py = ensure_venv(minor)
+        py = ensure_venv(CACHE / f"celery-{minor}", {"celery": PINS[minor], "time-machine": TIME_MACHINE})
         res = subprocess.run([str(py), str(Path(__file__).resolve()), "--worker"],
                              capture_output=True, text=True, cwd="/")
         if res.returncode:

@@ -72,11 +72,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from oracle_venv import CACHE, ensure_venv, write_fixture
+
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEM = "dagster"
 VERSION = "1.13.29"
 PINS = {"dagster": VERSION, "time-machine": "3.6.0"}
-VENV = Path.home() / ".cache" / "calsim-oracles" / f"{SYSTEM}-{VERSION}"
+VENV = CACHE / f"{SYSTEM}-{VERSION}"
 DEFAULT_OUT = ROOT / "tests" / "fixtures" / SYSTEM / f"{SYSTEM}-{VERSION}.json"
 
 WORKER = r'''
@@ -337,58 +339,12 @@ main()
 '''
 
 
-def _installed(python: Path) -> dict[str, str]:
-    code = (
-        "import json, importlib.metadata as m\n"
-        f"names = {sorted(PINS)!r}\n"
-        "out = {}\n"
-        "for n in names:\n"
-        "    try: out[n] = m.version(n)\n"
-        "    except m.PackageNotFoundError: out[n] = None\n"
-        "print(json.dumps(out))\n"
-    )
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
-
-
-def ensure_venv() -> Path:
-    """Create (or reuse) the oracle venv with the pinned versions; return its python."""
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        VENV.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    if _installed(python) != PINS:
-        pins = [f"{name}=={version}" for name, version in PINS.items()]
-        print(f"installing {' '.join(pins)} into {VENV}", file=sys.stderr)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *pins], check=True)
-        got = _installed(python)
-        if got != PINS:
-            raise SystemExit(f"{VENV}: wanted {PINS}, have {got}")
-    return python
-
-
-def write_fixture(fixture: dict, f) -> None:
-    """JSON with one case (or window) a line: diffable, and a third of the indented size."""
-    f.write("{\n")
-    items = list(fixture.items())
-    for i, (key, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            f.write(f" {json.dumps(key)}: [\n")
-            for j, case in enumerate(value):
-                f.write("  " + json.dumps(case, separators=(",", ":")) + ("," if j < len(value) - 1 else "") + "\n")
-            f.write(f" ]{comma}\n")
-        else:
-            f.write(f" {json.dumps(key)}: {json.dumps(value)}{comma}\n")
-    f.write("}\n")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="fixture to write")
     args = parser.parse_args()
     began = time.monotonic()
-    python = ensure_venv()
+    python = ensure_venv(VENV, PINS)
     with tempfile.TemporaryDirectory(prefix="calsim-dagster-") as work:
         worker = Path(work) / "worker.py"
         worker.write_text(WORKER)

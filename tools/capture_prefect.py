@@ -91,9 +91,10 @@ import time as _time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from oracle_venv import CACHE, ensure_venv, transitions
+
 PIN = "3.9.1"  # newest 3.9.x on PyPI when captured (2026-12-07)
 MINOR = "3.9"
-CACHE = Path.home() / ".cache" / "calsim-oracles"
 REPO = Path(__file__).resolve().parent.parent
 
 ZONES = ["America/New_York", "Europe/Berlin", "Australia/Sydney", "Australia/Adelaide"]
@@ -128,31 +129,8 @@ def iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def transitions(zone: str, year: int = YEAR) -> list[datetime]:
-    """UTC instants where the zone's UTC offset changes in ``year`` (hourly scan, then bisection)."""
-    from zoneinfo import ZoneInfo
-
-    tz = ZoneInfo(zone)
-    out = []
-    t = datetime(year, 1, 1, tzinfo=timezone.utc)
-    end = datetime(year + 1, 1, 1, tzinfo=timezone.utc)
-    while t < end:
-        n = t + timedelta(hours=1)
-        if t.astimezone(tz).utcoffset() != n.astimezone(tz).utcoffset():
-            lo, hi = t, n
-            while hi - lo > timedelta(seconds=1):
-                mid = lo + (hi - lo) / 2
-                if mid.astimezone(tz).utcoffset() == t.astimezone(tz).utcoffset():
-                    lo = mid
-                else:
-                    hi = mid
-            out.append(hi.replace(microsecond=0))
-        t = n
-    return out
-
-
 def windows(zone: str):
-    for tr in transitions(zone):
+    for tr in transitions(zone, YEAR):
         day = tr.replace(hour=0, minute=0, second=0, microsecond=0)
         yield day - timedelta(days=2), day + timedelta(days=3), tr
 
@@ -163,7 +141,7 @@ def outages(zone: str):
 
     tz = ZoneInfo(zone)
     out = []
-    for tr in transitions(zone):
+    for tr in transitions(zone, YEAR):
         spring = tr.astimezone(tz).utcoffset() > (tr - timedelta(seconds=1)).astimezone(tz).utcoffset()
         kind = "spring-forward" if spring else "fall-back"
         d = tr.astimezone(tz).date()
@@ -363,21 +341,6 @@ def python_version(interpreter: str) -> str:
     return out.stdout.strip()
 
 
-def ensure_venv(interpreter: str | None) -> Path:
-    python = python_version(interpreter) if interpreter else None
-    venv = CACHE / (f"prefect-{MINOR}" + (f"-py{python}" if python else ""))
-    py = venv / "bin" / "python"
-    if py.exists():
-        probe = subprocess.run([str(py), "-c", "import importlib.metadata as m; print(m.version('prefect'))"],
-                               capture_output=True, text=True, cwd="/")
-        if probe.returncode == 0 and probe.stdout.strip() == PIN:
-            return py
-    if not py.exists():
-        subprocess.run([interpreter or sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", f"prefect=={PIN}"], check=True)
-    return py
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -389,7 +352,8 @@ def main() -> None:
         json.dump(worker(), sys.stdout, indent=1)
         return
     t0 = _time.monotonic()
-    py = ensure_venv(args.python)
+    python = python_version(args.python) if args.python else None
+    py = ensure_venv(CACHE / (f"prefect-{MINOR}" + (f"-py{python}" if python else "")), {"prefect": PIN}, args.python)
     # cwd=/ : never import a local "types" or "prefect" directory by accident
     env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home()), "PREFECT_HOME": str(CACHE / "prefect-home"),
            "PREFECT_LOGGING_LEVEL": "WARNING"}

@@ -20,6 +20,7 @@ import pytest
 
 import calsim
 from calsim.presets._airflow import airflow
+from oracles.restarts import started_from_restart, utc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "airflow" / "airflow-3.3.2.json"
 DATA = json.loads(FIXTURE.read_text())
@@ -85,13 +86,9 @@ def _restart_runs(case: dict) -> tuple[list[str], list[str]]:
     """(logical dates Airflow creates at the restart, the nominal instants calsim starts there)."""
     down, up = case["down_utc"]
     preset = airflow(catchup=case["settings"]["catchup"])
-    scen = calsim.Scenario("outage", [_schedule(case, preset)], case["settings"]["start_date_utc"],
-                           (dt.datetime.fromisoformat(up) + dt.timedelta(minutes=1)).strftime(Z), release=RELEASE,
-                           outages=[calsim.Outage(down, up)])
-    frame = calsim.simulate(scen, progress=False).frame
-    at = dt.datetime.fromisoformat(up.replace("Z", "+00:00"))
-    started = frame.filter(pl.col("started_utc") == at).sort("due_utc")
-    calsim_runs = [t.strftime(Z) for t in started["due_utc"]]
+    started = started_from_restart(_schedule(case, preset), case["settings"]["start_date_utc"], down, up,
+                                   utc(up) + dt.timedelta(minutes=1), RELEASE)
+    calsim_runs = [t.strftime(Z) for t in started.filter(pl.col("started_utc") == utc(up))["due_utc"]]
     airflow_runs = sorted(r["logical_date_utc"] for r in case["runs"] if r["created_at_utc"] == up)
     return airflow_runs, calsim_runs
 

@@ -20,6 +20,7 @@ import pytest
 
 import calsim
 from calsim.presets._dagster import dagster
+from oracles.restarts import started_from_restart, utc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagster" / "dagster-1.13.29.json"
 DATA = json.loads(FIXTURE.read_text())
@@ -70,12 +71,9 @@ def test_after_an_outage_only_the_newest_missed_tick_runs_whatever_max_catchup_r
         down, up = case["down_utc"]
         s = dagster(max_catchup_runs=max_catchup_runs).apply(
             calsim.Schedule("job", case["zone"], "2026-01-01T00:00", case["rule"]))
-        end = (dt.datetime.fromisoformat(up.replace("Z", "+00:00")) + dt.timedelta(minutes=1)).strftime(Z)
-        scen = calsim.Scenario("outage", [s], case["settings"]["schedule_started_utc"], end, release=RELEASE,
-                               outages=[calsim.Outage(down, up)])
-        frame = calsim.simulate(scen, progress=False).frame
-        at = dt.datetime.fromisoformat(up.replace("Z", "+00:00"))
-        got = [t.strftime(Z) for t in frame.filter(pl.col("started_utc") == at).sort("due_utc")["due_utc"]]
+        started = started_from_restart(s, case["settings"]["schedule_started_utc"], down, up,
+                                       utc(up) + dt.timedelta(minutes=1), RELEASE)
+        got = [t.strftime(Z) for t in started.filter(pl.col("started_utc") == utc(up))["due_utc"]]
         want = sorted(r["logical_date_utc"] for r in case["runs"] if r["created_at_utc"] == up)
         runs += len(want)
         if got != want:

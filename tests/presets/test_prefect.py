@@ -15,20 +15,16 @@ import datetime as dt
 import json
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 import calsim
 from calsim.presets._prefect import prefect
+from oracles.restarts import started_from_restart, utc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prefect" / "prefect-3.9.x.json"
 DATA = json.loads(FIXTURE.read_text())
 RELEASE = DATA["zone_data"]["system_tzdata"].split()[-1]  # "version 2025b": the zones Prefect read
 Z = "%Y-%m-%dT%H:%M:%SZ"
-
-
-def _utc(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def test_the_fixture_names_the_prefect_it_was_captured_with():
@@ -66,11 +62,8 @@ def test_after_a_worker_outage_every_missed_run_starts_at_once_oldest_first(repo
     for c in cases:
         s = prefect(kind=c["kind"]).apply(calsim.Schedule("flow", c["zone"], "2026-01-01T00:00", c["rule"]))
         down, up = c["down_utc"]
-        until = _utc(c["observed_until_utc"]) + dt.timedelta(seconds=1)
-        scen = calsim.Scenario("down", [s], c["started_utc"], until.strftime(Z), release=RELEASE,
-                               outages=[calsim.Outage(down, up)])
-        frame = calsim.simulate(scen, progress=False).frame
-        started = frame.filter(pl.col("started_utc") >= _utc(up)).sort(["started_utc", "due_utc"])
+        started = started_from_restart(s, c["started_utc"], down, up,
+                                       utc(c["observed_until_utc"]) + dt.timedelta(seconds=1), RELEASE)
         got = [(a.strftime(Z), b.strftime(Z)) for a, b in zip(started["due_utc"], started["started_utc"])]
         want = [(r["scheduled_utc"], r["started_utc"]) for r in c["runs"] if r["started_utc"] >= up]
         runs += len(want)

@@ -20,21 +20,14 @@ from dateutil.rrule import rrulestr
 
 import calsim
 from calsim.rules.rrule import RRule
+from oracles.instants import us_of
 
 UTC = dt.timezone.utc
 REL = "2026f"
-US = 1_000_000
 
 
 def _zone(name: str):
     return calsim.release(REL).zone(name)
-
-
-def _us(value: dt.datetime) -> int:
-    """Naive or aware datetime -> µs since the epoch (naive: as a wall clock)."""
-    naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
-    d = naive - dt.datetime(1970, 1, 1)
-    return (d.days * 86400 + d.seconds) * US + d.microseconds
 
 
 # RRULE UNTIL and COUNT
@@ -64,8 +57,8 @@ def test_a_local_until_equal_to_an_instance_includes_it_as_dateutil_does(rule):
     for until in (inst[0], inst[7], inst[7] - dt.timedelta(seconds=1)):
         text = f"{rule};UNTIL={_stamp(until)}"
         want = list(rrulestr(text, dtstart=DTSTART))
-        wall, _ = RRule.parse(text).wall_times(_us(DTSTART), _us(dt.datetime(2100, 1, 1)))
-        assert wall.tolist() == [_us(w) for w in want], text
+        wall, _ = RRule.parse(text).wall_times(us_of(DTSTART), us_of(dt.datetime(2100, 1, 1)))
+        assert wall.tolist() == [us_of(w) for w in want], text
     assert len(list(rrulestr(f"{rule};UNTIL={_stamp(inst[7])}", dtstart=DTSTART))) == 8
 
 
@@ -73,19 +66,19 @@ def test_a_local_until_equal_to_an_instance_includes_it_as_dateutil_does(rule):
 @pytest.mark.parametrize("rule", RULES)
 def test_count_gives_exactly_that_many_instances_as_dateutil_does(rule, count):
     text = f"{rule};COUNT={count}"
-    wall, _ = RRule.parse(text).wall_times(_us(DTSTART), _us(dt.datetime(2100, 1, 1)))
-    assert wall.tolist() == [_us(w) for w in rrulestr(text, dtstart=DTSTART)]
+    wall, _ = RRule.parse(text).wall_times(us_of(DTSTART), us_of(dt.datetime(2100, 1, 1)))
+    assert wall.tolist() == [us_of(w) for w in rrulestr(text, dtstart=DTSTART)]
 
 
 @pytest.mark.parametrize("rule", ["FREQ=DAILY", "FREQ=HOURLY;INTERVAL=5", "FREQ=WEEKLY;BYDAY=MO,TH"])
 def test_candidates_window_is_half_open_at_instances(rule):
     inst = _dateutil(rule, DTSTART, 20)
     parsed = RRule.parse(rule)
-    wall, _ = parsed.candidates(_us(DTSTART), _us(inst[3]), _us(inst[11]))
-    assert wall.tolist() == [_us(w) for w in inst[3:11]]
+    wall, _ = parsed.candidates(us_of(DTSTART), us_of(inst[3]), us_of(inst[11]))
+    assert wall.tolist() == [us_of(w) for w in inst[3:11]]
     # One µs later on both sides: the instance at lo is out, the one at hi in.
-    wall, _ = parsed.candidates(_us(DTSTART), _us(inst[3]) + 1, _us(inst[11]) + 1)
-    assert wall.tolist() == [_us(w) for w in inst[4:12]]
+    wall, _ = parsed.candidates(us_of(DTSTART), us_of(inst[3]) + 1, us_of(inst[11]) + 1)
+    assert wall.tolist() == [us_of(w) for w in inst[4:12]]
 
 
 def _iso_z(value: dt.datetime) -> str:

@@ -25,21 +25,15 @@ import zoneinfo
 
 import numpy as np
 import pytest
+from oracles.instants import us_of
+from tzif_writer import tzif_bytes
 
 from calsim.resolution import resolve_wall
 from calsim.tz.posix import days_from_civil
 from calsim.tz.tzif import ZoneTable
-from tzif_writer import tzif_bytes
 
 UTC = dt.timezone.utc
 US = 1_000_000
-
-
-def _us(value: dt.datetime) -> int:
-    """Naive or aware datetime -> µs since the epoch (naive: as a wall clock)."""
-    naive = value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
-    d = naive - dt.datetime(1970, 1, 1)
-    return (d.days * 86400 + d.seconds) * US + d.microseconds
 
 
 # POSIX TZ footers: Jn, n and Mm.5.d, against glibc
@@ -172,7 +166,7 @@ def test_a_year_long_dst_footer_makes_no_transition_at_new_year():
     assert table.utc[(table.utc >= first) & (table.utc < covered)].tolist() == [first]
     assert set(table.offset_at_utc(np.arange(first, covered, 86400 * 7)).tolist()) == {-14400}
     walls = [dt.datetime(y, 1, 1) + dt.timedelta(minutes=m) for y in (2027, 2028) for m in range(-90, 91, 15)]
-    r = resolve_wall(np.array([_us(w) for w in walls]), table)
+    r = resolve_wall(np.array([us_of(w) for w in walls]), table)
     assert set(r.kind.tolist()) == {0} and set(r.offset.tolist()) == {-14400}
 
 
