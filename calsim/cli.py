@@ -295,7 +295,8 @@ def _parser() -> _Parser:
                    help="scheduler down over [START, END) (repeatable)")
     s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
     s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]",
-                   help="override every schedule's catch-up (all, latest, earliest, skip, bounded); several compare")
+                   help="override every schedule's catch-up (all, latest, earliest, skip, bounded, "
+                        "earliest_and_latest); several compare")
     s.add_argument("--name", default=None, help="scenario name (default: the file's, or 'simulation')")
     s.add_argument("--db", default=None, help="write the ledger(s) to this DuckDB ledger store")
     s.add_argument("--replace", action="store_true",

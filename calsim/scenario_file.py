@@ -71,14 +71,14 @@ from .errors import CalsimError, ScheduleError
 from .importers.fleet import header_lines, load, read_toml, refuse_unknown, where
 from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.policy import Failures
-from .simulation.scenario import Budget, Outage, Pause, Resume, Scenario, Trigger, TzUpgrade
+from .simulation.scenario import Backfill, Budget, Outage, Pause, Resume, Scenario, Trigger, TzUpgrade
 
 __all__ = ["load_scenario"]
 
 _OPTIONS = ("release", "tick", "seed", "capacity", "schedulers", "scheduler_skew", "dedupe")
 _SCENARIO_KEYS = {"name", "fleet", "start", "end", *_OPTIONS}
 _TOP_KEYS = {"scenario", "schedule", "outage", "budget", "event", "failures", "workers", "rate_limit", "breaker"}
-_EVENT_TYPES = ("pause", "resume", "trigger", "tzupgrade", "workercrash")
+_EVENT_TYPES = ("pause", "resume", "trigger", "backfill", "tzupgrade", "workercrash")
 
 
 def load_scenario(path: str | Path, **overrides: object):
@@ -133,7 +133,8 @@ def load_scenario(path: str | Path, **overrides: object):
     budgets = many("budget", Budget)
     events = []
     lines = header_lines(text, "event")
-    kinds = {"pause": Pause, "resume": Resume, "trigger": Trigger, "tzupgrade": TzUpgrade, "workercrash": WorkerCrash}
+    kinds = {"pause": Pause, "resume": Resume, "trigger": Trigger, "backfill": Backfill, "tzupgrade": TzUpgrade,
+             "workercrash": WorkerCrash}
     for i, e in enumerate(data.get("event", []), 1):
         kind = e.get("type") if isinstance(e, dict) else None
         if kind not in kinds:

@@ -38,7 +38,7 @@ import dataclasses
 import heapq
 
 from ..simulation.policy import Policy
-from ..simulation.scenario import Pause, Resume, Revise, Scenario, Trigger
+from ..simulation.scenario import Backfill, Pause, Resume, Revise, Scenario, Trigger
 
 __all__ = ["couplings", "partition", "sub_scenario", "account_of"]
 
@@ -119,7 +119,7 @@ def sub_scenario(scenario: Scenario, ids: set[str]) -> Scenario:
     for ev in scenario.events:
         if isinstance(ev, (Pause, Resume)):
             keep = ev.schedule_id is None or ev.schedule_id in ids
-        elif isinstance(ev, Trigger):
+        elif isinstance(ev, (Trigger, Backfill)):
             keep = ev.schedule_id in ids
         elif isinstance(ev, Revise):
             keep = ev.schedule is not None and ev.schedule.id in ids

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .randomness import DURATION, FAILURE, JITTER, norm_ppf, uniform
-from .run_rules import (BIG, CATCHUP, retry_wait, backlog_groups, backlog_outcome, beyond, paused, wake)
+from .run_rules import (BIG, CATCHUP, retry_wait, backlog_groups, backlog_outcome, beyond, created_ahead, paused,
+                        wake)
 from ..times import LAST_US
 from .state import R, S, RunState
 
@@ -59,6 +60,7 @@ def pickup(run: RunState) -> None:
     pick = wake(run.eligible, run.sc.tick_us, run.outages, recovery, run.suspends, sleep_end)
     run.pick = run.start = pick
     _pauses(run)
+    _never_created(run)
     _revisions(run)
 
 
@@ -72,18 +74,57 @@ def _revisions(run: RunState) -> None:
 
 
 def _pauses(run: RunState) -> None:
+    """Occurrences eligible or picked in a paused span: ``skipped``/``paused``, or, for a schedule whose
+    policy has ``on_resume="catch_up"``, picked at the resume (its first wake-up from the span's end), where
+    :func:`catch_up` makes them a backlog like any other (Airflow creates the runs of a DAG's paused
+    intervals when it is unpaused: ``catchup=True`` every one, ``False`` the latest;
+    ``serialization/definitions/dag.py`` ``next_dagrun_info`` from the last run's interval)."""
     if not run.pauses:
         return
     by_spans: dict[tuple[tuple[int, int], ...], list[int]] = {}
     for i, items in run.pauses.items():
         by_spans.setdefault(tuple(items), []).append(i)
+    resumes = np.array([p.on_resume == "catch_up" for p in run.pol], dtype=bool)
     for spans, members in by_spans.items():
         member = np.zeros(len(run.scheds), bool)
         member[members] = True
         rows = np.flatnonzero(run.has_due & (run.state < 0) & member[run.s])
+        if resumes[members].any():
+            rows = _picked_at_resume(run, rows[resumes[run.s[rows]]], spans, rows)
         hit = rows[paused(list(spans), run.eligible[rows]) | paused(list(spans), run.pick[rows])]
         run.state[hit] = S["skipped"]
         run.reason[hit] = R["paused"]
+
+
+def _never_created(run: RunState) -> None:
+    """Occurrences due while the scheduler was down that a scheduler creating runs ahead
+    (``Policy.ahead_runs``: Prefect's server) had not created when it went down: ``skipped``/``catchup``
+    (they never exist; :func:`.run_rules.created_ahead` says which were created)."""
+    flagged = np.array([p.ahead_runs is not None for p in run.pol], dtype=bool)
+    if not run.outages or not flagged.any():
+        return
+    rows = np.flatnonzero(run.has_due & (run.state < 0) & flagged[run.s])
+    runs = np.array([p.ahead_runs or 0 for p in run.pol], dtype=np.int64)[run.s[rows]]
+    ahead = np.array([p.ahead_us for p in run.pol], dtype=np.int64)[run.s[rows]]
+    for a, b in run.outages:
+        down = (run.due[rows] >= a) & (run.due[rows] < b)
+        lost = down & ~created_ahead(run.s[rows], run.due[rows], a, runs, ahead)
+        run.state[rows[lost]] = S["skipped"]
+        run.reason[rows[lost]] = R["catchup"]
+
+
+def _picked_at_resume(run: RunState, catch: np.ndarray, spans: tuple[tuple[int, int], ...],
+                      rows: np.ndarray) -> np.ndarray:
+    """Move the ``catch`` rows that fall in a span to the first wake-up at or after its end; the other rows."""
+    for a, b in spans:  # in order: a resume inside a later span moves on to that one's end
+        inside = catch[((run.eligible[catch] >= a) & (run.eligible[catch] < b))
+                       | ((run.pick[catch] >= a) & (run.pick[catch] < b))]
+        if not len(inside):
+            continue
+        at = np.full(len(inside), b, dtype=np.int64)
+        run.pick[inside] = wake(at, run.sc.tick_us, run.outages, run.per_row(run.p_recovery, inside),
+                                run.suspends, run.per_row(run.p_sleep_end, inside))
+    return np.setdiff1d(rows, catch, assume_unique=True)
 
 
 def catch_up(run: RunState) -> None:
@@ -135,7 +176,7 @@ def catch_up(run: RunState) -> None:
     w_s = wakes % len(run.scheds)
     after_suspend = np.bincount(inv, weights=_left_by_suspend(run, m, s_m), minlength=len(wakes)) > 0
     w_mode = np.where(after_suspend, run.p_suspend_catchup[w_s], run.p_catchup[w_s])
-    coalescing = np.array([CATCHUP["latest"], CATCHUP["earliest"], CATCHUP["bounded"]])
+    coalescing = np.array([CATCHUP["latest"], CATCHUP["earliest"], CATCHUP["bounded"], CATCHUP["earliest_and_latest"]])
     joins = np.isin(w_mode, coalescing) | (run.p_in_turn[w_s] & (w_mode == CATCHUP["all"]))
     members = m[~expired]
     if joins.any():

@@ -9,6 +9,9 @@ data that ends at its nominal instant (Airflow's data interval, Dagster's
   time; a run that was coalesced or skipped leaves its window unprocessed.
   The first occurrence's window reaches back one spacing (its successor's
   distance): the schedule is taken as regular just before the horizon.
+* ``"data_interval"``: the own window, as Airflow's data-interval timetables
+  make it; the run is due at the window's end and the schedule's first time
+  opened the first window (:func:`.occurrences.interval_openings`).
 * ``"since_last_success"``: from the end of the window of the last run that
   succeeded before it (in due order) to this nominal instant (Airflow's
   ``prev_data_interval_end_success``); before any success, the own window.
@@ -39,7 +42,7 @@ from .state import S, RunState
 
 __all__ = ["data_windows", "COVERS"]
 
-COVERS = {"own_window": 1, "since_last_success": 2}
+COVERS = {"own_window": 1, "since_last_success": 2, "data_interval": 3}
 
 
 def data_windows(run: RunState) -> None:
@@ -48,14 +51,20 @@ def data_windows(run: RunState) -> None:
     if not kind.any():
         return
     rows = np.flatnonzero(run.has_due & (kind[run.s] > 0))
+    # A backfill run's window is its occurrence's, among the other backfill runs (its due is its arrival).
+    logical = run.due if run.logical is None else run.logical
+    group = run.s[rows].astype(np.int64) * 2 + (0 if run.backfill is None else run.backfill[rows])
     f = pl.DataFrame({
-        "row": rows, "s": run.s[rows].astype(np.int32), "due": run.due[rows],
+        "row": rows, "s": group, "due": logical[rows],
         "done": run.state[rows] == S["done"], "kind": kind[run.s[rows]],
     }).sort("s", "due", maintain_order=True)
     prev = pl.col("due").shift(1).over("s")
     spacing = (pl.col("due").shift(-1) - pl.col("due")).over("s")
-    # The first occurrence's window reaches back one spacing (none known: an empty window).
-    own = pl.coalesce(prev, pl.col("due") - spacing.fill_null(0))
+    # The first occurrence's window starts where the schedule's first interval opened, else reaches back one
+    # spacing (none known: an empty window).
+    opened = pl.col("s").replace_strict([2 * i for i in run.openings], list(run.openings.values()), default=None,
+                                        return_dtype=pl.Int64) if run.openings else pl.lit(None, pl.Int64)
+    own = pl.coalesce(prev, opened, pl.col("due") - spacing.fill_null(0))
     last_done = pl.when(pl.col("done")).then(pl.col("due")).shift(1).forward_fill().over("s")
     f = f.with_columns(
         start=pl.when(pl.col("kind") == COVERS["since_last_success"]).then(pl.coalesce(last_done, own)).otherwise(own))
@@ -64,4 +73,4 @@ def data_windows(run: RunState) -> None:
     r = f["row"].to_numpy()
     out_start[r] = f["start"].to_numpy()
     has[r] = run.started[r]
-    run.window = (out_start, run.due, has)
+    run.window = (out_start, logical, has)

@@ -28,7 +28,7 @@ from .order import needs_order
 from .budget_periods import budget_periods
 from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame
-from .occurrences import manual_rows, occurrences
+from .occurrences import backfill_rows, interval_openings, manual_rows, occurrences, restarted_intervals
 from .scenario_records import accounts
 from .scenario import Scenario
 from .state import RunState
@@ -56,8 +56,15 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     """
     bar = _progress(progress, total=5, desc=f"simulate {scenario.name}")
     frame, scheds, s_of, tz_of, boundaries = occurrences(scenario)
+    frame, s_of, tz_of = restarted_intervals(scenario, scheds, frame, s_of, tz_of)
+    frame, s_of, tz_of, openings = interval_openings(scenario, scheds, frame, s_of, tz_of)
+    n_scheduled = frame.height
+    frame, s_of, tz_of, logical = backfill_rows(scenario, scheds, frame, s_of, tz_of)
     bar.update(1)
     run = RunState(scenario, scheds, frame, s_of, tz_of, boundaries)
+    run.openings = openings
+    if logical is not None:
+        run.backfill, run.logical = np.arange(run.n) >= n_scheduled, logical
     columns.eligibility(run)
     columns.pickup(run)
     columns.catch_up(run)

@@ -88,7 +88,8 @@ def ledger_frame(name: str, run, manual: list[dict]) -> pl.DataFrame:
 
     frame = run.frame.with_columns(
         pl.lit(name, pl.String).alias("scenario"),
-        pl.lit("scheduled", KIND).alias("kind"),
+        pl.lit("scheduled", KIND).alias("kind") if run.backfill is None else
+        pl.Series(np.where(run.backfill, "backfill", "scheduled")).cast(KIND).alias("kind"),
         # Without jitter eligible is due: the frame's own column (no second buffer once the run is gone).
         run.frame["due_utc"].alias("eligible_utc") if run.eligible is run.due else
         to_ts(run.eligible, has).alias("eligible_utc"),

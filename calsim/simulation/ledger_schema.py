@@ -27,7 +27,7 @@ LEDGER_REASONS = ("dst_gap", "merged", "calendar", "catchup", "max_lateness", "o
 BY_DESIGN_REASONS = ("dst_gap", "merged", "calendar")
 STATE = pl.Enum(list(LEDGER_STATES))
 REASON = pl.Enum(list(LEDGER_REASONS))
-KIND = pl.Enum(["scheduled", "manual"])
+KIND = pl.Enum(["scheduled", "manual", "backfill"])
 UTC = pl.Datetime("us", "UTC")
 
 LEDGER_SCHEMA = pl.Schema(

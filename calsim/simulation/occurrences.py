@@ -7,25 +7,40 @@
   ``at + horizon``); later occurrences follow the new release.
 * :class:`~calsim.Trigger` events add manual runs at the first wake-up at or
   after the trigger (:func:`.run_rules.wake`); they move nothing.
+* A schedule whose policy ``covers="data_interval"`` (Airflow's
+  ``CronDataIntervalTimetable``/``DeltaDataIntervalTimetable``) runs each
+  interval at its end: its first time at or after its start only opens the
+  first interval (:func:`interval_openings`).
+* :class:`~calsim.Backfill` events add a run for each occurrence of their
+  range the horizon does not hold (:func:`backfill_rows`).
+* An :class:`~calsim.Every` whose policy has ``interval_from="last_run"`` or
+  ``"restart"`` counts from the run the scheduler sent at its return from an
+  outage, or from that return (Celery beat's intervals,
+  :func:`restarted_intervals`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 import polars as pl
 
 import calsim.limits as limits
 from ..expansion import expand_indexed
+from ..resolution import resolve_wall
+from ..rules.every import Every
 from ..schedule import Schedule
 from ..times import US, iso_z
 from ..tz.release import release as get_release
+from .policy import Policy
 from .run_rules import BIG, wake
-from .scenario import Revise, Scenario, Trigger, TzUpgrade
+from .scenario import Backfill, Revise, Scenario, Trigger, TzUpgrade
 from .state import RunState
 
-__all__ = ["occurrences", "manual_rows", "check_scenario", "revised"]
+__all__ = ["occurrences", "manual_rows", "check_scenario", "revised", "interval_openings",
+           "restarted_intervals", "backfill_rows"]
 
 
 def revised(scenario: Scenario) -> tuple[list[Schedule], list[tuple[int, str, int]]]:
@@ -102,6 +117,146 @@ def occurrences(scenario: Scenario, max_occurrences: int | None = None):
         s_of = np.concatenate([s_keep, cand["_s"].to_numpy()])
         tz_of = np.concatenate([tz_of[place_old < cut], tz_new])
     return frame, ordered, s_of, tz_of, boundaries
+
+
+def interval_openings(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
+                      tz_of: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, np.ndarray, dict[int, int]]:
+    """Drop the row that opens each data-interval schedule's first interval; returns it per schedule index.
+
+    Airflow's data-interval timetables run the interval ``[t_k, t_k+1)`` at
+    ``t_k+1`` (``timetables/interval.py`` ``_DataIntervalTimetable.next_dagrun_info``:
+    the first interval starts at the first time at or after ``start_date``,
+    ``run_after = data_interval.end``), so the schedule's first time is a
+    boundary, not a run. Known only when the schedule starts inside the
+    horizon; one that started before it is taken to have opened an interval
+    before every row of the horizon (as :mod:`.data_windows` takes the
+    schedule as regular before the horizon). A revision a :class:`~calsim.Revise`
+    makes keeps the intervals going (it has ``effective_from``). The dropped
+    instants (schedule index -> µs) give the first run's window its start.
+    """
+    which = [i for i, s in enumerate(ordered) if isinstance(s.policy, Policy) and s.policy.covers == "data_interval"
+             and s.from_utc is None and _start_instant(s, scenario) >= scenario.start_us]
+    if not which or not frame.height:
+        return frame, s_of, tz_of, {}
+    due = _place(frame)
+    opening: dict[int, int] = {}
+    drop = np.zeros(frame.height, dtype=bool)
+    for i in which:
+        rows = np.flatnonzero((s_of == i) & (due < BIG))
+        if len(rows):
+            first = rows[np.argmin(due[rows])]
+            drop[first] = True
+            opening[i] = int(due[first])
+    keep = ~drop
+    return frame.filter(pl.Series(keep)), s_of[keep], tz_of[keep], opening
+
+
+def restarted_intervals(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
+                        tz_of: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """Re-anchor the intervals that count from the last run the scheduler sent, outage by outage.
+
+    Celery beat's interval entry is due when ``last_run_at + run_every`` has
+    passed (``celery/schedules.py:157-204``, ``schedule.is_due``) and sending
+    it sets ``last_run_at`` to now (``beat.py:424-426``). So after beat was
+    down over ``[a, b)``:
+
+    * ``interval_from="last_run"`` (the schedule file kept): when a run was
+      due in ``[a, b)``, the one run sent at the return (the catch-up, at the
+      scheduler's first wake-up after ``b``) restarts the count: the next
+      runs are due one interval after it, then every interval; with nothing
+      due during the outage nothing moves;
+    * ``interval_from="restart"`` (the file lost: a new entry's
+      ``last_run_at`` is the restart, ``ScheduleEntry.__init__``): every return
+      from an ``Outage(kind="down")`` restarts the count, whatever was due.
+
+    Rows due at or after ``b`` on the old grid are replaced by the new grid's
+    (expanded by the same rule, anchored at the return, so a local-clock
+    interval stays one); rows due during the outage stay and meet the
+    catch-up. New rows follow the scenario's release.
+    """
+    which = [i for i, s in enumerate(ordered) if isinstance(s.policy, Policy) and s.policy.interval_from != "schedule"
+             and s.parsed_rule.elapsed]
+    if not which or not scenario.outages:
+        return frame, s_of, tz_of
+    outages = tuple((o.start_us, o.end_us) for o in scenario.outages)
+    suspends = np.array([o.kind == "suspend" for o in scenario.outages], dtype=bool)
+    rel = get_release(scenario.release)
+    for i in which:
+        s = ordered[i]
+        policy = cast(Policy, s.policy)
+        for (a, b), suspend in zip(outages, suspends):
+            due = _place(frame)
+            mine = (s_of == i) & (due < BIG)
+            missed = bool((mine & (due >= a) & (due < b)).any())
+            if not (missed if policy.interval_from == "last_run" else not suspend):
+                continue
+            back = int(wake(np.array([a], dtype=np.int64), scenario.tick_us, outages, policy.recovery_wake, suspends,
+                            policy.suspend_wake == "sleep_end")[0])
+            if back >= scenario.end_us:
+                continue
+            keep = ~(mine & (due >= b))
+            rule = replace(cast(Every, s.parsed_rule), anchor=iso_z(back))
+            new, _, _ = expand_indexed([replace(s, rule=rule)], iso_z(back + 1), iso_z(scenario.end_us), rel,
+                                       what="simulate", codes=True)
+            new = new.with_columns(pl.col(c).cast(pl.String).cast(frame.schema[c]) for c in ("schedule_id", "zone"))
+            frame = pl.concat([frame.filter(pl.Series(keep)), new.select(frame.columns)])
+            s_of = np.concatenate([s_of[keep], np.full(new.height, i, dtype=s_of.dtype)])
+            tz_of = np.concatenate([tz_of[keep], np.zeros(new.height, dtype=tz_of.dtype)])
+    return frame, s_of, tz_of
+
+
+def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
+                  tz_of: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Append the runs of each :class:`~calsim.Backfill`; also returns each row's logical instant (µs; the
+    frame's ``due_utc`` for a scheduled row), or None when there is no backfill.
+
+    The range is expanded as the schedule's own rule (its revision in force
+    at the range's end) over ``[start, end)`` before the horizon, from the
+    schedule's start on; the runs arrive at ``at`` (default the scenario's
+    start) one microsecond apart in their order (oldest first, or newest
+    first with ``reverse``).
+    """
+    fills = [ev for ev in scenario.events if isinstance(ev, Backfill)]
+    if not fills:
+        return frame, s_of, tz_of, None
+    rel = get_release(scenario.release)
+    logical = [_place(frame)]
+    parts, s_parts, tz_parts = [frame], [s_of], [tz_of]
+    arrival = scenario.start_us
+    for ev in fills:
+        revisions = [i for i, s in enumerate(ordered) if s.id == ev.schedule_id]
+        i = next((i for i in revisions if (ordered[i].from_utc or -BIG) < ev.end_us), revisions[0])
+        s = replace(ordered[i], effective_from=None, effective_to=None)
+        # Its range is of logical dates: a data-interval run's is its interval's start, one step before its due
+        # (Airflow backfills the intervals that start in [from_date, to_date)).
+        step = 1 if isinstance(s.policy, Policy) and s.policy.covers == "data_interval" else 0
+        lo = max(ev.start_us + step, _start_instant(s, scenario))
+        hi = min(ev.end_us + step, scenario.start_us)
+        if hi <= lo:
+            continue
+        new, _, _ = expand_indexed([s], iso_z(lo), iso_z(hi), rel, what="simulate", codes=True)
+        new = new.drop_nulls("due_utc").sort("due_utc", descending=ev.reverse)
+        if not new.height:
+            continue
+        at = max(arrival, ev.at_us if ev.at_us is not None else scenario.start_us)
+        logical.append(_place(new))
+        due = pl.Series("due_utc", at + np.arange(new.height, dtype=np.int64)).cast(pl.Datetime("us", "UTC"))
+        new = new.with_columns(due, *(pl.col(c).cast(pl.String).cast(frame.schema[c]) for c in ("schedule_id", "zone")))
+        parts.append(new.select(frame.columns))
+        s_parts.append(np.full(new.height, i, dtype=s_of.dtype))
+        tz_parts.append(np.zeros(new.height, dtype=tz_of.dtype))
+        arrival = at + new.height  # a later backfill of the same instant queues behind this one
+    return pl.concat(parts), np.concatenate(s_parts), np.concatenate(tz_parts), np.concatenate(logical)
+
+
+def _start_instant(s: Schedule, scenario: Scenario) -> int:
+    """The schedule's start as an instant (a wall start resolved in its zone, as expansion resolves it)."""
+    if s.start_utc is not None:
+        return s.start_utc
+    if s.start_wall is None:  # an Every with its own anchor
+        return cast(Every, s.parsed_rule).anchor_us(0)
+    table = get_release(scenario.release).table(s.zone)
+    return int(resolve_wall(np.array([s.start_wall]), table, gap="shift", fold="first").due[0])
 
 
 def _place(frame: pl.DataFrame) -> np.ndarray:

@@ -20,14 +20,17 @@ from typing import Literal, get_args
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, check_choice, shown
 
-__all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "with_policy"]
+__all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "OnResume", "IntervalFrom",
+           "with_policy"]
 
-Catchup = Literal["all", "latest", "earliest", "skip", "bounded"]
+Catchup = Literal["all", "latest", "earliest", "skip", "bounded", "earliest_and_latest"]
 Overlap = Literal["allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"]
 OnBudget = Literal["wait", "skip"]
 LimitEdge = Literal["on_time", "late"]
 Backlog = Literal["at_once", "in_turn"]
-Covers = Literal["own_window", "since_last_success"]
+Covers = Literal["own_window", "since_last_success", "data_interval"]
+OnResume = Literal["drop", "catch_up"]
+IntervalFrom = Literal["schedule", "last_run", "restart"]
 SuspendWake = Literal["resume", "sleep_end"]
 Jitter = Literal["none", "full", "equal"]
 ERROR_CLASSES = ("transient", "review", "permanent")
@@ -164,11 +167,14 @@ class Policy:
 
     Parameters
     ----------
-    catchup : {"all", "latest", "earliest", "skip", "bounded"}
+    catchup : {"all", "latest", "earliest", "skip", "bounded", "earliest_and_latest"}
         After missed runs: run every one (default), the newest and coalesce
         the rest (Kubernetes, Airflow 3), the oldest and coalesce the rest
-        (Temporal's default SKIP overlap after an outage), none, or the newest
-        ``limit``.
+        (Temporal's default SKIP overlap after an outage), none, the newest
+        ``limit``, or the oldest and the newest (the rest coalesced: Airflow
+        with ``catchup=False`` when its scheduler acts on the next run it
+        stored before the outage, ``DagModel.next_dagrun``, before the DAG
+        is parsed again: that stale run, then the latest).
     limit : int >= 1 or None
         How many runs ``catchup="bounded"`` (or ``suspend_catchup="bounded"``)
         keeps; only allowed with ``"bounded"``.
@@ -251,12 +257,16 @@ class Policy:
         Whether the sink absorbs a repeated effect of the same run key
         (schedule, nominal instant): a crash after the effect but before the
         acknowledgement then causes no duplicate effect (default False).
-    covers : {"own_window", "since_last_success"} or None
+    covers : {"own_window", "since_last_success", "data_interval"} or None
         The data window a run processes (ledger ``window_start_utc``,
         ``window_end_utc``): ``[previous nominal instant, this one)`` of the same
         schedule, or everything since the last successful run's window
-        (Airflow's ``prev_data_interval_end_success``); None (default): runs
-        carry no window. A retry resends the same window.
+        (Airflow's ``prev_data_interval_end_success``), or Airflow's data
+        interval (``CronDataIntervalTimetable``, ``DeltaDataIntervalTimetable``):
+        the own window, a run due at its interval's *end*, so the schedule's
+        first time at or after its start opens the first interval and runs
+        nothing (:mod:`.data_windows`); None (default): runs carry no window.
+        A retry resends the same window.
     effect_at : float in (0, 1]
         Where in an attempt its side effect happens, as a fraction of its
         duration (default 1: at its end).
@@ -264,6 +274,31 @@ class Policy:
         How long after its end an attempt is acknowledged (default None: at
         once); the worker holds it until then, and a crash in between repeats
         the effect.
+    on_resume : {"drop", "catch_up"}
+        What a :class:`~calsim.Resume` does with the occurrences its pause
+        held: none runs (``"drop"``, default: Temporal drops the paused span)
+        or they are a backlog picked at the resume, under ``catchup``
+        (``"catch_up"``: Airflow unpausing a DAG creates every interval since
+        the last run with ``catchup=True``, the latest without).
+    ahead_runs : int >= 1 or None
+        A scheduler that *creates* runs ahead of time (Prefect's scheduler
+        service keeps ``min_runs`` future runs): while it is down
+        (``Outage``) only the runs it created before going down exist; the
+        others due then are never created (``skipped``/``catchup``) and the
+        created ones are a backlog at its return, under ``catchup``. It
+        creates the next ``ahead_runs`` and every one due within ``ahead``
+        of the instant it went down. None (default): every missed run exists.
+    ahead : duration or None
+        With ``ahead_runs``: the look-ahead every run due within is created
+        too (Prefect ``min_scheduled_time``, default ``"1h"`` there); None: 0.
+    interval_from : {"schedule", "last_run", "restart"}
+        Where an :class:`~calsim.Every` interval counts from: the schedule's
+        anchor (default), the last run the scheduler sent (Celery beat's
+        ``schedule.is_due``: ``last_run_at + run_every``, so after a
+        catch-up at the return from an outage every later run moves with
+        it), or also every return from an ``Outage(kind="down")`` (beat with
+        a lost schedule file starts each entry's count at its restart);
+        :func:`.occurrences.restarted_intervals`.
 
     >>> Policy(catchup="bounded", limit=2, overlap="buffer_one").limit
     2
@@ -296,12 +331,17 @@ class Policy:
     covers: Covers | None = None
     effect_at: float = 1.0
     ack_delay: object = None
+    on_resume: OnResume = "drop"
+    ahead_runs: int | None = None
+    ahead: object = None
+    interval_from: IntervalFrom = "schedule"
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
     misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
     jitter_us: int = field(init=False, repr=False, compare=False)
     duration_us: int = field(init=False, repr=False, compare=False)
     suspend_limit_us: int | None = field(init=False, repr=False, compare=False)
     ack_delay_us: int = field(init=False, repr=False, compare=False)
+    ahead_us: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_choice("catchup", self.catchup, get_args(Catchup), noun="policy")
@@ -312,6 +352,14 @@ class Policy:
         if self.suspend_catchup is not None:
             check_choice("suspend_catchup", self.suspend_catchup, get_args(Catchup), noun="policy")
         check_choice("suspend_wake", self.suspend_wake, get_args(SuspendWake), noun="policy")
+        check_choice("on_resume", self.on_resume, get_args(OnResume), noun="policy")
+        check_choice("interval_from", self.interval_from, get_args(IntervalFrom), noun="policy")
+        if self.ahead_runs is not None and (isinstance(self.ahead_runs, bool) or not isinstance(self.ahead_runs, int)
+                                            or not 1 <= self.ahead_runs <= 2**31):
+            raise PolicyError(f"ahead_runs: {shown(self.ahead_runs)} (allowed an integer from 1 to 2**31, or None)")
+        if self.ahead is not None and self.ahead_runs is None:
+            raise PolicyError(f"ahead: {shown(self.ahead)} is only used with ahead_runs (the runs a scheduler "
+                              "creates ahead), got ahead_runs=None")
         if self.covers is not None:
             check_choice("covers", self.covers, get_args(Covers), noun="data window")
         for name in ("recovery_wake", "down_is_missed", "idempotent"):
@@ -329,6 +377,7 @@ class Policy:
         set_(self, "jitter_us", _dur(self.jitter, "jitter") or 0)
         set_(self, "suspend_limit_us", _dur(self.suspend_limit, "suspend_limit"))
         set_(self, "ack_delay_us", _dur(self.ack_delay, "ack_delay") or 0)
+        set_(self, "ahead_us", _dur(self.ahead, "ahead") or 0)
         if self.rate_limit is not None and (not isinstance(self.rate_limit, str) or not self.rate_limit):
             raise PolicyError(f"rate_limit: expected the name of a RateLimit or None, got {shown(self.rate_limit)}")
         if (isinstance(self.effect_at, bool) or not isinstance(self.effect_at, (int, float))

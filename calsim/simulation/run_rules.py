@@ -15,7 +15,10 @@ scheduler up              :func:`up` / :func:`up_one` (first up instant at or af
 misfire / deadline        :func:`beyond` (lateness past a limit, with the scheduler's edge),
                           :func:`deadline` (the same boundary as an instant)
 catch-up                  :func:`backlog_groups` (a wake-up's backlog, in due order),
-                          :func:`backlog_outcome` (which members run, which are coalesced)
+                          :func:`backlog_outcome` (which members run, which are coalesced;
+                          ``earliest_and_latest``: Airflow's stale stored next run)
+runs created ahead        :func:`created_ahead` (which runs a scheduler that creates them
+                          ahead had made when it went down: Prefect's look-ahead)
 held for budget           :func:`held_outcome`, :func:`held_at_opening` (order, expiry and
                           catch-up of the runs held when a period opens)
 budget period             :func:`local_day`, :func:`period_of_day`, :func:`month_of_day`,
@@ -40,12 +43,14 @@ from ..times import DAY_US, US
 
 __all__ = ["AGEING_US", "FITS_TOLERANCE", "BIG", "CATCHUP", "OVERLAP", "EDGE", "PERIOD_KINDS", "SCALAR_RULES",
            "ARRIVES", "EXPIRES", "COALESCED_HELD", "SKIPPED_HELD", "retry_wait", "up", "up_one", "wake", "slept_out",
-           "paused", "beyond", "deadline", "backlog_groups", "backlog_outcome", "held_outcome", "held_at_opening",
+           "paused", "beyond", "deadline", "backlog_groups", "backlog_outcome", "created_ahead", "held_outcome",
+           "held_at_opening",
            "month_of_day", "period_of_day", "local_day", "period_index", "period_of", "period_start", "charge", "fits"]
 
 BIG = np.iinfo(np.int64).max // 4  # "never": after every instant a scenario can hold
-CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4}
-C_ALL, C_LATEST, C_EARLIEST, C_SKIP, C_BOUNDED = (CATCHUP[k] for k in CATCHUP)  # (ints: the compiled loops read them)
+CATCHUP = {"all": 0, "latest": 1, "earliest": 2, "skip": 3, "bounded": 4, "earliest_and_latest": 5}
+# (ints: the compiled loops read them)
+C_ALL, C_LATEST, C_EARLIEST, C_SKIP, C_BOUNDED, C_EDGES = (CATCHUP[k] for k in CATCHUP)
 OVERLAP = {"allow": 0, "skip": 1, "buffer_one": 2, "buffer_all": 3, "cancel_other": 4, "buffer_latest": 5}
 # What a lateness exactly equal to a limit (misfire_grace, max_lateness) is.
 EDGE = {"on_time": 0, "late": 1}
@@ -258,6 +263,40 @@ def backlog_groups(sched: np.ndarray, wake_at: np.ndarray, due: np.ndarray) -> t
     return order, pos, size
 
 
+def created_ahead(sched: np.ndarray, due: np.ndarray, at: int, runs: np.ndarray, ahead: np.ndarray) -> np.ndarray:
+    """Which rows a scheduler that creates runs ahead had created when it went down at ``at``.
+
+    Prefect's scheduler service creates a deployment's runs from "now" on and
+    stops once it has ``min_runs`` of them and one at least
+    ``min_scheduled_time`` ahead (``server/models/deployments.py:927-934``,
+    ``server/services/scheduler.py:170-196``): so at ``at`` each schedule has
+    its next ``runs`` runs due at or after ``at``, and every one due before
+    ``at + ahead`` plus the first at or after it. ``sched``/``due`` are the
+    rows (any order), ``runs``/``ahead`` per row; rows due before ``at`` are
+    never "created ahead" (False).
+
+    >>> H = 3600
+    >>> created_ahead(np.zeros(5, int), np.arange(5) * H, 0, np.full(5, 3), np.full(5, H)).tolist()
+    [True, True, True, False, False]
+    >>> created_ahead(np.zeros(5, int), np.arange(5) * 900, 0, np.full(5, 1), np.full(5, H)).tolist()  # 15 min
+    [True, True, True, True, True]
+    """
+    out = np.zeros(len(due), dtype=bool)
+    idx = np.flatnonzero(due >= at)
+    if not len(idx):
+        return out
+    order = idx[np.lexsort((due[idx], sched[idx]))]
+    s_o = sched[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = s_o[1:] != s_o[:-1]
+    first = np.flatnonzero(new)
+    gid = np.cumsum(new) - 1
+    rank = np.arange(len(order)) - first[gid]
+    within = np.bincount(gid, weights=due[order] < at + ahead[order]).astype(np.int64)[gid]
+    out[order] = rank < np.maximum(runs[order], within + 1)
+    return out
+
+
 def held_outcome(mode, limit, pos, size):
     """:func:`backlog_outcome` for runs held for budget when a period opens: one held run is no backlog.
 
@@ -274,15 +313,22 @@ def backlog_outcome(mode, limit, pos, size):
     ``mode`` is the :data:`CATCHUP` code, ``pos`` each member's 0-based place in
     due order and ``size`` its backlog's size. ``"all"`` runs every member,
     ``"latest"`` the newest and ``"earliest"`` the oldest (the rest
-    ``coalesced``), ``"skip"`` none, ``"bounded"`` the newest ``limit``.
+    ``coalesced``), ``"skip"`` none, ``"bounded"`` the newest ``limit``,
+    ``"earliest_and_latest"`` the oldest and the newest (the rest
+    ``coalesced``: Airflow's stale stored next run, then the latest).
     (Arrays or one member: the compiled loops call this same function.)
+
+    >>> backlog_outcome(C_EDGES, 0, np.arange(4), np.full(4, 4))[0].tolist()
+    [True, False, False, True]
     """
     from_end = size - 1 - pos
+    edges = np.logical_and(mode == C_EDGES, np.logical_or(pos == 0, from_end == 0))
     runs = np.logical_or(
-        np.logical_or(mode == C_ALL, np.logical_and(mode == C_LATEST, from_end == 0)),
+        np.logical_or(np.logical_or(mode == C_ALL, np.logical_and(mode == C_LATEST, from_end == 0)), edges),
         np.logical_or(np.logical_and(mode == C_EARLIEST, pos == 0),
                       np.logical_and(mode == C_BOUNDED, from_end < limit)))
-    coalesced = np.logical_and(np.logical_not(runs), np.logical_or(mode == C_LATEST, mode == C_EARLIEST))
+    coalescing = np.logical_or(np.logical_or(mode == C_LATEST, mode == C_EARLIEST), mode == C_EDGES)
+    coalesced = np.logical_and(np.logical_not(runs), coalescing)
     return runs, coalesced
 
 

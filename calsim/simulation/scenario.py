@@ -30,7 +30,7 @@ from ..tz.release import Release, ReleaseLike  # noqa: F401 (Release: ReleaseLik
 from .faults import Breaker, RateLimit, WorkerCrash, Workers
 from .policy import Failures, Policy
 
-__all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Revise", "TzUpgrade", "Period"]
+__all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Backfill", "Revise", "TzUpgrade", "Period"]
 
 Period = Literal["day", "week", "month"]
 OutageKind = Literal["down", "suspend"]
@@ -151,6 +151,52 @@ class Trigger(_Event):
 
 
 @dataclass(frozen=True)
+class Backfill:
+    """Runs of ``schedule_id``'s occurrences in ``[start, end)``, requested at ``at`` (ledger ``kind="backfill"``).
+
+    ``Backfill(schedule_id, start, end, reverse=False, *, at=None)``: ``start``
+    and ``end`` instants (the logical dates' range, half-open), ``at`` the
+    instant the backfill is asked for (None: the scenario's start). As
+    ``airflow backfill create --from-date --to-date [--run-backwards]`` does
+    (Airflow 3 ``models/backfill.py`` ``_create_backfill``): one run per
+    occurrence the scenario does not already hold (the horizon's own rows are
+    its runs; Airflow's default ``reprocess_behavior="none"`` skips dates that
+    have a run), oldest first (``reverse``: newest first), each arriving one
+    microsecond after the one before it from ``at`` so that the schedule's
+    ``max_active`` and ``overlap`` bound them (``buffer_all`` runs them in
+    that order, ``max_active`` at a time). A run keeps its occurrence's
+    ``nominal_local`` (the logical date) and data window; ``due_utc`` is its
+    arrival. Occurrences before the schedule's start are not backfilled.
+
+    >>> Backfill("etl", "2026-01-01T00:00Z", "2026-01-08T00:00Z").reverse
+    False
+    """
+
+    schedule_id: str
+    start: object
+    end: object
+    reverse: bool = False
+    _: KW_ONLY
+    at: object = None
+    start_us: int = field(init=False, repr=False, compare=False)
+    end_us: int = field(init=False, repr=False, compare=False)
+    at_us: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.schedule_id, str) or not self.schedule_id:
+            raise ScheduleError(f"backfill.schedule_id: expected a schedule's id, got {shown(self.schedule_id)}")
+        lo, hi = _instant(self.start, "backfill.start"), _instant(self.end, "backfill.end")
+        if hi <= lo:
+            raise InputError(f"backfill.end: {shown(self.end)} is not after start {shown(self.start)} "
+                             "(the logical dates [start, end) would be empty)")
+        if not isinstance(self.reverse, bool):
+            raise InputError(f"backfill.reverse: expected True or False, got {shown(self.reverse)}")
+        object.__setattr__(self, "start_us", lo)
+        object.__setattr__(self, "end_us", hi)
+        object.__setattr__(self, "at_us", None if self.at is None else _instant(self.at, "backfill.at"))
+
+
+@dataclass(frozen=True)
 class Revise(_Event):
     """From ``at``, ``schedule`` (a new revision, same id) replaces the current one.
 
@@ -233,7 +279,7 @@ class Scenario:
         One :class:`Budget` per account (default none).
     capacity : int in 1..2**31 or None
         Most runs going at once across the fleet (None: unbounded).
-    events : sequence of Pause, Resume, Trigger, Revise, TzUpgrade
+    events : sequence of Pause, Resume, Trigger, Backfill, Revise, TzUpgrade
         Scenario events (default none).
     failures : Failures or None
         :class:`~calsim.simulation.policy.Failures` applying to every run
@@ -336,9 +382,9 @@ class Scenario:
                     break  # refused below, with the workers' own message
                 ev.ids(self.workers.count)
                 continue
-            if not isinstance(ev, (Pause, Resume, Trigger, Revise, TzUpgrade)):
-                raise InputError(f"scenario.events: {shown(ev)} is not Pause, Resume, Trigger, Revise, TzUpgrade "
-                                 "or WorkerCrash")
+            if not isinstance(ev, (Pause, Resume, Trigger, Backfill, Revise, TzUpgrade)):
+                raise InputError(f"scenario.events: {shown(ev)} is not Pause, Resume, Trigger, Backfill, Revise, "
+                                 "TzUpgrade or WorkerCrash")
             sid = getattr(ev, "schedule_id", None)
             if isinstance(ev, Revise):
                 if not isinstance(ev.schedule, Schedule):
@@ -351,7 +397,8 @@ class Scenario:
                     f"{type(ev).__name__.lower()}.schedule_id: unknown schedule {shown(sid)} "
                     f"in scenario {shown(self.name)}"
                 )
-        set_(self, "events", tuple(sorted(self.events, key=lambda e: e.at_us)))
+        # (a Backfill without `at` is asked for at the scenario's start)
+        set_(self, "events", tuple(sorted(self.events, key=lambda e: self.start_us if e.at_us is None else e.at_us)))
         if self.failures is not None and not isinstance(self.failures, Failures):
             raise InputError(f"scenario.failures: expected Failures(...), got {shown(self.failures)}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not -2**63 <= self.seed < 2**64:

@@ -90,6 +90,13 @@ class RunState:
         self.rate_wait: np.ndarray | None = None
         self.attempt_log: AttemptLog = None  # worker-level: one row per attempt (:func:`.worker_loop.worker_loop`)
         self.window: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (start, end, has a window)
+        # The instant that opened each data-interval schedule's first interval (schedule index -> µs):
+        # :func:`.occurrences.interval_openings` drops that row, :mod:`.data_windows` starts the first window there.
+        self.openings: dict[int, int] = {}
+        # Backfill runs (:func:`.occurrences.backfill_rows`): which rows, and each row's logical instant
+        # (its occurrence's; for a backfill run not its due, which is its arrival). None: no backfill.
+        self.backfill: np.ndarray | None = None
+        self.logical: np.ndarray | None = None
         pol = [s.policy if isinstance(s.policy, Policy) else Policy() for s in scheds]
         self.pol = pol
         tick = scenario.tick_us

@@ -240,7 +240,7 @@ class TestBadInput:
         with pytest.raises(calsim.PolicyError) as err:
             calsim.Policy(catchup="lastest")
         assert str(err.value) == ("catchup: unknown policy 'lastest' "
-                                  "(allowed: 'all', 'latest', 'earliest', 'skip' or 'bounded')")
+                                  "(allowed: 'all', 'latest', 'earliest', 'skip', 'bounded' or 'earliest_and_latest')")
 
     def test_negative_duration(self):
         with pytest.raises(calsim.PolicyError, match=r"^duration: cannot parse '-5min'"):
