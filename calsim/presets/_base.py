@@ -29,7 +29,7 @@ __all__ = ["Preset", "Wildcard", "Difference", "SCHEDULER_FIELDS"]
 # (duration, cost, account, on_budget, priority).
 SCHEDULER_FIELDS = ("catchup", "limit", "max_lateness", "misfire_grace", "overlap", "max_active", "jitter",
                     "max_missed", "limit_edge", "backlog", "recovery_wake", "down_is_missed", "suspend_catchup",
-                    "suspend_limit", "suspend_wake")
+                    "suspend_limit", "suspend_wake", "on_resume", "ahead_runs", "ahead", "interval_from")
 
 WildcardTest = Literal["minute_or_hour_starred", "every_hour"]
 
@@ -116,6 +116,10 @@ class Preset:
         (given as ``notes`` entries that are :class:`Difference`; ``notes``
         then holds their text).
 
+    kind_policy : tuple of (str, tuple of (str, object))
+        Policy fields that differ for one rule kind (``"every"``: Celery's
+        ``beat_cron_starting_deadline`` is read by crontab entries only).
+
     ``gap="scheduler"``/``fold="scheduler"`` fire a rule as the scheduler
     walks it (:mod:`calsim.emulation`); a rule it cannot walk gets
     ``fallback`` instead (default ``("skip", "both")``).
@@ -135,6 +139,7 @@ class Preset:
     measured: str = ""
     dialect: str | None = None
     fallback: tuple[GapPolicy, FoldPolicy] = ("skip", "both")
+    kind_policy: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     differences: tuple[Difference, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -172,8 +177,10 @@ class Preset:
         (``catchup``, ``limit``, ``max_lateness``, ``misfire_grace``,
         ``overlap``, ``jitter``, ``max_missed``, ``limit_edge``, ``backlog``,
         ``recovery_wake``, ``down_is_missed``, ``suspend_catchup``,
-        ``suspend_limit``, ``suspend_wake``) come from
-        the preset.
+        ``suspend_limit``, ``suspend_wake``, ``on_resume``, ``ahead_runs``,
+        ``ahead``, ``interval_from``) come from the preset, and ``covers``
+        when the preset sets it (a scheduler whose runs process a data
+        interval: Airflow's data-interval timetables).
         A single Schedule gives a Schedule, anything else a list.
 
         ``refused`` says what happens to a schedule the scheduler itself
@@ -202,9 +209,14 @@ class Preset:
         policy = self.policy
         if isinstance(s.policy, Policy):
             policy = dataclasses.replace(s.policy, **{k: getattr(self.policy, k) for k in SCHEDULER_FIELDS})
+            if self.policy.covers is not None:  # the scheduler's own data window (Airflow's data interval)
+                policy = dataclasses.replace(policy, covers=self.policy.covers)
         if self.wildcard is not None and self.wildcard.policy and self.wildcard.matches(s):
             changes: dict[str, Any] = dict(self.wildcard.policy)  # Policy's own fields, checked by Policy
             policy = dataclasses.replace(policy, **changes)
+        for kind, fields in self.kind_policy:
+            if s.parsed_rule.kind == kind:
+                policy = dataclasses.replace(policy, **dict(fields))
         gap, fold = self.dst_for(s)
         rule = s.rule if self.dialect is None else self.rule_for(s)
         if rule is not s.rule:

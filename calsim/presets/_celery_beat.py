@@ -43,9 +43,15 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                                 "skip", "first")``)                         which runs once
     beat down, file ``kept``    the latest missed run once at the restart   ``beat.py`` ``Scheduler.tick``:
                                 (``catchup="latest"``)                      ``last_run_at`` from the shelve file
-    ``cron_starting_deadline``  ``max_lateness``: a missed run older than   ``schedules.py``
-                                it is not run at the restart                (``beat_cron_starting_deadline``)
+    ``cron_starting_deadline``  ``max_lateness`` of crontab entries: a      ``schedules.py``
+                                missed run older than it is not run at the  (``beat_cron_starting_deadline``,
+                                restart                                     read in ``crontab.is_due`` only)
     beat down, file ``lost``    nothing missed runs (``catchup="skip"``)    a new file starts from now
+    interval entry              ``calsim.Every``, counted from the last     ``schedules.py:157-204``
+    (``schedule(timedelta)``)   run sent (``interval_from="last_run"``):    (``last_run_at + run_every``);
+                                after beat was down, from the catch-up at   a lost file: ``ScheduleEntry``
+                                the restart; file lost: from the restart    ``last_run_at`` = now
+                                (``"restart"``)
     ==========================  ==========================================  ====================================
 
     >>> p = celery_beat()
@@ -61,9 +67,6 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
     fold: FoldPolicy = "first"
     catchup: Catchup = "latest" if schedule_file == "kept" else "skip"
     notes: list = [
-        Difference("an interval entry (schedule(timedelta)) restarts from its catch-up run after beat was down; "
-                   "calsim keeps an Every on its anchor", topic="catch-up",
-                   example="every 1 h from 00:00, down 00:50-03:50: Celery 03:50, 04:50, ...; calsim 03:50, 04:00"),
         Difference("beat does not run a crontab due at the instant it starts", topic="catch-up",
                    example="beat started at 00:00 with crontab(minute=0): Celery's first run 01:00, calsim 00:00"),
     ]
@@ -78,11 +81,13 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                                 example="schedule(timedelta(hours=24)) across the New York spring change"))
     return Preset(
         name="celery_beat",
-        policy=Policy(catchup=catchup, max_lateness=None if deadline is None else dt.timedelta(microseconds=deadline)),
+        policy=Policy(catchup=catchup, max_lateness=None if deadline is None else dt.timedelta(microseconds=deadline),
+                      interval_from="last_run" if schedule_file == "kept" else "restart"),
         gap=gap, fold=fold, tick="1s", notes=tuple(notes),
         sources=(CELERY_DOC, CELERY_BEAT, CELERY_CRONTAB),
         settings=_settings(version=version, cron_starting_deadline=cron_starting_deadline,
                            schedule_file=schedule_file),
         wildcard=Wildcard("every_hour", "skip", "first") if version == "5.7" else None,
+        kind_policy=(("every", (("max_lateness", None),)),),  # (the deadline is read by crontab.is_due only)
         measured=MEASURED,
     )

@@ -44,11 +44,16 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
                               first pass
     worker down               every missed run at the worker's first poll,  ``workers/base.py`` 1493-1510
                               oldest first (``catchup="all"``, at once)
+    server down               only the runs the scheduler service created   ``services/scheduler.py`` 170-196,
+                              before it went down exist (``ahead_runs=      ``models/deployments.py`` 927-934
+                              min_runs``, ``ahead=min_scheduled_time``);
+                              they start at once at its return, the others
+                              never exist (``skipped``/``catchup``)
     ========================  ============================================  ======================================
 
-    ``kind="interval"`` and ``down="server"`` raise :class:`PolicyError`
-    until the engine has their rules (issue 29). ``min_runs`` and
-    ``min_scheduled_time`` (the server's look-ahead) are checked and kept.
+    ``kind="interval"`` raises :class:`PolicyError` until the engine adds
+    days in local time (issue 29). ``min_runs=0`` creates as many as 1 does
+    (the service always creates the first run at or past the look-ahead).
 
     >>> p = prefect()
     >>> p.gap, p.fold, p.policy.catchup
@@ -63,9 +68,7 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     if kind == "interval":
         raise PolicyError("kind: 'interval' is not modelled yet (allowed today: 'cron' or 'rrule'; "
                           "IntervalSchedule adds days in local time)")
-    if down == "server":
-        raise PolicyError("down: 'server' is not modelled yet (allowed today: 'worker'; after a server outage "
-                          "only the runs the scheduler service had created run)")
+    ahead = dict(ahead_runs=max(1, min_runs), ahead=min_scheduled_time) if down == "server" else {}
     gap: GapPolicy = "shift" if kind == "cron" else "shift_backward"
     notes: list = [
         Difference("a worker starts a run when its poll (every 10 s, 10 s prefetch) sees it; calsim at the "
@@ -74,7 +77,7 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     ]
     return Preset(
         name="prefect",
-        policy=Policy(catchup="all", backlog="at_once"),
+        policy=Policy(catchup="all", backlog="at_once", **ahead),
         gap=gap, fold="first", tick="10s", notes=tuple(notes),
         sources=(PF_DOC, PF_SCHEDULES, PF_SERVICE, PF_WORKER),
         settings=_settings(kind=kind, down=down, min_runs=min_runs, min_scheduled_time=min_scheduled_time),

@@ -212,9 +212,9 @@ def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFra
 
     The range is expanded as the schedule's own rule (its revision in force
     at the range's end) over ``[start, end)`` before the horizon, from the
-    schedule's start on; the runs arrive at ``at`` (default the scenario's
-    start) one microsecond apart in their order (oldest first, or newest
-    first with ``reverse``).
+    schedule's start on; the runs are due one microsecond apart in their
+    order (oldest first, or newest first with ``reverse``), the last at ``at``
+    (default the scenario's start), so one wake-up picks them in that order.
     """
     fills = [ev for ev in scenario.events if isinstance(ev, Backfill)]
     if not fills:
@@ -238,14 +238,17 @@ def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFra
         new = new.drop_nulls("due_utc").sort("due_utc", descending=ev.reverse)
         if not new.height:
             continue
-        at = max(arrival, ev.at_us if ev.at_us is not None else scenario.start_us)
+        # One microsecond apart and the last at `at`: the scheduler's wake-up at or after `at` picks them all,
+        # in this order.
+        at = ev.at_us if ev.at_us is not None else scenario.start_us
+        base = max(arrival, at - (new.height - 1))
         logical.append(_place(new))
-        due = pl.Series("due_utc", at + np.arange(new.height, dtype=np.int64)).cast(pl.Datetime("us", "UTC"))
+        due = pl.Series("due_utc", base + np.arange(new.height, dtype=np.int64)).cast(pl.Datetime("us", "UTC"))
         new = new.with_columns(due, *(pl.col(c).cast(pl.String).cast(frame.schema[c]) for c in ("schedule_id", "zone")))
         parts.append(new.select(frame.columns))
         s_parts.append(np.full(new.height, i, dtype=s_of.dtype))
         tz_parts.append(np.zeros(new.height, dtype=tz_of.dtype))
-        arrival = at + new.height  # a later backfill of the same instant queues behind this one
+        arrival = base + new.height  # a later backfill of the same instant queues behind this one
     return pl.concat(parts), np.concatenate(s_parts), np.concatenate(tz_parts), np.concatenate(logical)
 
 

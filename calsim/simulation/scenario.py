@@ -161,12 +161,14 @@ class Backfill:
     (Airflow 3 ``models/backfill.py`` ``_create_backfill``): one run per
     occurrence the scenario does not already hold (the horizon's own rows are
     its runs; Airflow's default ``reprocess_behavior="none"`` skips dates that
-    have a run), oldest first (``reverse``: newest first), each arriving one
-    microsecond after the one before it from ``at`` so that the schedule's
+    have a run), oldest first (``reverse``: newest first), each due one
+    microsecond after the one before it, the last at ``at``, so that the
+    wake-up at ``at`` picks them in that order and the schedule's
     ``max_active`` and ``overlap`` bound them (``buffer_all`` runs them in
     that order, ``max_active`` at a time). A run keeps its occurrence's
-    ``nominal_local`` (the logical date) and data window; ``due_utc`` is its
-    arrival. Occurrences before the schedule's start are not backfilled.
+    ``nominal_local`` and data window; ``due_utc`` is its arrival. The range
+    is of logical dates: for ``covers="data_interval"`` the intervals that
+    start in it. Occurrences before the schedule's start are not backfilled.
 
     >>> Backfill("etl", "2026-01-01T00:00Z", "2026-01-08T00:00Z").reverse
     False

@@ -6,8 +6,8 @@ fake clock, recorded by ``python tools/capture_celery.py`` into
 through the eight 2026 DST changes of New York, Berlin, Sydney and Adelaide,
 and what beat sends after it was down 3 hours or 3 days with its schedule
 file kept or lost and with or without ``beat_cron_starting_deadline``.
-Interval entries are the preset's stated difference (they restart from the
-catch-up run), counted apart.
+Interval entries restart their count from the catch-up run (file kept) or
+the restart (file lost): ``Policy(interval_from=...)``.
 """
 
 from __future__ import annotations
@@ -82,6 +82,34 @@ def test_after_beat_was_down_it_sends_what_celery_sends_for_each_file_and_deadli
                   + (f", {late:,} sends seconds late (stated: 5.4's deadline walk)" if late else ""))
     assert len(cases) >= 100 and not apart, apart[:3]
     assert version == "5.4" or not late
+
+
+def _interval(rule: str, anchor: str) -> calsim.Every:
+    period = {"schedule(timedelta(hours=1))": "1h", "schedule(timedelta(hours=24))": "24h",
+              "schedule(timedelta(days=1))": "24h"}[rule]
+    return calsim.Every(period, anchor=anchor)
+
+
+def test_after_beat_was_down_an_interval_entry_counts_from_the_catch_up_or_the_restart_as_celery_57(report):
+    data, apart, sends = DATA["5.7"], [], 0
+    cases = [c for c in data["outage_cases"] if c["kind"] == "interval"]
+    for c in cases:
+        st = c["settings"]
+        preset = celery_beat(cron_starting_deadline=st["beat_cron_starting_deadline"],
+                             schedule_file=st["schedule_file"])
+        s = preset.apply(calsim.Schedule("task", c["zone"], c["started_utc"], _interval(c["rule"], c["started_utc"])))
+        down, up = c["down_utc"]
+        # (until the end of the observation, exclusive: beat's loop ends there before its tick)
+        got = list(started_from_restart(s, c["started_utc"], down, up, utc(c["observed_until_utc"]),
+                                        _release(data))["started_utc"])
+        want = [utc(t) for t in c["runs_utc"]]
+        sends += len(want)
+        # Each app.now() of the fake clock costs 1 ms, so beat's interval sends drift by milliseconds: within 1 s.
+        if len(got) != len(want) or any(abs((w - g).total_seconds()) >= 1 for w, g in zip(want, got)):
+            apart.append((c["zone"], c["rule"], st["schedule_file"], c["down_utc"], c["runs_utc"][:3], got[:3]))
+    report.append(f"celery {data['version']} outages (interval; file kept/lost; deadline None/300 s): {len(cases)} "
+                  f"cases, {sends:,} sends after the restarts, {len(apart)} apart")
+    assert len(cases) >= 100 and not apart, apart[:3]
 
 
 def test_a_0230_crontab_on_the_new_york_spring_day_runs_at_0330_edt_in_57_and_0300_in_54():

@@ -15,6 +15,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import calsim
@@ -56,11 +57,15 @@ def test_a_daily_0230_rrule_runs_at_0130_est_on_the_spring_day_an_hour_early():
     assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["01:30 EST"]
 
 
-def test_after_a_worker_outage_every_missed_run_starts_at_once_oldest_first(report):
-    cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == "worker" and c["kind"] != "interval"]
+@pytest.mark.parametrize("outage", ["worker", "server"])
+def test_after_an_outage_the_runs_that_start_are_prefects(outage, report):
+    cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == outage and c["kind"] != "interval"]
     apart, runs = [], 0
     for c in cases:
-        s = prefect(kind=c["kind"]).apply(calsim.Schedule("flow", c["zone"], "2026-01-01T00:00", c["rule"]))
+        settings = c["settings"]
+        preset = prefect(kind=c["kind"], down=outage, min_runs=settings["min_runs"],
+                         min_scheduled_time=settings["min_scheduled_time_s"])
+        s = preset.apply(calsim.Schedule("flow", c["zone"], "2026-01-01T00:00", c["rule"]))
         down, up = c["down_utc"]
         started = started_from_restart(s, c["started_utc"], down, up,
                                        utc(c["observed_until_utc"]) + dt.timedelta(seconds=1), RELEASE)
@@ -69,12 +74,21 @@ def test_after_a_worker_outage_every_missed_run_starts_at_once_oldest_first(repo
         runs += len(want)
         if got != want:
             apart.append((c["zone"], c["rule"], c["down_utc"], want[:3], got[:3]))
-    report.append(f"prefect {DATA['version']} worker outages (cron, rrule): {len(cases)} cases, {runs:,} runs "
+    report.append(f"prefect {DATA['version']} {outage} outages (cron, rrule): {len(cases)} cases, {runs:,} runs "
                   f"after the restarts, {len(apart)} apart")
     assert len(cases) >= 20 and runs > len(cases) and not apart, apart[:3]
 
 
-@pytest.mark.parametrize("setting,value", [("kind", "interval"), ("down", "server")])
+def test_after_a_five_day_server_outage_a_daily_job_runs_the_three_runs_created_before_it():
+    s = prefect(down="server").apply(calsim.Schedule("flow", "UTC", "2026-03-01T00:00", "0 9 * * *"))
+    sc = calsim.Scenario("x", [s], "2026-03-01T00:00Z", "2026-03-08T00:00Z", release=RELEASE,
+                         outages=[calsim.Outage("2026-03-01T12:00Z", "2026-03-06T12:00Z")])
+    f = calsim.simulate(sc, progress=False).frame.filter(pl.col("due_utc").is_between(
+        utc("2026-03-01T12:00:00Z"), utc("2026-03-06T12:00:00Z")))
+    assert f["state"].to_list() == ["done"] * 3 + ["skipped"] * 2
+
+
+@pytest.mark.parametrize("setting,value", [("kind", "interval")])
 def test_settings_whose_engine_rules_do_not_exist_yet_are_refused_not_approximated(setting, value):
     with pytest.raises(calsim.PolicyError, match=rf"^{setting}: '{value}' is not modelled yet"):
         prefect(**{setting: value})
