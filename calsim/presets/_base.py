@@ -216,7 +216,8 @@ class Preset:
             policy = dataclasses.replace(policy, **changes)
         for kind, fields in self.kind_policy:
             if s.parsed_rule.kind == kind:
-                policy = dataclasses.replace(policy, **dict(fields))
+                kind_changes: dict[str, Any] = dict(fields)  # Policy's own fields, checked by Policy
+                policy = dataclasses.replace(policy, **kind_changes)
         gap, fold = self.dst_for(s)
         rule = s.rule if self.dialect is None else self.rule_for(s)
         if rule is not s.rule:

@@ -68,7 +68,7 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     if kind == "interval":
         raise PolicyError("kind: 'interval' is not modelled yet (allowed today: 'cron' or 'rrule'; "
                           "IntervalSchedule adds days in local time)")
-    ahead = dict(ahead_runs=max(1, min_runs), ahead=min_scheduled_time) if down == "server" else {}
+    server = down == "server"
     gap: GapPolicy = "shift" if kind == "cron" else "shift_backward"
     notes: list = [
         Difference("a worker starts a run when its poll (every 10 s, 10 s prefetch) sees it; calsim at the "
@@ -77,7 +77,8 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     ]
     return Preset(
         name="prefect",
-        policy=Policy(catchup="all", backlog="at_once", **ahead),
+        policy=Policy(catchup="all", backlog="at_once", ahead_runs=max(1, min_runs) if server else None,
+                      ahead=min_scheduled_time if server else None),
         gap=gap, fold="first", tick="10s", notes=tuple(notes),
         sources=(PF_DOC, PF_SCHEDULES, PF_SERVICE, PF_WORKER),
         settings=_settings(kind=kind, down=down, min_runs=min_runs, min_scheduled_time=min_scheduled_time),
