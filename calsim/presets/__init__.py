@@ -30,6 +30,15 @@ cronie        fixed-time: next_valid fixed: first     skip (the restart minute  
               wildcard: skip         wildcard: both   too); a suspend of <= 3 h
                                                       (wildcard: 5 min): all
 eventbridge   skip                   first            all, expired after event age    allow (undoc.)
+airflow       shift; skip if every   second; both if  catchup=False: latest (stale    buffer_all up to
+              hour                   every hour       stored run: and the oldest);    max_active_runs
+                                                      True: all; unpause catches up
+dagster       next_valid (hours      second (hours    the newest tick only            allow
+              1-3)                   1-3)
+prefect       cron: shift; rrule:    first            worker down: all; server down:  allow
+              shift_backward                          only the runs created ahead
+celery_beat   5.7: shift, 5.4:       first            file kept: latest; lost: none;  allow
+              next_valid                              intervals count from it
 ============  =====================  ===============  ==============================  ===================
 
 Jitter: ``[0, jitter)`` for temporal, ``jitter`` seconds for apscheduler,
@@ -73,9 +82,14 @@ from ._systemd import systemd
 from ._cronie import cronie
 from ._eventbridge import eventbridge
 from ._eventbridge import EB_DST, EB_RETRY, EB_WINDOW, EB_WINDOW_API  # noqa: F401  (cited by the tests)
+from ._airflow import airflow
+from ._dagster import dagster
+from ._prefect import prefect
+from ._celery_beat import celery_beat
 
 # The preset functions' names, in the table's order (a fleet file's ``preset = { name = ... }`` takes these).
-SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge")
+SCHEDULERS = ("kubernetes", "temporal", "apscheduler", "quartz", "systemd", "cronie", "eventbridge", "airflow",
+              "dagster", "prefect", "celery_beat")
 
 __all__ = ["Preset", "Wildcard", "Difference", "differences", "SCHEDULERS", "kubernetes", "temporal", "apscheduler",
-           "quartz", "systemd", "cronie", "eventbridge"]
+           "quartz", "systemd", "cronie", "eventbridge", "airflow", "dagster", "prefect", "celery_beat"]

@@ -69,6 +69,20 @@ def airflow(*, timetable: Timetable = "cron_trigger", catchup: bool = False, max
     Backfills are :class:`calsim.Backfill` events (oldest first, bounded by
     ``max_active_runs``).
 
+    Parameters (keyword-only, the DAG's settings)
+    ---------------------------------------------
+    timetable : {"cron_trigger", "cron_data_interval", "delta_trigger", "delta_data_interval"}, default "cron_trigger"
+        What ``schedule=`` becomes: a cron string is ``"cron_trigger"`` in
+        Airflow 3 (``[scheduler] create_cron_data_intervals = False``), a
+        ``timedelta`` ``"delta_trigger"``; the data-interval ones are
+        ``CronDataIntervalTimetable``/``DeltaDataIntervalTimetable``.
+    catchup : bool, default False
+        The DAG's ``catchup`` (Airflow 3's default is False).
+    max_active_runs : int 1..2**31, default 16
+        ``max_active_runs`` (``[core] max_active_runs_per_dag``).
+    next_run : {"stored", "recomputed"}, default "recomputed"
+        Which process acts first after a restart (see above).
+
     >>> p = airflow()
     >>> p.gap, p.fold, p.policy.catchup, p.policy.max_active
     ('shift', 'second', 'latest', 16)

@@ -54,6 +54,15 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                                 (``"restart"``)
     ==========================  ==========================================  ====================================
 
+    Parameters (keyword-only)
+    -------------------------
+    version : {"5.7", "5.4"}, default "5.7"
+        The Celery release (its crontab DST walk and interval clock differ).
+    cron_starting_deadline : duration or None, default None
+        ``beat_cron_starting_deadline`` (seconds).
+    schedule_file : {"kept", "lost"}, default "kept"
+        Whether beat restarts with its ``celerybeat-schedule`` shelve file.
+
     >>> p = celery_beat()
     >>> p.gap, p.fold, p.policy.catchup
     ('shift', 'first', 'latest')

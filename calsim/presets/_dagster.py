@@ -40,6 +40,13 @@ def dagster(*, max_catchup_runs: int = 5) -> Preset:
                           keeps ``tick_times[-1:]`` before this cut
     ====================  =============================================  =========================================
 
+    Parameters (keyword-only)
+    -------------------------
+    max_catchup_runs : int >= 0, default 5
+        Accepted and kept in ``settings``, without effect: Dagster 1.13's
+        daemon launches only the newest tick after an outage, whatever its
+        value (``ScheduleSnap.from_def`` never sets a partition set).
+
     >>> p = dagster()
     >>> p.gap, p.fold, p.policy.catchup
     ('next_valid', 'second', 'latest')

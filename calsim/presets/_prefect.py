@@ -55,6 +55,18 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     days in local time (issue 29). ``min_runs=0`` creates as many as 1 does
     (the service always creates the first run at or past the look-ahead).
 
+    Parameters (keyword-only)
+    -------------------------
+    kind : {"cron", "rrule", "interval"}, default "cron"
+        The deployment's schedule class.
+    down : {"worker", "server"}, default "worker"
+        Which side an ``Outage`` stops: the worker (the server keeps
+        creating runs) or the server (its scheduler service).
+    min_runs : int >= 0, default 3
+        ``PREFECT_SERVER_SERVICES_SCHEDULER_MIN_RUNS``.
+    min_scheduled_time : duration, default "1h"
+        ``PREFECT_SERVER_SERVICES_SCHEDULER_MIN_SCHEDULED_TIME``.
+
     >>> p = prefect()
     >>> p.gap, p.fold, p.policy.catchup
     ('shift', 'first', 'all')

@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -30,7 +30,6 @@ import polars as pl
 import calsim.limits as limits
 from ..expansion import expand_indexed
 from ..resolution import resolve_wall
-from ..rules.every import Every
 from ..schedule import Schedule
 from ..times import US, iso_z
 from ..tz.release import release as get_release
@@ -195,7 +194,8 @@ def restarted_intervals(scenario: Scenario, ordered: list[Schedule], frame: pl.D
             if back >= scenario.end_us:
                 continue
             keep = ~(mine & (due >= b))
-            rule = replace(cast(Every, s.parsed_rule), anchor=iso_z(back))
+            # An elapsed rule (Every) is a dataclass with its own anchor: the same rule, re-anchored.
+            rule = replace(cast(Any, s.parsed_rule), anchor=iso_z(back))
             new, _, _ = expand_indexed([replace(s, rule=rule)], iso_z(back + 1), iso_z(scenario.end_us), rel,
                                        what="simulate", codes=True)
             new = new.with_columns(pl.col(c).cast(pl.String).cast(frame.schema[c]) for c in ("schedule_id", "zone"))
@@ -257,7 +257,7 @@ def _start_instant(s: Schedule, scenario: Scenario) -> int:
     if s.start_utc is not None:
         return s.start_utc
     if s.start_wall is None:  # an Every with its own anchor
-        return cast(Every, s.parsed_rule).anchor_us(0)
+        return s.parsed_rule.anchor_us(0)
     table = get_release(scenario.release).table(s.zone)
     return int(resolve_wall(np.array([s.start_wall]), table, gap="shift", fold="first").due[0])
 

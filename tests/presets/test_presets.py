@@ -741,7 +741,7 @@ PRESET_FUNCTIONS = [getattr(presets, name) for name in presets.SCHEDULERS]
 class TestSignatures:
     def test_schedulers_names_every_preset_function_of_the_package(self):
         exported = {n for n in presets.__all__ if inspect.isfunction(getattr(presets, n))} - {"differences"}
-        assert set(presets.SCHEDULERS) == exported and len(presets.SCHEDULERS) == 7
+        assert set(presets.SCHEDULERS) == exported and len(presets.SCHEDULERS) == 11
 
     @pytest.mark.parametrize("make", PRESET_FUNCTIONS, ids=lambda f: f.__name__)
     def test_every_option_is_keyword_only(self, make):
