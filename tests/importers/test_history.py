@@ -242,7 +242,7 @@ SEEDS = [(HIST / f).read_bytes()[:1500] for f in ("jobs.json", "journal.json", "
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from(SEEDS), cut=st.integers(0, 1500), junk=st.binary(max_size=40),
-       kind=st.sampled_from([None, "kubernetes", "journal", "syslog", "csv", "parquet"]))
+       kind=st.sampled_from([None, "kubernetes", "journal", "syslog", "csv", "parquet", "airflow", "prefect"]))
 def test_fuzzed_histories_only_raise_calsim_errors(seed, cut, junk, kind):
     data = seed[:cut] + junk + seed[cut:]
     try:
@@ -484,6 +484,12 @@ class TestRegistry:
         table = table[:table.index("\n\n")]
         listed = {k for row in table.splitlines()[2:] for k in re.findall(r"`(\w+)`", row.split("|")[2])}
         assert listed == set(READERS)
+
+    @pytest.mark.parametrize("kind,name", [("airflow", "airflow-3.3.2-dag-runs.json"),
+                                           ("prefect", "prefect-3.9.1-flow-runs.json")])
+    def test_a_history_recorded_from_its_scheduler_is_detected_among_the_others(self, kind, name):
+        text = (ROOT / "tests" / "fixtures" / "history" / name).read_text()
+        assert detect_history(text) == kind and read_history(text.encode(), None).height > 0
 
     def test_text_that_starts_like_parquets_magic_is_told_apart_as_text(self):
         assert detect_history("PAR1,started_utc\n") == "csv"

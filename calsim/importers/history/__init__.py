@@ -12,6 +12,13 @@ journal       ``journalctl -o json`` (one object a line):     unknown (null)
 syslog        cron's ``CRON[pid]: (user) CMD (command)``      unknown (null)
               lines (Debian cron, cronie ``CROND``), with the
               crontab that names the commands (``crontab=``)
+airflow       Airflow's DAG runs: ``GET /api/v2/dags/~/``      ``run_after`` (the cron time, or the
+              ``dagRuns`` (``{"dag_runs": [...]}``), a list     data interval's end) of ``scheduled``
+              of its runs, or ``airflow dags list-runs -o     and ``backfill`` runs; null for
+              json``                                          manual and asset-triggered ones
+prefect       Prefect's flow runs: ``prefect flow-run ls -o   ``expected_start_time`` of
+              json`` / ``POST /api/flow_runs/filter`` (a      ``auto_scheduled`` runs; null for the
+              list), or ``/paginate``'s ``{"results": ...}``  others
 csv/parquet   columns below                                   ``scheduled`` / ``scheduled_utc`` /
                                                               ``nominal_local``
 ============  ==============================================  ======================================
@@ -24,7 +31,10 @@ str, ``scheduled_utc`` Datetime UTC (null when the log does not say it),
 item), plus ``nominal_local``/``fold`` when a CSV has them.
 
 **Schedule ids.** A Job's id is ``namespace/cronjob`` as
-:func:`~calsim.importers.from_kubernetes` names it. A syslog run is matched
+:func:`~calsim.importers.from_kubernetes` names it; a DAG run's, its
+``dag_id``; a flow run's, its deployment's ``deployment_name`` when an
+analyst added one, else its ``deployment_id`` (a flow run carries no
+deployment name: :mod:`.prefect_runs` shows how to add it). A syslog run is matched
 to the crontab entry with the same command (the first such line when two
 have it) and gets that entry's id (``crontab:11``); a command of no entry
 gets ``command:<command>``. A journal run gets its unit's name; with
@@ -44,12 +54,13 @@ a directory, a link to one are refused before anything is read:
 
 * bytes: :data:`~calsim.input_files.DEFAULT_MAX_HISTORY_BYTES` (1 GiB) of
   file, and for Parquet of declared decompressed columns and of text once
-  expanded; ``kubectl``'s output, parsed as one document, at most
-  :data:`~calsim.input_files.DEFAULT_MAX_FILE_BYTES` (64 MiB);
+  expanded; ``kubectl``'s, Airflow's and Prefect's output, each parsed as
+  one document, at most :data:`~calsim.input_files.DEFAULT_MAX_FILE_BYTES` (64 MiB);
   ``CALSIM_MAX_FILE_BYTES`` raises them, ``max_bytes=`` sets them;
 * rows: :data:`DEFAULT_MAX_HISTORY_ROWS` (10 million) lines of a text
   history, rows of a CSV or Parquet file (Parquet: as its footer declares,
-  before any page is read), Jobs of a ``kubectl`` list or runs;
+  before any page is read), Jobs of a ``kubectl`` list, DAG or flow runs
+  of an Airflow or Prefect document, or runs;
   ``CALSIM_MAX_HISTORY_ROWS`` or ``max_rows=`` sets it;
 * a line of a journal or syslog: :data:`MAX_LINE_BYTES` (16 MiB);
 
@@ -77,8 +88,10 @@ from ...input_files import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_HISTORY_BYTES, ma
 from .._history_input import (DEFAULT_MAX_HISTORY_ROWS, HEAD_BYTES, MAX_LINE_BYTES, Source, max_history_rows, too_many,
                               whole_number)
 from .._history_table import HISTORY_SCHEMA, read_actual, table
+from . import airflow_runs as _airflow_reader
 from . import journal as _journal_reader
 from . import kubernetes_jobs as _kubernetes_reader
+from . import prefect_runs as _prefect_reader
 from . import syslog as _syslog_reader
 from . import tables as _tables
 from ._rows import Caps, HistoryReader
@@ -87,15 +100,19 @@ __all__ = ["read_history", "read_actual", "detect_history", "max_history_rows", 
            "DEFAULT_MAX_HISTORY_ROWS", "MAX_LINE_BYTES", "READERS", "HistoryReader"]
 
 #: The history readers, one module each, in the order their formats are told apart by content (Parquet's
-#: magic bytes, a journal's first object, kubectl's object, cron's CMD lines, then CSV for the rest).
+#: magic bytes, a journal's first object, Airflow's and Prefect's run documents -- a JSON object or list with
+#: their keys --, kubectl's object (any other JSON object), cron's CMD lines, then CSV for the rest).
 READERS: dict[str, HistoryReader] = {r.kind: r for r in (
-    _tables.PARQUET, _journal_reader.READER, _kubernetes_reader.READER, _syslog_reader.READER, _tables.CSV)}
+    _tables.PARQUET, _journal_reader.READER, _airflow_reader.READER, _prefect_reader.READER,
+    _kubernetes_reader.READER, _syslog_reader.READER, _tables.CSV)}
 #: Their kinds, in the order the module docstring's table and the README list them.
-HISTORY_KINDS = tuple(sorted(READERS, key=("kubernetes", "journal", "syslog", "csv", "parquet").index))
+HISTORY_KINDS = tuple(sorted(READERS, key=("kubernetes", "journal", "syslog", "airflow", "prefect", "csv",
+                                           "parquet").index))
 
 
 def detect_history(text: str) -> str:
-    """The kind of a history given as text: ``kubernetes``, ``journal``, ``syslog`` or ``csv``.
+    """The kind of a history given as text: ``kubernetes``, ``journal``, ``syslog``, ``airflow``, ``prefect``
+    or ``csv``.
 
     Only the first MiB is looked at.
 
@@ -123,8 +140,10 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
         regular file, the content (``str`` with a line break, or ``bytes``),
         or for CSV/Parquet a polars DataFrame.
     kind
-        ``"kubernetes"``, ``"journal"``, ``"syslog"``, ``"csv"``,
-        ``"parquet"`` or None (told by content).
+        ``"kubernetes"``, ``"journal"``, ``"syslog"``, ``"airflow"``,
+        ``"prefect"``, ``"csv"``, ``"parquet"`` or None (told by content;
+        an empty JSON list ``[]`` is neither Airflow's nor Prefect's until
+        ``kind=`` says so).
     crontab
         syslog only (required there): the crontab whose entries the commands
         are matched to (a path, its text, or :func:`~calsim.importers.from_crontab`'s result).
@@ -148,8 +167,8 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
         The name used in ``origin`` and messages (default: the path).
     max_rows, max_bytes
         The caps (module docstring): None for the defaults
-        (:func:`max_history_rows`; 1 GiB, 64 MiB for ``kubectl``'s output,
-        or ``CALSIM_MAX_FILE_BYTES``).
+        (:func:`max_history_rows`; 1 GiB, 64 MiB for ``kubectl``'s,
+        Airflow's and Prefect's JSON, or ``CALSIM_MAX_FILE_BYTES``).
 
     Returns
     -------
