@@ -14,6 +14,9 @@ output says which engine path settled the runs):
 * ``mixed_costs``: costs 1, 2 or 3 per schedule (budget 300);
 * ``pauses``: every 10th schedule paused 10-13 October;
 * ``capacity``: no budgets, at most n / 25 runs at once, priorities 0-2;
+* ``airflow``: no budgets, every schedule under ``presets.airflow(catchup=True,
+  max_active_runs=1)``: after the outage every missed run is created at once
+  and each DAG works its backlog oldest first, one run at a time (issue 29);
 * ``combined``: capacity, budgets, failures and lognormal run times;
 * worker-level (issue 19), settled attempt by attempt (:mod:`calsim.simulation.worker_loop`):
   ``workers``: n / 25 workers with a 10-minute lease, random crashes (1 per
@@ -64,7 +67,7 @@ import time
 import calsim
 
 PATHS = ("fast", "budgets_failures", "budgets_lognormal", "mixed_costs", "pauses", "capacity", "combined",
-         "workers", "rate_limits", "worker_faults", "worker_budgets")
+         "airflow", "workers", "rate_limits", "worker_faults", "worker_budgets")
 WORKER_PATHS = ("workers", "rate_limits", "worker_faults", "worker_budgets")
 MONTH = ("2026-10-01T00:00Z", "2026-11-01T00:00Z")
 YEAR = ("2026-01-01T00:00Z", "2027-01-01T00:00Z")
@@ -80,7 +83,7 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
         raise SystemExit(f"path: unknown {path!r} (allowed: {', '.join(PATHS)})")
     capacity = path in ("capacity", "combined")
     worker_level = path in WORKER_PATHS
-    budgets = path != "capacity" and (not worker_level or path == "worker_budgets")
+    budgets = path not in ("capacity", "airflow") and (not worker_level or path == "worker_budgets")
     fleet = []
     for i, s in enumerate(calsim.examples.fleet(n, seed=0)):
         fields: dict = {"catchup": "latest", "overlap": "skip", "duration": "1min"}
@@ -99,7 +102,10 @@ def scenario(path: str, n: int, horizon: tuple[str, str] = MONTH) -> calsim.Scen
             fields.update(rate_limit=tenant, account=tenant, covers="since_last_success", idempotent=i % 2 == 0)
         if path == "worker_faults":
             fields["ack_delay"] = "5s"
-        fleet.append(calsim.with_policy([s], **fields)[0])
+        s = calsim.with_policy([s], **fields)[0]
+        if path == "airflow":  # Airflow's catch-up of the whole backlog, one run of a DAG at a time
+            s = calsim.presets.airflow(catchup=True, max_active_runs=1).apply(s)
+        fleet.append(s)
     tenants = sorted({s.policy.account for s in fleet if s.policy.account})
     limit = 300.0 if path == "mixed_costs" else 150.0
     events = []
