@@ -51,19 +51,27 @@ def data_windows(run: RunState) -> None:
     if not kind.any():
         return
     rows = np.flatnonzero(run.has_due & (kind[run.s] > 0))
-    # A backfill run's window is its occurrence's, among the other backfill runs (its due is its arrival).
+    # A backfill run's window is its occurrence's (its due is its arrival): the windows are those of the
+    # schedule's logical instants, scheduled and backfilled alike; "since the last success" counts each kind
+    # of run apart (a backfill does not move the scheduled runs' last success).
     logical = run.due if run.logical is None else run.logical
-    group = run.s[rows].astype(np.int64) * 2 + (0 if run.backfill is None else run.backfill[rows])
+    base = run.s[rows].astype(np.int64)
     f = pl.DataFrame({
-        "row": rows, "s": group, "due": logical[rows],
-        "done": run.state[rows] == S["done"], "kind": kind[run.s[rows]],
+        "row": rows, "base": base, "s": base * 2 + (0 if run.backfill is None else run.backfill[rows]),
+        "due": logical[rows], "done": run.state[rows] == S["done"], "kind": kind[run.s[rows]],
     }).sort("s", "due", maintain_order=True)
-    prev = pl.col("due").shift(1).over("s")
-    spacing = (pl.col("due").shift(-1) - pl.col("due")).over("s")
+    if run.backfill is None:
+        prev, nxt = pl.col("due").shift(1).over("s"), pl.col("due").shift(-1).over("s")
+    else:
+        instants = f.select("base", "due").unique().sort("base", "due").with_columns(
+            _prev=pl.col("due").shift(1).over("base"), _next=pl.col("due").shift(-1).over("base"))
+        f = f.join(instants, on=["base", "due"], how="left", maintain_order="left")
+        prev, nxt = pl.col("_prev"), pl.col("_next")
+    spacing = nxt - pl.col("due")
     # The first occurrence's window starts where the schedule's first interval opened, else reaches back one
     # spacing (none known: an empty window).
-    opened = pl.col("s").replace_strict([2 * i for i in run.openings], list(run.openings.values()), default=None,
-                                        return_dtype=pl.Int64) if run.openings else pl.lit(None, pl.Int64)
+    opened = pl.col("base").replace_strict(list(run.openings), list(run.openings.values()), default=None,
+                                           return_dtype=pl.Int64) if run.openings else pl.lit(None, pl.Int64)
     own = pl.coalesce(prev, opened, pl.col("due") - spacing.fill_null(0))
     last_done = pl.when(pl.col("done")).then(pl.col("due")).shift(1).forward_fill().over("s")
     f = f.with_columns(

@@ -21,7 +21,10 @@ running past the end), and a run still waiting for budget at the end is
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import polars as pl
 
 import calsim.simulation.columns as columns
 from .order import needs_order
@@ -30,7 +33,7 @@ from .event_loop import event_loop
 from .ledger import Ledger, ledger_frame
 from .occurrences import backfill_rows, interval_openings, manual_rows, occurrences, restarted_intervals
 from .scenario_records import accounts
-from .scenario import Scenario
+from .scenario import Backfill, Scenario
 from .state import RunState
 from .data_windows import data_windows
 from .worker_loop import worker_loop
@@ -59,7 +62,7 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     frame, s_of, tz_of = restarted_intervals(scenario, scheds, frame, s_of, tz_of)
     frame, s_of, tz_of, openings = interval_openings(scenario, scheds, frame, s_of, tz_of)
     n_scheduled = frame.height
-    frame, s_of, tz_of, logical = backfill_rows(scenario, scheds, frame, s_of, tz_of)
+    frame, s_of, tz_of, logical = backfill_rows(scenario, scheds, frame, s_of, tz_of, _ran(scenario, settle))
     bar.update(1)
     run = RunState(scenario, scheds, frame, s_of, tz_of, boundaries)
     run.openings = openings
@@ -96,6 +99,31 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     bar.update(1)
     bar.close()
     return ledger
+
+
+def _ran(scenario: Scenario, settle: str) -> pl.DataFrame | None:
+    """For a scenario with :class:`~calsim.Backfill` events: the occurrences each backfill finds with a run
+    (the scenario settled once without its backfills: rows that started before the backfill's ``at``, or are
+    due at or after it), as ``schedule_id``, ``nominal_local``, ``fold``, ``at``; None without a backfill.
+
+    A backfill, as Airflow's default ``reprocess_behavior="none"``, runs only the logical dates without a run:
+    which those are is known once the scenario has run up to the backfill, so a scenario with backfills is
+    settled twice (the backfills arrive after the rows they look at, so the first settling stands for them).
+    """
+    fills = [ev for ev in scenario.events if isinstance(ev, Backfill)]
+    if not fills:
+        return None
+    first = run_local(replace(scenario, events=tuple(e for e in scenario.events if not isinstance(e, Backfill))),
+                      settle=settle, progress=False).frame
+    parts = []
+    for ev in fills:
+        at = ev.at_us if ev.at_us is not None else scenario.start_us
+        t = pl.lit(at).cast(pl.Datetime("us", "UTC"))
+        parts.append(first.filter((pl.col("schedule_id") == ev.schedule_id) & (pl.col("kind") == "scheduled")
+                                  & ((pl.col("started_utc") < t) | (pl.col("due_utc") >= t)))
+                     .select(pl.col("schedule_id").cast(pl.String), "nominal_local", pl.col("fold").cast(pl.Int8),
+                             pl.lit(at, pl.Int64).alias("at")))
+    return pl.concat(parts)
 
 
 class _NoBar:

@@ -206,15 +206,20 @@ def restarted_intervals(scenario: Scenario, ordered: list[Schedule], frame: pl.D
 
 
 def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
-                  tz_of: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, np.ndarray, np.ndarray | None]:
+                  tz_of: np.ndarray, ran: pl.DataFrame | None = None
+                  ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray, np.ndarray | None]:
     """Append the runs of each :class:`~calsim.Backfill`; also returns each row's logical instant (µs; the
     frame's ``due_utc`` for a scheduled row), or None when there is no backfill.
 
     The range is expanded as the schedule's own rule (its revision in force
-    at the range's end) over ``[start, end)`` before the horizon, from the
-    schedule's start on; the runs are due one microsecond apart in their
-    order (oldest first, or newest first with ``reverse``), the last at ``at``
-    (default the scenario's start), so one wake-up picks them in that order.
+    at the range's end) over ``[start, end)`` up to ``at``, from the
+    schedule's start on, less the occurrences that have a run: ``ran`` (the
+    scenario settled without its backfills: ``schedule_id``,
+    ``nominal_local``, ``fold`` of the scheduled rows that started before
+    ``at`` or are due at or after it) and those an earlier backfill took. The
+    runs are due one microsecond apart in their order (oldest first, or
+    newest first with ``reverse``), the last at ``at`` (default the
+    scenario's start), so one wake-up picks them in that order.
     """
     fills = [ev for ev in scenario.events if isinstance(ev, Backfill)]
     if not fills:
@@ -223,7 +228,13 @@ def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFra
     logical = [_place(frame)]
     parts, s_parts, tz_parts = [frame], [s_of], [tz_of]
     arrival = scenario.start_us
+    key = ["schedule_id", "nominal_local", "fold"]
+    taken = pl.DataFrame(schema={"schedule_id": pl.String, "nominal_local": pl.Datetime("us"), "fold": pl.Int8,
+                                 "at": pl.Int64})
+    if ran is not None:
+        taken = pl.concat([taken, ran.select(*key, "at").cast(taken.schema)])
     for ev in fills:
+        at = ev.at_us if ev.at_us is not None else scenario.start_us
         revisions = [i for i, s in enumerate(ordered) if s.id == ev.schedule_id]
         i = next((i for i in revisions if (ordered[i].from_utc or -BIG) < ev.end_us), revisions[0])
         s = replace(ordered[i], effective_from=None, effective_to=None)
@@ -231,16 +242,22 @@ def backfill_rows(scenario: Scenario, ordered: list[Schedule], frame: pl.DataFra
         # (Airflow backfills the intervals that start in [from_date, to_date)).
         step = 1 if isinstance(s.policy, Policy) and s.policy.covers == "data_interval" else 0
         lo = max(ev.start_us + step, _start_instant(s, scenario))
-        hi = min(ev.end_us + step, scenario.start_us)
+        hi = min(ev.end_us + step, at + 1)
         if hi <= lo:
             continue
         new, _, _ = expand_indexed([s], iso_z(lo), iso_z(hi), rel, what="simulate", codes=True)
         new = new.drop_nulls("due_utc").sort("due_utc", descending=ev.reverse)
+        had = taken.filter((pl.col("schedule_id") == s.id) & (pl.col("at") <= at)).drop("at")
+        if had.height:
+            probe = new.select(pl.col("schedule_id").cast(pl.String), "nominal_local", pl.col("fold").cast(pl.Int8))
+            left = probe.with_row_index("_i").join(had, on=key, how="anti")["_i"]
+            new = new[left.sort().to_numpy()]
         if not new.height:
             continue
+        taken = pl.concat([taken, new.select(pl.col("schedule_id").cast(pl.String), "nominal_local",
+                                             pl.col("fold").cast(pl.Int8), pl.lit(at, pl.Int64).alias("at"))])
         # One microsecond apart and the last at `at`: the scheduler's wake-up at or after `at` picks them all,
         # in this order.
-        at = ev.at_us if ev.at_us is not None else scenario.start_us
         base = max(arrival, at - (new.height - 1))
         logical.append(_place(new))
         due = pl.Series("due_utc", base + np.arange(new.height, dtype=np.int64)).cast(pl.Datetime("us", "UTC"))
