@@ -142,6 +142,28 @@ def test_a_stale_stored_next_run_gives_two_runs_after_a_three_day_outage_without
     assert len(want) == 2 and got == want
 
 
+def test_with_catchup_every_missed_data_interval_is_created_at_the_restart_at_once():
+    s = airflow(timetable="cron_data_interval", catchup=True).apply(calsim.Schedule("dag", "UTC", "2026-06-01T00:00",
+                                                                                    "0 0 * * *"))
+    sc = calsim.Scenario("x", [s], "2026-06-01T00:00Z", "2026-06-13T00:00Z", release=RELEASE,
+                         outages=[calsim.Outage("2026-06-08T12:00Z", "2026-06-11T12:00Z")])
+    f = calsim.simulate(sc, progress=False).frame.filter(pl.col("started_utc") == utc("2026-06-11T12:00:00Z"))
+    assert f.select(pl.col("window_start_utc", "window_end_utc").dt.strftime("%m-%d")).rows() == [
+        ("06-08", "06-09"), ("06-09", "06-10"), ("06-10", "06-11")]
+
+
+@pytest.mark.parametrize("reverse,order", [(False, [1, 2, 3]), (True, [3, 2, 1])])
+def test_a_backfill_runs_oldest_first_or_newest_first_one_at_a_time_under_max_active_runs_one(reverse, order):
+    s = airflow(max_active_runs=1).apply(calsim.Schedule("dag", "UTC", "2026-01-01T00:00", "0 0 * * *",
+                                                         policy=calsim.Policy(duration="1h")))
+    sc = calsim.Scenario("x", [s], "2026-06-01T00:00Z", "2026-06-02T00:00Z", release=RELEASE,
+                         events=[calsim.Backfill("dag", "2026-05-01T00:00Z", "2026-05-04T00:00Z", reverse,
+                                                 at="2026-06-01T06:00Z")])
+    f = calsim.simulate(sc, progress=False).frame.filter(pl.col("kind") == "backfill").sort("started_utc")
+    assert f["nominal_local"].dt.day().to_list() == order
+    assert f["started_utc"].dt.hour().to_list() == [6, 7, 8]
+
+
 def test_max_active_runs_one_works_the_backlog_oldest_first_one_at_a_time():
     s = airflow(catchup=True, max_active_runs=1).apply(calsim.Schedule(
         "dag", "UTC", "2026-03-01T00:00", "0 * * * *", policy=calsim.Policy(duration="10min")))

@@ -16,6 +16,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import calsim
@@ -110,6 +111,17 @@ def test_after_beat_was_down_an_interval_entry_counts_from_the_catch_up_or_the_r
     report.append(f"celery {data['version']} outages (interval; file kept/lost; deadline None/300 s): {len(cases)} "
                   f"cases, {sends:,} sends after the restarts, {len(apart)} apart")
     assert len(cases) >= 100 and not apart, apart[:3]
+
+
+@pytest.mark.parametrize("settings,runs_at_restart", [
+    ({}, 1), ({"cron_starting_deadline": 300}, 0), ({"schedule_file": "lost"}, 0)])
+def test_after_beat_was_down_a_missed_crontab_runs_once_at_the_restart_unless_deadline_or_file_lost(
+        settings, runs_at_restart):
+    s = celery_beat(**settings).apply(calsim.Schedule("task", "UTC", "2026-03-01T00:00", "0 * * * *"))
+    sc = calsim.Scenario("x", [s], "2026-03-01T00:00Z", "2026-03-02T00:00Z", release="2025b",
+                         outages=[calsim.Outage("2026-03-01T02:30Z", "2026-03-01T05:30Z")])
+    f = calsim.simulate(sc, progress=False).frame
+    assert f.filter(pl.col("started_utc") == utc("2026-03-01T05:30:00Z")).height == runs_at_restart
 
 
 def test_a_0230_crontab_on_the_new_york_spring_day_runs_at_0330_edt_in_57_and_0300_in_54():

@@ -1,4 +1,4 @@
-"""``presets.dagster`` (work in progress, issue 29) against Dagster 1.13.29 itself.
+"""``presets.dagster`` against Dagster 1.13.29 itself.
 
 The oracle is Dagster's own code on a fake clock, recorded by
 ``python tools/capture_dagster.py`` into ``tests/fixtures/dagster/`` (the
@@ -59,6 +59,19 @@ def test_a_0230_and_a_0200_job_in_the_spring_gap_both_run_at_0300_edt():
         s = dagster().apply(calsim.Schedule("job", "America/New_York", "2026-01-01T00:00", rule))
         f = calsim.expand([s], "2026-03-08T05:00Z", "2026-03-09T05:00Z", release=RELEASE).drop_nulls("due_utc")
         assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["03:00 EDT"]
+
+
+def _local_runs(preset, rule: str, lo: str, hi: str, zone: str = "America/New_York") -> list[str]:
+    tz = calsim.release(RELEASE).zone(zone)
+    s = preset.apply(calsim.Schedule("job", zone, "2026-01-01T00:00", rule))
+    f = calsim.expand([s], lo, hi, release=RELEASE).drop_nulls("due_utc")
+    return [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]]
+
+
+def test_on_the_fall_back_day_a_fixed_time_runs_the_standard_time_pass_and_an_hourly_rule_both():
+    assert _local_runs(dagster(), "30 1 * * *", "2026-11-01T04:00Z", "2026-11-02T04:00Z") == ["01:30 EST"]
+    assert _local_runs(dagster(), "30 * * * *", "2026-11-01T04:00Z", "2026-11-01T08:00Z") == [
+        "00:30 EDT", "01:30 EDT", "01:30 EST", "02:30 EST"]
 
 
 OUTAGES = DATA["outage_cases"]

@@ -79,6 +79,18 @@ def test_after_an_outage_the_runs_that_start_are_prefects(outage, report):
     assert len(cases) >= 20 and runs > len(cases) and not apart, apart[:3]
 
 
+def test_a_cron_gap_time_runs_shifted_forward_and_a_repeated_time_on_its_first_pass():
+    tz = calsim.release(RELEASE).zone("America/New_York")
+
+    def runs(rule: str, lo: str, hi: str) -> list[str]:
+        s = prefect().apply(calsim.Schedule("flow", "America/New_York", "2026-01-01T00:00", rule))
+        f = calsim.expand([s], lo, hi, release=RELEASE).drop_nulls("due_utc")
+        return [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]]
+
+    assert runs("30 2 * * *", "2026-03-08T05:00Z", "2026-03-09T05:00Z") == ["03:30 EDT"]
+    assert runs("30 1 * * *", "2026-11-01T04:00Z", "2026-11-02T04:00Z") == ["01:30 EDT"]
+
+
 def test_after_a_five_day_server_outage_a_daily_job_runs_the_three_runs_created_before_it():
     s = prefect(down="server").apply(calsim.Schedule("flow", "UTC", "2026-03-01T00:00", "0 9 * * *"))
     sc = calsim.Scenario("x", [s], "2026-03-01T00:00Z", "2026-03-08T00:00Z", release=RELEASE,
