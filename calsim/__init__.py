@@ -31,7 +31,7 @@ from .errors import (
 )
 from .tz.fetch import fetch_release
 from .tz.release import Release, release, releases
-from .resolution import FoldPolicy, GapPolicy, resolve
+from .resolution import ByLocalHour, FoldPolicy, GapPolicy, resolve
 from .calendars import Calendar
 from .rules.cron import Cron
 from .rules.every import Every
@@ -42,7 +42,7 @@ from .expansion import expand
 from .explain import preview
 from .tzchanges import tzdiff, tzdiff_summary, zone_changes
 from .simulation.policy import Failures, LogNormal, Policy, with_policy
-from .simulation.scenario import Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
+from .simulation.scenario import Backfill, Budget, Outage, Pause, Resume, Revise, Scenario, Trigger, TzUpgrade
 from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.ledger import Ledger
 from .simulation.dispatch import register_engine, simulate
@@ -65,6 +65,7 @@ __all__ = [
     "resolve",
     "GapPolicy",
     "FoldPolicy",
+    "ByLocalHour",
     # schedules and expansion
     "Schedule",
     "InvalidDayPolicy",
@@ -102,6 +103,7 @@ __all__ = [
     "Pause",
     "Resume",
     "Trigger",
+    "Backfill",
     "Revise",
     "TzUpgrade",
     "simulate",

@@ -41,7 +41,7 @@ import calsim.limits as limits
 from .emulation import SCHEDULER, emulated_rows
 from .errors import InputError
 from .tz.release import Release, ReleaseLike, release as get_release
-from .resolution import resolve_wall
+from .resolution import Resolved, policies, resolve_wall
 from .rules.every import Every
 from .rules.rrule import RRule
 from .schedule import Schedule, check_revisions
@@ -105,9 +105,10 @@ def _counted_walls(s: Schedule, rule: RRule, dtstart: int, table: ZoneTable,
         walls, inv = rule.candidates(dtstart, at, end, s.invalid_day)
         if len(walls):
             counted = np.ones(len(walls), dtype=bool)
-            if s.gap == "skip":
+            if "skip" in policies(s.gap):
                 # Folds do not change what is counted: one nominal instance each.
-                counted = resolve_wall(walls, table, gap="skip", fold="first").kind != 1
+                skipped = resolve_wall(walls, table, gap=s.gap, fold="first").has_due
+                counted = counted if skipped is None else skipped
             n = int(counted.sum())
             if found + n >= want:
                 last = int(np.flatnonzero(counted)[want - found - 1])
@@ -188,6 +189,33 @@ def _shared(memo: dict, key: tuple, make):
 
 def _no_notes(walls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return walls, np.zeros(len(walls), np.int8)
+
+
+def _local_every(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int, version: str) -> Resolved:
+    """An ``Every(..., clock="local")``: its walk's nominal walls near ``[lo, hi)``, resolved with the schedule's
+    gap and fold (the walk itself follows the gap policy: :meth:`Every.local_walls`).
+
+    An anchor given as an instant is the first run exactly (its own fold), not a wall time to resolve.
+    """
+    floor = _start_wall(s, table) if s.start_wall is not None or s.start_utc is not None else None
+    origin, exact = rule.origin(table, s.start_wall, s.start_utc)
+    wlo = lo - _MARGIN if floor is None else max(lo - _MARGIN, floor)
+    walls = rule.local_walls(table, origin, wlo, hi + _MARGIN, s.gap, version=version, schedule=s.id)
+    if exact is None or not len(walls) or walls[0] != origin:
+        return resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=version, schedule=s.id)
+    r = resolve_wall(walls[1:], table, gap=s.gap, fold=s.fold, version=version, schedule=s.id)
+    m = len(r.wall)
+    offset = table.offsets[np.searchsorted(table.utc, [exact // US], side="right")]
+    fold0 = resolve_wall(walls[:1], table, gap="shift", fold="first").due != exact  # PEP 495's fold of the anchor
+    return Resolved(
+        row=np.concatenate([[0], (np.arange(m) if r.row is None else r.row) + 1]),
+        wall=np.concatenate([walls[:1], r.wall]),
+        fold=np.concatenate([fold0, np.zeros(m, bool) if r.fold is None else r.fold]).astype(np.int8),
+        kind=np.concatenate([[0], r.kind]).astype(r.kind.dtype),
+        due=np.concatenate([[exact], r.due]),
+        has_due=None if r.has_due is None else np.concatenate([[True], r.has_due]),
+        offset=np.concatenate([offset, r.offset]).astype(r.offset.dtype),
+        note_vocab=r.note_vocab)
 
 
 def _every_rows(s: Schedule, rule: Every, table: ZoneTable, lo: int, hi: int):
@@ -307,7 +335,7 @@ def _collect(scheds: list[Schedule], rel: Release, rows: Rows) -> tuple[Rows, di
     """The rows of every schedule (nominal walls, resolved, in the window) and the note vocabulary."""
     win = rows.win
     vocab: dict[str, int] = {}
-    groups: dict[tuple[str, str, str], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    groups: dict[tuple, list[tuple[int, np.ndarray, np.ndarray]]] = {}  # (zone, gap, fold) -> walls
     tables: dict[str, ZoneTable] = {}
     memo: dict = {}
     for i, s in enumerate(scheds):
@@ -316,14 +344,19 @@ def _collect(scheds: list[Schedule], rel: Release, rows: Rows) -> tuple[Rows, di
             continue
         table = tables.get(s.zone) or tables.setdefault(s.zone, rel.table(s.zone))
         if s.parsed_rule.elapsed:
-            wall, fold, inst, offset = _every_rows(s, cast(Every, s.parsed_rule), table, lo, hi)  # (elapsed: Every)
+            every = cast(Every, s.parsed_rule)  # (elapsed: Every)
+            if every.clock == "local":  # the period on the zone's wall clock: walls resolved with gap and fold
+                r = _local_every(s, every, table, lo, hi, rel.version)
+                add_resolved(rows, r, i, np.zeros(len(r.wall), np.int8), vocab)
+                continue
+            wall, fold, inst, offset = _every_rows(s, every, table, lo, hi)
             rows.add(i, wall, inst, offset, fold=fold if fold.any() else None)
             continue
         if s.gap == SCHEDULER:  # the rule's scheduler's own walk decides DST (calsim.emulation)
             _emulated(rows, i, s, table, lo, hi, memo, vocab)
             continue
         walls, inv = _candidates(s, table, lo, hi, memo)
-        if s.gap == "reject" or s.fold == "reject":  # resolved alone, so the error names it
+        if "reject" in policies(s.gap) or "reject" in policies(s.fold):  # resolved alone, so the error names it
             r = resolve_wall(walls, table, gap=s.gap, fold=s.fold, version=rel.version, schedule=s.id)
             add_resolved(rows, r, i, inv, vocab)
             continue

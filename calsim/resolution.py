@@ -29,6 +29,13 @@ Fold policies, for 01:30 on 2026-11-01 (02:00 EDT -> 01:00 EST):
 fold 1; ``"both"`` two rows, fold 0 then 1; ``"reject"``
 :class:`AmbiguousTimeError`.
 
+A policy that depends on the hour: :class:`ByLocalHour` applies one policy
+to a time whose local hour is in a set and another to the rest, as Dagster
+1.13 repairs only the times of hours 1-3 (``DAYLIGHT_SAVINGS_HOURS``):
+``gap=ByLocalHour((1, 2, 3), inside="next_valid", outside="shift")``,
+``fold=ByLocalHour((1, 2, 3), inside="second", outside="first")``. Each row
+carries the note of the policy it met.
+
 How it works: each transition ``i`` of a zone table, at UTC ``t`` from offset
 ``b`` to ``a``, makes the wall-clock interval ``[t + min(a, b), t + max(a, b))``
 anomalous (a gap when ``a > b``, a fold when ``a < b``). Exactly as PEP 495's
@@ -56,26 +63,125 @@ shape: (3, 5)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, get_args
+from collections.abc import Iterable
+from dataclasses import KW_ONLY, dataclass
+from typing import Literal, cast, get_args
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .errors import AmbiguousTimeError, NonexistentTimeError, check_choice, choices
+from .errors import AmbiguousTimeError, NonexistentTimeError, PolicyError, check_choice, choices, shown
 from .tz.release import ReleaseLike, release as get_release
 from .times import DAY_US, US, local_us
 from .tz.tzif import ZoneTable
 
-__all__ = ["resolve", "GapPolicy", "FoldPolicy", "GapSetting", "FoldSetting", "KIND", "Resolved", "resolve_wall"]
+__all__ = ["resolve", "GapPolicy", "FoldPolicy", "GapSetting", "FoldSetting", "ByLocalHour", "KIND", "Resolved",
+           "resolve_wall", "check_gap", "check_fold", "policies"]
 
 GapPolicy = Literal["skip", "shift", "next_valid", "shift_backward", "reject"]
 FoldPolicy = Literal["first", "second", "both", "reject"]
-# What a Schedule or a Preset may hold: a policy above, or "scheduler" (calsim.emulation.SCHEDULER): fire the
-# rule as its own scheduler walks it. Emulation settles those rows before resolution sees a policy.
-GapSetting = GapPolicy | Literal["scheduler"]
-FoldSetting = FoldPolicy | Literal["scheduler"]
+HOUR_US = 3600 * US
+
+
+@dataclass(frozen=True)
+class ByLocalHour:
+    """A gap or fold policy that depends on the local hour of the time that meets the change.
+
+    A nominal time that falls in a gap (as ``gap=``) or a fold (as
+    ``fold=``) takes ``inside`` when its local hour (0-23) is one of
+    ``hours``, else ``outside``; times that meet no change resolve as
+    always. For a one-hour change on the hour (every change of New York,
+    Berlin, Santiago or Beirut) the hour of the time is the hour of the
+    change; a change off the hour (Pacific/Chatham's 02:45) can put the times
+    of one gap on both sides of the test. Each row carries the note of the
+    policy it met (``dst_gap_next_valid``, ``dst_gap_shifted``...).
+
+    Parameters
+    ----------
+    hours
+        Whole hours 0-23 (any iterable; kept as a sorted tuple), at least one.
+    inside, outside : str, keyword-only
+        Both gap policies (``"skip"``, ``"shift"``, ``"next_valid"``,
+        ``"shift_backward"``, ``"reject"``) for ``gap=``, or both fold
+        policies (``"first"``, ``"second"``, ``"both"``, ``"reject"``) for ``fold=``.
+
+    Dagster 1.13's cron iterator repairs a gap or fold time only when its
+    hour is in ``DAYLIGHT_SAVINGS_HOURS = {1, 2, 3}``
+    (``dagster/_utils/schedules.py`` 26, 100-129): a nonexistent time runs at
+    the end of the gap, a repeated one in its second pass; at midnight
+    changes the unrepaired 00:30 runs with the offset before the gap (01:30
+    new time) and a repeated 23:30 in its first pass:
+
+    >>> import calsim
+    >>> gap = ByLocalHour((1, 2, 3), inside="next_valid", outside="shift")
+    >>> [str(calsim.resolve([t], z, "2026f", gap=gap)["due_utc"][0]) for t, z in
+    ...  (("2026-03-08T02:30", "America/New_York"), ("2026-09-06T00:30", "America/Santiago"))]
+    ['2026-03-08 07:00:00+00:00', '2026-09-06 04:30:00+00:00']
+    """
+
+    hours: tuple[int, ...]
+    _: KW_ONLY
+    inside: str
+    outside: str
+
+    def __post_init__(self) -> None:
+        given = self.hours
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise PolicyError(f"ByLocalHour.hours: {shown(given)} is not a collection of hours "
+                              "(allowed: whole hours 0-23, e.g. (1, 2, 3))")
+        hours = []
+        for h in given:
+            if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= int(h) <= 23:
+                raise PolicyError(f"ByLocalHour.hours: {shown(h)} in {shown(given)} is not an hour "
+                                  "(allowed: whole hours 0-23, e.g. (1, 2, 3))")
+            hours.append(int(h))
+        if not hours:
+            raise PolicyError(f"ByLocalHour.hours: {shown(given)} names no hour (allowed: one or more whole "
+                              "hours 0-23, e.g. (1, 2, 3); for one policy at every hour give the policy itself)")
+        object.__setattr__(self, "hours", tuple(sorted(set(hours))))
+        both = (*_GAP_ONLY, *_FOLD_ONLY, "reject")
+        for part in ("inside", "outside"):
+            check_choice(f"ByLocalHour.{part}", getattr(self, part), both, noun="policy")
+        kinds = {"gap" if p in _GAP_ONLY else "fold" for p in (self.inside, self.outside) if p != "reject"}
+        if len(kinds) > 1:
+            raise PolicyError(f"ByLocalHour: inside={self.inside!r} and outside={self.outside!r} mix a gap and a "
+                              f"fold policy (allowed: two of {choices(get_args(GapPolicy))} for gap=, or two of "
+                              f"{choices(get_args(FoldPolicy))} for fold=)")
+
+
+_GAP_ONLY = ("skip", "shift", "next_valid", "shift_backward")
+_FOLD_ONLY = ("first", "second", "both")
+
+# What a Schedule or a Preset may hold: a policy above, a ByLocalHour of them, or "scheduler"
+# (calsim.emulation.SCHEDULER): fire the rule as its own scheduler walks it. Emulation settles those rows
+# before resolution sees a policy.
+GapSetting = GapPolicy | Literal["scheduler"] | ByLocalHour
+FoldSetting = FoldPolicy | Literal["scheduler"] | ByLocalHour
+
+
+def check_gap(value: object, *, field: str = "gap", extra: tuple[str, ...] = ()) -> GapSetting:
+    """``value`` if it is a gap policy, one of ``extra`` or a :class:`ByLocalHour` of gap policies, else
+    :class:`~calsim.PolicyError` naming ``field``, the value and what is allowed."""
+    return cast(GapSetting, _check(value, field, get_args(GapPolicy), extra))
+
+
+def check_fold(value: object, *, field: str = "fold", extra: tuple[str, ...] = ()) -> FoldSetting:
+    """:func:`check_gap` for fold policies."""
+    return cast(FoldSetting, _check(value, field, get_args(FoldPolicy), extra))
+
+
+def _check(value: object, field: str, allowed: tuple[str, ...], extra: tuple[str, ...]) -> object:
+    if isinstance(value, ByLocalHour):
+        for part in ("inside", "outside"):
+            check_choice(f"{field}: ByLocalHour.{part}", getattr(value, part), allowed, noun="policy")
+        return value
+    return check_choice(field, value, (*allowed, *extra), noun="policy")
+
+
+def policies(setting: object) -> tuple[str, ...]:
+    """The policies a setting can apply: ``("shift",)``, or a ByLocalHour's ``(inside, outside)``."""
+    return (setting.inside, setting.outside) if isinstance(setting, ByLocalHour) else (str(setting),)
 
 KIND = pl.Enum(["ok", "gap", "fold"])
 OK, GAP, FOLD = 0, 1, 2
@@ -95,8 +201,8 @@ class Resolved:
 
     ``row`` maps each output row to its input position (None: one row per input);
     ``fold`` None means all 0 and ``has_due`` None means all true;
-    ``kind`` codes 0 ok, 1 gap, 2 fold, and a gap row carries ``note_vocab[0]``,
-    a fold row ``note_vocab[1]``. ``due`` is UTC
+    ``kind`` codes 0 ok, 1 gap, 2 fold (3 gap, 4 fold under a :class:`ByLocalHour`'s
+    ``outside``), and a row of code ``k > 0`` carries ``note_vocab[k - 1]``. ``due`` is UTC
     microseconds (undefined where ``has_due`` is false); ``offset`` seconds.
     """
 
@@ -126,14 +232,19 @@ def resolve_wall(
     wall: np.ndarray,
     table: ZoneTable,
     *,
-    gap: str = "skip",
-    fold: str = "first",
+    gap: str | ByLocalHour = "skip",
+    fold: str | ByLocalHour = "first",
     version: str = "?",
     schedule: str | None = None,
 ) -> Resolved:
-    """Resolve int64 wall-clock microseconds against one zone table (the vectorised kernel)."""
-    gap = check_choice("gap", gap, get_args(GapPolicy), noun="policy")
-    fold = check_choice("fold", fold, get_args(FoldPolicy), noun="policy")
+    """Resolve int64 wall-clock microseconds against one zone table (the vectorised kernel).
+
+    ``gap``/``fold`` may be a :class:`ByLocalHour`: its rows under ``outside``
+    get kind codes 3 (gap) and 4 (fold) and the notes ``note_vocab[2:4]``.
+    """
+    gap = check_gap(gap)
+    fold = check_fold(fold)
+    vocab = _vocab(gap, fold)
     wall = np.ascontiguousarray(wall, dtype=np.int64)
     if len(wall):
         w_min, w_max = int(wall.min()), int(wall.max())
@@ -159,7 +270,6 @@ def resolve_wall(
                 # the per-row search below gives, without searching per row.
                 off = offs_s[i]
                 due = wall - np.int64(off) * US
-                vocab = (GAP_NOTES.get(gap, ""), FOLD_NOTES.get(fold, ""))
                 return Resolved(None, wall, None, np.zeros(len(wall), np.int8), due, None,
                                 np.full(len(wall), off, dtype=offs_s.dtype), vocab)
         (idx0,) = _searchsorted_right((upper,), wall)
@@ -179,55 +289,86 @@ def resolve_wall(
         is_fold = idx0 != idx1
         is_fold &= ~is_gap
     kind = is_gap.view(np.int8) + 2 * is_fold.view(np.int8)
-    any_gap, any_fold = bool(is_gap.any()), bool(is_fold.any())
+    # Each policy with the rows it applies to (a ByLocalHour splits its rows by their local hour).
+    gaps = _by_policy(gap, is_gap, wall, kind) if is_gap.any() else []
+    folds = _by_policy(fold, is_fold, wall, kind) if is_fold.any() else []
 
-    if gap == "reject" and any_gap:
-        raise NonexistentTimeError(_reject_message("gap", is_gap, wall, idx0, table, version, schedule))
-    if fold == "reject" and any_fold:
-        raise AmbiguousTimeError(_reject_message("fold", is_fold, wall, idx0, table, version, schedule))
+    for p, m in gaps:
+        if p == "reject" and m.any():
+            raise NonexistentTimeError(_reject_message("gap", m, wall, idx0, table, version, schedule))
+    for p, m in folds:
+        if p == "reject" and m.any():
+            raise AmbiguousTimeError(_reject_message("fold", m, wall, idx0, table, version, schedule))
 
     n = len(wall)
-    vocab = (GAP_NOTES.get(gap, ""), FOLD_NOTES.get(fold, ""))
-    has_due = None if not (any_gap and gap == "skip") else ~is_gap
+    # (A ByLocalHour with two equal policies is one: each policy has at most one row mask.)
+    skipped = [m for p, m in gaps if p == "skip" and m.any()]
+    has_due = ~skipped[0] if skipped else None
+    second = [m for p, m in folds if p == "second" and m.any()]
     # ok rows and fold "first": u0 with its own offset.
-    offset = off0.copy() if any_gap or (any_fold and fold == "second") else off0
+    offset = off0.copy() if gaps or second else off0
     due = off0.astype(np.int64)
     due *= -US
     due += wall
-    if any_gap:
-        g = np.flatnonzero(is_gap)
-        if gap == "skip":
+    for p, m in gaps:
+        g = np.flatnonzero(m)
+        if p == "skip":
             offset[g] = 0
-        else:
-            if gap == "shift_backward":
+        elif len(g):
+            if p == "shift_backward":
                 due[g] = wall[g] - off1[g].astype(np.int64) * US
-            elif gap == "next_valid":
+            elif p == "next_valid":
                 due[g] = utc[idx0[g]]
             # The offset in force at the chosen instant (after the jump for
             # shift/next_valid, before it for shift_backward).
             offset[g] = offs_s[np.searchsorted(utc, due[g], side="right")]
     fold_col = None
-    if any_fold and fold == "second":
-        f = np.flatnonzero(is_fold)
+    if second:
+        f = np.flatnonzero(second[0])
         due[f] = wall[f] - off1[f].astype(np.int64) * US
         offset[f] = off1[f]
-        fold_col = is_fold.view(np.int8)
-    if any_fold and fold == "both":
-        row = np.repeat(np.arange(n), np.where(is_fold, 2, 1))
-        second = np.zeros(len(row), dtype=bool)
-        second[1:] = row[1:] == row[:-1]
+        fold_col = second[0].view(np.int8)
+    both = [m for p, m in folds if p == "both" and m.any()]
+    if both:
+        row = np.repeat(np.arange(n), np.where(both[0], 2, 1))
+        again = np.zeros(len(row), dtype=bool)
+        again[1:] = row[1:] == row[:-1]
         u1 = wall[row] - off1[row].astype(np.int64) * US
         return Resolved(
             row,
             wall[row],
-            second.view(np.int8),
+            again.view(np.int8) if fold_col is None else fold_col[row] | again.view(np.int8),
             kind[row],
-            np.where(second, u1, due[row]),
+            np.where(again, u1, due[row]),
             None if has_due is None else has_due[row],
-            np.where(second, off1[row], offset[row]),
+            np.where(again, off1[row], offset[row]),
             vocab,
         )
     return Resolved(None, wall, fold_col, kind, due, has_due, offset, vocab)
+
+
+def _vocab(gap: object, fold: object) -> tuple[str, ...]:
+    """The notes of kind codes 1 (gap) and 2 (fold), then 3 and 4 (their ``outside`` policy) for a ByLocalHour."""
+    g, f = policies(gap), policies(fold)
+    vocab: tuple[str, ...] = (GAP_NOTES.get(g[0], ""), FOLD_NOTES.get(f[0], ""))
+    if len(g) + len(f) > 2:
+        vocab += (GAP_NOTES.get(g[-1], ""), FOLD_NOTES.get(f[-1], ""))
+    return vocab
+
+
+def _by_policy(setting: object, is_x: np.ndarray, wall: np.ndarray, kind: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """``[(policy, rows)]`` for the anomaly rows ``is_x``; rows under a ByLocalHour's ``outside`` get kind + 2."""
+    if not isinstance(setting, ByLocalHour) or setting.inside == setting.outside:
+        return [(policies(setting)[0], is_x)]
+    at = np.flatnonzero(is_x)
+    out = at[~np.isin(wall[at] // HOUR_US % 24, setting.hours)]  # the local hour of each (floor: before 1970 too)
+    if not len(out):
+        return [(setting.inside, is_x)]
+    outside = np.zeros(len(is_x), dtype=bool)
+    outside[out] = True
+    kind[out] += 2
+    return [(setting.inside, is_x & ~outside), (setting.outside, outside)]
+
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -336,6 +477,9 @@ def notes_column(kind: np.ndarray, vocab: tuple[str, ...]) -> pl.Series:
     return pl.Series("notes", arr, dtype=pl.List(pl.String))
 
 
+_KIND_OF = np.array([OK, GAP, FOLD, GAP, FOLD], np.uint8)  # kind code -> KIND (3, 4: a ByLocalHour's outside)
+
+
 def resolved_frame(r: Resolved) -> pl.DataFrame:
     """The public resolution frame of DESIGN.md §3 from kernel columns."""
     n = len(r.wall)
@@ -352,7 +496,7 @@ def resolved_frame(r: Resolved) -> pl.DataFrame:
              else pl.zeros(n, pl.Int8, eager=True).alias("fold")),
             due.cast(pl.Datetime("us", "UTC")),
             off,
-            pl.Series("kind", r.kind.astype(np.uint8)).cat.to(KIND),
+            pl.Series("kind", _KIND_OF[r.kind]).cat.to(KIND),
             notes_column(r.kind, r.note_vocab),
         ]
     )
@@ -362,8 +506,8 @@ def resolve(
     local_times: object,
     zone: str,
     release: ReleaseLike = None,
-    gap: GapPolicy = "skip",
-    fold: FoldPolicy = "first",
+    gap: GapPolicy | ByLocalHour = "skip",
+    fold: FoldPolicy | ByLocalHour = "first",
 ) -> pl.DataFrame:
     """Resolve nominal local wall times in ``zone`` to UTC instants.
 
@@ -378,9 +522,10 @@ def resolve(
     release
         Version (``"2026f"``), ``"installed"``, ``"system"``, a path or a
         :class:`~calsim.Release`; None is the installed tzdata package.
-    gap : {"skip", "shift", "next_valid", "shift_backward", "reject"}
-        What a time that does not exist becomes (see the module docstring).
-    fold : {"first", "second", "both", "reject"}
+    gap : {"skip", "shift", "next_valid", "shift_backward", "reject"} or ByLocalHour
+        What a time that does not exist becomes (see the module docstring);
+        a :class:`ByLocalHour` picks one of two by the time's local hour.
+    fold : {"first", "second", "both", "reject"} or ByLocalHour
         What a time that happens twice becomes.
 
     Returns
@@ -398,8 +543,8 @@ def resolve(
         With ``gap="reject"`` / ``fold="reject"``.
     UnknownZoneError, UnknownReleaseError, InputError, PolicyError
     """
-    check_choice("gap", gap, get_args(GapPolicy), noun="policy")
-    check_choice("fold", fold, get_args(FoldPolicy), noun="policy")
+    check_gap(gap)
+    check_fold(fold)
     rel = get_release(release)
     wall = local_us(local_times)
     table = rel.table(zone)

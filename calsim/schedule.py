@@ -35,7 +35,7 @@ from typing import cast, get_args
 from .calendars import Calendar, as_calendars
 from .emulation import SCHEDULER, walks
 from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice, shown
-from .resolution import FoldPolicy, GapPolicy
+from .resolution import ByLocalHour, FoldPolicy, GapPolicy, check_fold, check_gap
 from .rules.apscheduler_cron import PREFIX as _APSCHEDULER, ApschedulerCron
 from .rules.cron import Cron
 from .rules.every import Every
@@ -115,9 +115,12 @@ class Schedule:
         A nominal time that does not exist (DESIGN.md §2); default ``"skip"``.
         ``"scheduler"`` (with ``fold="scheduler"``): as the rule's scheduler
         walks the calendar (robfig/cron for ``robfig:`` rules;
-        :mod:`calsim.emulation`), quirks included.
+        :mod:`calsim.emulation`), quirks included. A
+        :class:`calsim.ByLocalHour` of two policies picks one by the local hour
+        of the time (Dagster repairs only hours 1-3).
     fold : {"first", "second", "both", "reject", "scheduler"}
-        A nominal time that happens twice; default ``"first"``.
+        A nominal time that happens twice; default ``"first"``; or a
+        :class:`calsim.ByLocalHour` of two of these.
     invalid_day : {"omit", "backward", "forward"}
         A day the month lacks (the 31st in April): no run (RFC 5545, default),
         the last day of the month, or the first day of the next (RFC 7529 SKIP).
@@ -142,8 +145,8 @@ class Schedule:
     start: object
     rule: object
     _: KW_ONLY
-    gap: GapPolicy = "skip"
-    fold: FoldPolicy = "first"
+    gap: GapPolicy | ByLocalHour = "skip"
+    fold: FoldPolicy | ByLocalHour = "first"
     invalid_day: InvalidDayPolicy = "omit"
     exclude: object = ()
     revision: int = 1
@@ -195,8 +198,8 @@ class Schedule:
             release().table(self.zone)
         except UnknownReleaseError:  # pragma: no cover - tzdata is a dependency
             pass
-        check_choice("gap", self.gap, (*get_args(GapPolicy), SCHEDULER), noun="policy")
-        check_choice("fold", self.fold, (*get_args(FoldPolicy), SCHEDULER), noun="policy")
+        check_gap(self.gap, extra=(SCHEDULER,))
+        check_fold(self.fold, extra=(SCHEDULER,))
         check_choice("invalid_day", self.invalid_day, get_args(InvalidDayPolicy), noun="policy")
         if (not isinstance(self.revision, int) or isinstance(self.revision, bool) or self.revision < 1
                 or self.revision > MAX_REVISION):

@@ -91,7 +91,8 @@ DESIGN_OTHERS = {"Release", "Ledger", "plots", "examples", "presets"}
 # Public names beyond §3: DESIGN §8's suggestions, the rule and policy vocabularies, the errors, the version.
 EXTRAS = {
     "__version__", "with_policy", "load_scenario", "tzdiff_summary", "GapPolicy", "FoldPolicy", "InvalidDayPolicy",
-    "RRule", "Cron", "Calendar", "distributed",
+    "ByLocalHour",  # a gap/fold policy that depends on the local hour (Dagster's DST repair, issue 29)
+    "RRule", "Cron", "Calendar", "distributed", "Backfill",
     "CalsimError", "InputError", "PolicyError", "ReleaseError", "UnknownReleaseError", "CorruptReleaseError",
     "UnknownZoneError", "ResolutionError", "NonexistentTimeError", "AmbiguousTimeError", "RuleError",
     "ScheduleError", "StoreError", "LedgerLockedError",
@@ -223,7 +224,7 @@ def test_docstring_names_every_option_and_each_allowed_value(name):
 
 
 def test_vocabularies_are_found_so_the_docstring_test_can_fail():
-    assert _allowed("Policy")["catchup"] == ("all", "latest", "earliest", "skip", "bounded")
+    assert _allowed("Policy")["catchup"] == ("all", "latest", "earliest", "skip", "bounded", "earliest_and_latest")
     assert _allowed("Schedule")["gap"] == ("skip", "shift", "next_valid", "shift_backward", "reject")
     assert set(_allowed("simulate")["settle"]) == {"columns", "events"}
 
