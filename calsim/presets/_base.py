@@ -8,12 +8,12 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, cast
 
 from ..durations import duration_us
 from ..errors import CalsimError, PolicyError, RuleError, check_choice
 from ..expansion import as_schedules
-from ..resolution import FoldPolicy, FoldSetting, GapPolicy, GapSetting
+from ..resolution import FoldPolicy, FoldSetting, GapPolicy, GapSetting, check_fold, check_gap
 from ..rules.kind import RuleKind
 from ..emulation import SCHEDULER, walks
 from ..rules.apscheduler_cron import ApschedulerCron
@@ -21,7 +21,7 @@ from ..rules.cron import Cron
 from ..rules.robfig import RobfigCron
 from ..schedule import Schedule
 from ..simulation.policy import Policy
-from ..times import US
+from ..times import DAY_US, US
 
 __all__ = ["Preset", "Wildcard", "Difference", "SCHEDULER_FIELDS"]
 
@@ -119,6 +119,12 @@ class Preset:
     kind_policy : tuple of (str, tuple of (str, object))
         Policy fields that differ for one rule kind (``"every"``: Celery's
         ``beat_cron_starting_deadline`` is read by crontab entries only).
+    every_clock : {"local", "local_days"} or None
+        The clock the scheduler counts an :class:`~calsim.Every` on:
+        :meth:`apply` gives every ``Every`` ``clock="local"`` (Celery 5.4's
+        intervals), or those of whole days (``"local_days"``: Prefect's
+        ``IntervalSchedule`` adds days on the calendar, hours as elapsed
+        time); None keeps each rule's own clock.
 
     ``gap="scheduler"``/``fold="scheduler"`` fire a rule as the scheduler
     walks it (:mod:`calsim.emulation`); a rule it cannot walk gets
@@ -140,13 +146,16 @@ class Preset:
     dialect: str | None = None
     fallback: tuple[GapPolicy, FoldPolicy] = ("skip", "both")
     kind_policy: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    every_clock: str | None = None
     differences: tuple[Difference, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.policy, Policy):
             raise PolicyError(f"policy: expected a calsim.Policy, got {self.policy!r}")
-        check_choice("gap", self.gap, (*get_args(GapPolicy), SCHEDULER), noun="policy")
-        check_choice("fold", self.fold, (*get_args(FoldPolicy), SCHEDULER), noun="policy")
+        check_gap(self.gap, extra=(SCHEDULER,))
+        check_fold(self.fold, extra=(SCHEDULER,))
+        if self.every_clock is not None:
+            check_choice("every_clock", self.every_clock, ("local", "local_days"), noun="clock")
         if self.dialect is not None:
             check_choice("dialect", self.dialect, tuple(_DIALECTS), noun="dialect")
         given = tuple(n if isinstance(n, Difference) else None for n in self.notes)
@@ -220,6 +229,10 @@ class Preset:
                 policy = dataclasses.replace(policy, **kind_changes)
         gap, fold = self.dst_for(s)
         rule = s.rule if self.dialect is None else self.rule_for(s)
+        if self.every_clock is not None and s.parsed_rule.kind == "every":
+            every = cast(Any, s.parsed_rule)  # (an Every: a dataclass with a period and a clock)
+            if self.every_clock == "local" or every.period_us % DAY_US == 0:
+                rule = dataclasses.replace(every, clock="local")
         if rule is not s.rule:
             text = getattr(rule, "rule_text", None)  # (a kind with a canonical text is stored as that text)
             rule = text() if callable(text) else rule

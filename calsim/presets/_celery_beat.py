@@ -47,8 +47,9 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                                 missed run older than it is not run at the  (``beat_cron_starting_deadline``,
                                 restart                                     read in ``crontab.is_due`` only)
     beat down, file ``lost``    nothing missed runs (``catchup="skip"``)    a new file starts from now
-    interval entry              ``calsim.Every``, counted from the last     ``schedules.py:157-204``
-    (``schedule(timedelta)``)   run sent (``interval_from="last_run"``):    (``last_run_at + run_every``);
+    interval entry              ``calsim.Every`` (5.4: on the local clock,  ``schedules.py:157-204``
+    (``schedule(timedelta)``)   ``clock="local"``), counted from the last   (``last_run_at + run_every``);
+                                run sent (``interval_from="last_run"``):
                                 after beat was down, from the catch-up at   a lost file: ``ScheduleEntry``
                                 the restart; file lost: from the restart    ``last_run_at`` = now
                                 (``"restart"``)
@@ -85,9 +86,12 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                                 "late (a CPU burst); calsim sends on the instant", topic="catch-up",
                                 example="30 2 * * *, deadline 300 s: Celery 5.4 07:30:03Z, calsim 07:30:00Z"))
     if version == "5.4":
-        notes.append(Difference("Celery 5.4 adds an interval in local time (a 24 h schedule keeps its wall time "
-                                "across a change); calsim's Every is elapsed time (5.7's behaviour)", topic="DST",
-                                example="schedule(timedelta(hours=24)) across the New York spring change"))
+        notes.append(Difference("Celery 5.4 counts an interval on the local clock (as calsim's Every(..., "
+                                "clock='local') here); a send due in a spring gap goes at beat's first wake-up "
+                                "after the jump (up to beat_max_loop_interval, 300 s, later), calsim's at the "
+                                "gap's end, and the interval then counts from that send", topic="DST",
+                                example="hourly, Adelaide spring day: Celery 5.4 01:30, 03:0x, 04:0x; calsim "
+                                "01:30, 03:00, 04:00"))
     return Preset(
         name="celery_beat",
         policy=Policy(catchup=catchup, max_lateness=None if deadline is None else dt.timedelta(microseconds=deadline),
@@ -98,5 +102,6 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
                            schedule_file=schedule_file),
         wildcard=Wildcard("every_hour", "skip", "first") if version == "5.7" else None,
         kind_policy=(("every", (("max_lateness", None),)),),  # (the deadline is read by crontab.is_due only)
+        every_clock="local" if version == "5.4" else None,
         measured=MEASURED,
     )

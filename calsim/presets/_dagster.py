@@ -1,15 +1,13 @@
-"""The ``dagster`` preset: Dagster 1.13's schedule daemon (work in progress, issue 29).
+"""The ``dagster`` preset: Dagster 1.13's schedule daemon.
 
-Not yet exported from :mod:`calsim.presets`: its fire times and catch-up are
-measured against Dagster 1.13.29 itself (``tests/presets/test_dagster.py``
-over the fixtures ``tools/capture_dagster.py`` records, the daemon's own tick
-function with a real instance); the engine rule for Dagster's DST repair that
-only acts on changes at 01:00-03:59 local is the next step (a stated
-difference until then).
+Measured against Dagster 1.13.29 itself (``tests/presets/test_dagster.py``
+over the fixtures ``tools/capture_dagster.py`` records: its tick iterator and
+the daemon's own tick function with a real instance).
 """
 
 from __future__ import annotations
 
+from ..resolution import ByLocalHour
 from ..simulation.policy import Policy
 from ._base import _int, _settings, Difference, Preset, Wildcard
 
@@ -26,11 +24,15 @@ def dagster(*, max_catchup_runs: int = 5) -> Preset:
     ====================  =============================================  =========================================
     Dagster               calsim                                         source (Dagster 1.13.29)
     ====================  =============================================  =========================================
-    a time in a gap       the first valid time after the gap             ``_utils/schedules.py`` 113-129
-                          (``gap="next_valid"``: 02:00 and 02:30 both    (``apply_post_transition``)
-                          run at 03:00 EDT)
-    a time in a fold      the standard-time pass (``fold="second"``)     ``_utils/schedules.py`` 100-110
-                                                                         (``_apply_fold``: ``fold=1``)
+    a time in a gap       at 01:00-03:59 local: the first valid time     ``_utils/schedules.py`` 113-129
+                          after the gap (02:00 and 02:30 both run at     (``apply_post_transition``), 26
+                          03:00 EDT); at other hours the pre-change      (``DAYLIGHT_SAVINGS_HOURS``)
+                          offset (Santiago 00:30 runs at 01:30):
+                          ``ByLocalHour((1, 2, 3), inside="next_valid",
+                          outside="shift")``
+    a time in a fold      at 01:00-03:59 the standard-time pass, else    ``_utils/schedules.py`` 100-110
+                          the first (``ByLocalHour((1, 2, 3),            (``_apply_fold``: ``fold=1``)
+                          inside="second", outside="first")``)
     a rule of every hour  skips the gap, runs both passes                ``_utils/schedules.py`` 152-240
                           (``Wildcard("every_hour", "skip", "both")``)   (one real hour per tick)
     after an outage       the newest missed tick only                    ``_scheduler/scheduler.py`` 637-642
@@ -48,22 +50,27 @@ def dagster(*, max_catchup_runs: int = 5) -> Preset:
         value (``ScheduleSnap.from_def`` never sets a partition set).
 
     >>> p = dagster()
-    >>> p.gap, p.fold, p.policy.catchup
-    ('next_valid', 'second', 'latest')
+    >>> p.gap.inside, p.gap.outside, p.fold.inside, p.policy.catchup
+    ('next_valid', 'shift', 'second', 'latest')
     """
     _int("max_catchup_runs", max_catchup_runs, 1, 2**31)
     notes: list = [
         "max_catchup_runs has no effect in Dagster 1.13 (a ScheduleDefinition's snap has no partition set, so "
         "the daemon launches only the newest missed tick); accepted and recorded as given",
-        Difference("Dagster repairs a gap or fold time only when the change is at 01:00-03:59 local and on the "
-                   "hour (DAYLIGHT_SAVINGS_HOURS); calsim applies next_valid/second at every change",
-                   topic="DST", example="30 0 * * * in America/Santiago on the spring day: Dagster 01:30 new "
-                   "time, calsim 01:00; 30 23 * * * on its fall day: Dagster the first pass, calsim the second"),
+        Difference("Dagster's repair assumes a change on the hour: Pacific/Chatham (02:45 -> 03:45) runs a 03:15 "
+                   "job at 04:00 and 02:45/02:50 at 02:00 +12:45, before the change; calsim at 03:45 and the "
+                   "gap's end", topic="DST", example="15 3 * * * in Pacific/Chatham on the spring day: Dagster "
+                   "04:00 +13:45, calsim 03:45 +13:45"),
+        Difference("an every-hour rule in Australia/Lord_Howe (30-minute changes) steps one real hour from the "
+                   "daemon's first tick, so after a change it runs at :30 (or :00) until the next; calsim keeps "
+                   "the wall minute", topic="DST", example="0 * * * * in Lord Howe after the October change: "
+                   "Dagster 03:30, 04:30, ...; calsim 03:00, 04:00"),
     ]
     return Preset(
         name="dagster",
         policy=Policy(catchup="latest"),
-        gap="next_valid", fold="second", tick="30s", notes=tuple(notes),
+        gap=ByLocalHour((1, 2, 3), inside="next_valid", outside="shift"),
+        fold=ByLocalHour((1, 2, 3), inside="second", outside="first"), tick="30s", notes=tuple(notes),
         sources=(DG_DOC, DG_SCHEDULES, DG_DAEMON, DG_SNAP),
         settings=_settings(max_catchup_runs=max_catchup_runs),
         wildcard=Wildcard("every_hour", "skip", "both"),

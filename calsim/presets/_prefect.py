@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from ..errors import PolicyError, check_choice
+from ..errors import check_choice
 from ..resolution import GapPolicy
 from ..simulation.policy import Policy
 from ._base import _int, _seconds, _settings, Difference, Preset, Wildcard
@@ -51,9 +51,16 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
                               never exist (``skipped``/``catchup``)
     ========================  ============================================  ======================================
 
-    ``kind="interval"`` raises :class:`PolicyError` until the engine adds
-    days in local time (issue 29). ``min_runs=0`` creates as many as 1 does
-    (the service always creates the first run at or past the look-ahead).
+    ``IntervalSchedule``      an :class:`calsim.Every`; whole days are      ``IntervalSchedule._get_dates``
+    (``kind="interval"``)     added on the zone's calendar (``clock=        (``_seek_calendar_interval``,
+                              "local"``): a gap time moves forward and      ``add(days=1)``, 100-152, 533)
+                              every later run stays moved (02:30 becomes
+                              03:30 EDT for good); a fold's second pass
+                              (Python 3.11's pendulum); hours are elapsed
+    ========================  ============================================  ======================================
+
+    ``min_runs=0`` creates as many as 1 does (the service always creates the
+    first run at or past the look-ahead).
 
     Parameters (keyword-only)
     -------------------------
@@ -77,21 +84,30 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     check_choice("down", down, get_args(Down))
     _int("min_runs", min_runs, 0, 2**31)
     _seconds("min_scheduled_time", min_scheduled_time)
-    if kind == "interval":
-        raise PolicyError("kind: 'interval' is not modelled yet (allowed today: 'cron' or 'rrule'; "
-                          "IntervalSchedule adds days in local time)")
     server = down == "server"
-    gap: GapPolicy = "shift" if kind == "cron" else "shift_backward"
+    gap: GapPolicy = "shift_backward" if kind == "rrule" else "shift"
     notes: list = [
         Difference("a worker starts a run when its poll (every 10 s, 10 s prefetch) sees it; calsim at the "
                    "scheduled instant", topic="catch-up",
                    example="any rule: calsim 06:30:00, Prefect 06:29:50-06:30:10"),
     ]
+    if kind == "interval":
+        notes += [
+            Difference("on Python 3.11 (pendulum) an hourly IntervalSchedule drops the second pass of the repeated "
+                       "hour: its duplicate check compares wall times (schedules.py:550); calsim runs every hour of "
+                       "elapsed time, as Prefect does on 3.13", topic="DST",
+                       example="hourly from 00:30, New York 2026-11-01: Prefect 3.11 05:30Z, 07:30Z; calsim "
+                       "05:30Z, 06:30Z, 07:30Z"),
+            Difference("on Python 3.13 (whenever) a daily interval through a repeated time takes its first pass; "
+                       "calsim takes the second, as on 3.11", topic="DST",
+                       example="daily 02:30, Sydney 2026-04-05: Prefect 3.13 02:30 AEDT, calsim 02:30 AEST"),
+        ]
     return Preset(
         name="prefect",
         policy=Policy(catchup="all", backlog="at_once", ahead_runs=max(1, min_runs) if server else None,
                       ahead=min_scheduled_time if server else None),
-        gap=gap, fold="first", tick="10s", notes=tuple(notes),
+        gap=gap, fold="second" if kind == "interval" else "first", tick="10s", notes=tuple(notes),
+        every_clock="local_days" if kind == "interval" else None,
         sources=(PF_DOC, PF_SCHEDULES, PF_SERVICE, PF_WORKER),
         settings=_settings(kind=kind, down=down, min_runs=min_runs, min_scheduled_time=min_scheduled_time),
         wildcard=Wildcard("every_hour", "skip", "first") if kind == "cron" else None,

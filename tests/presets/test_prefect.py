@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import polars as pl
@@ -100,7 +101,69 @@ def test_after_a_five_day_server_outage_a_daily_job_runs_the_three_runs_created_
     assert f["state"].to_list() == ["done"] * 3 + ["skipped"] * 2
 
 
-@pytest.mark.parametrize("setting,value", [("kind", "interval")])
-def test_settings_whose_engine_rules_do_not_exist_yet_are_refused_not_approximated(setting, value):
-    with pytest.raises(calsim.PolicyError, match=rf"^{setting}: '{value}' is not modelled yet"):
-        prefect(**{setting: value})
+def _interval_schedule(case: dict) -> calsim.Schedule:
+    """The IntervalSchedule as a user writes it: an Every from the deployment's local anchor, through the preset."""
+    unit, n, anchor = re.match(r"IntervalSchedule\(interval=timedelta\((\w+)=(\d+)\), anchor (\S+) local\)",
+                               case["rule"]).groups()
+    every = calsim.Every(f"{n}d" if unit == "days" else f"{n}h")
+    return prefect(kind="interval").apply(calsim.Schedule("flow", case["zone"], anchor, every))
+
+
+def _dropped_second_pass(case: dict, got: list[str], want: list[str]) -> bool:
+    """Stated: Prefect on Python 3.11 drops an hourly interval's second pass of the repeated hour (one run)."""
+    extra = sorted(set(got) - set(want))
+    return "hours=1" in case["rule"] and not set(want) - set(got) and len(extra) == 1
+
+
+def test_interval_schedules_fire_as_prefect_through_every_2026_dst_change(report):
+    cases = [c for c in DATA["fire_cases"] if c["kind"] == "interval"]
+    apart, stated = [], 0
+    for c in cases:
+        lo, hi = c["window_utc"]
+        frame = calsim.expand([_interval_schedule(c)], lo, hi, release=RELEASE)
+        got = [t.strftime(Z) for t in frame.drop_nulls("due_utc")["due_utc"]]
+        want = [w for w in c["fires_utc"] if w != hi]
+        if got != want:
+            if _dropped_second_pass(c, got, want):
+                stated += 1
+            else:
+                apart.append((c["zone"], c["rule"], lo, sorted(set(got) ^ set(want))))
+    report.append(f"prefect {DATA['version']} interval fire times (Python {DATA['python']}): {len(cases)} cases, "
+                  f"{sum(len(c['fires_utc']) for c in cases):,} runs, {len(apart)} apart, {stated} stated "
+                  "(the dropped second pass of an hourly interval)")
+    assert len(cases) >= 24 and not apart and stated <= 4, apart[:5]
+
+
+def test_a_daily_interval_from_0230_runs_at_0330_edt_from_the_spring_day_on_and_stays_there():
+    s = prefect(kind="interval").apply(calsim.Schedule("flow", "America/New_York", "2026-01-01T02:30",
+                                                       calsim.Every("1d")))
+    tz = calsim.release(RELEASE).zone("America/New_York")
+    f = calsim.expand([s], "2026-03-07T00:00Z", "2026-03-10T00:00Z", release=RELEASE).drop_nulls("due_utc")
+    assert [t.astimezone(tz).strftime("%m-%d %H:%M %Z") for t in f["due_utc"]] == [
+        "03-07 02:30 EST", "03-08 03:30 EDT", "03-09 03:30 EDT"]
+    f = calsim.expand([s], "2026-11-02T00:00Z", "2026-11-03T00:00Z", release=RELEASE).drop_nulls("due_utc")
+    assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["03:30 EST"]
+
+
+@pytest.mark.parametrize("outage", ["worker", "server"])
+def test_after_an_outage_interval_runs_start_as_prefects(outage, report):
+    cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == outage and c["kind"] == "interval"]
+    apart, stated, runs = [], 0, 0
+    for c in cases:
+        s = _interval_schedule(c)
+        if outage == "server":
+            s = prefect(kind="interval", down="server").apply(s)
+        down, up = c["down_utc"]
+        started = started_from_restart(s, c["started_utc"], down, up,
+                                       utc(c["observed_until_utc"]) + dt.timedelta(seconds=1), RELEASE)
+        got = [a.strftime(Z) for a in started["due_utc"]]
+        want = [r["scheduled_utc"] for r in c["runs"] if r["started_utc"] >= up]
+        runs += len(want)
+        if got != want:
+            if _dropped_second_pass(c, got, want):
+                stated += 1
+            else:
+                apart.append((c["zone"], c["rule"], c["down_utc"], sorted(set(got) ^ set(want))[:3]))
+    report.append(f"prefect {DATA['version']} {outage} outages (interval, Python {DATA['python']}): {len(cases)} "
+                  f"cases, {runs:,} runs after the restarts, {len(apart)} apart, {stated} stated")
+    assert len(cases) >= 20 and not apart, apart[:3]
