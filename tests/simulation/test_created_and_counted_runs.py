@@ -233,8 +233,8 @@ def test_a_backfill_inside_the_horizon_runs_only_the_logical_dates_without_a_run
     s = _daily(calsim.Policy(catchup="latest", overlap="buffer_all", max_active=1))
     sc = calsim.Scenario("x", [s], "2026-03-01T00:00Z", "2026-03-08T00:00Z",
                          outages=[calsim.Outage("2026-03-01T12:00Z", "2026-03-05T12:00Z")],
-                         events=[calsim.Backfill("d", "2026-03-01T00:00Z", "2026-03-07T00:00Z", at="2026-03-06T12:00Z"),
-                                 calsim.Backfill("d", "2026-03-01T00:00Z", "2026-03-07T00:00Z", at="2026-03-06T18:00Z")])
+                         events=[calsim.Backfill("d", "2026-03-01T00:00Z", "2026-03-07T00:00Z", at=at)
+                                 for at in ("2026-03-06T12:00Z", "2026-03-06T18:00Z")])
     f = _both(sc)
     coalesced = f.filter(pl.col("state") == "coalesced")["nominal_local"].to_list()
     filled = f.filter(pl.col("kind") == "backfill")
