@@ -8,6 +8,9 @@ and how they run.
 RULES = ["tests/simulation/test_run_rules_pinned.py"]
 SIM = [*RULES, "tests/simulation/test_engine.py", "tests/simulation/test_budget_periods.py",
        "tests/presets/test_presets.py"]
+# The rules issue 29 added, and the presets built on them.
+ISSUE29 = [*SIM, "tests/simulation/test_created_and_counted_runs.py", "tests/presets/test_airflow.py",
+           "tests/presets/test_prefect.py"]
 ORACLES = [*SIM, "tests/presets/test_kubernetes.py", "tests/presets/test_apscheduler.py"]
 R, C, E, K, B = ("calsim/simulation/run_rules.py", "calsim/simulation/columns.py", "calsim/simulation/event_loop.py",
                  "calsim/simulation/worker_kernel.py", "calsim/simulation/budget_periods.py")
@@ -69,11 +72,11 @@ MUTANTS = [
     M("sim-outcome-edges-latest-only", R,
       "edges = np.logical_and(mode == C_EDGES, np.logical_or(pos == 0, from_end == 0))",
       "edges = np.logical_and(mode == C_EDGES, from_end == 0)",
-      "earliest_and_latest runs only the newest (Airflow's stale stored next run lost)"),
+      "earliest_and_latest runs only the newest (Airflow's stale stored next run lost)", tests=ISSUE29),
     M("sim-created-ahead-no-lookahead", R, "out[order] = rank < np.maximum(runs[order], within + 1)",
-      "out[order] = rank < runs[order]", "runs due within the look-ahead time are not created ahead"),
+      "out[order] = rank < runs[order]", "runs due within the look-ahead time are not created ahead", tests=ISSUE29),
     M("sim-resume-drops", C, "        if resumes[members].any():\n", "        if False:\n",
-      "on_resume='catch_up' drops the paused occurrences as 'drop' does"),
+      "on_resume='catch_up' drops the paused occurrences as 'drop' does", tests=ISSUE29),
     M("sim-groups-no-wake-key", R, "order = np.lexsort((due, wake_at, sched))", "order = np.lexsort((due, sched))",
       "a schedule's missed rows of different wake-ups form one backlog"),
     # --- rules.py: budget periods and charge ------------------------------------------------------
