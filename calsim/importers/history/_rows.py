@@ -11,7 +11,7 @@ import polars as pl
 from ...errors import InputError, shown
 from .._history_table import HISTORY_SCHEMA, check_ids
 
-__all__ = ["HistoryReader", "Caps", "frame", "cut", "instant", "EPOCH"]
+__all__ = ["HistoryReader", "Caps", "frame", "cut", "instant", "item_rows", "EPOCH"]
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -68,3 +68,19 @@ def instant(value: object, where: str) -> dt.datetime:
     except OverflowError:
         raise InputError(f"{where}: {cut(value)} is out of range (allowed: 0001-01-01T00:00Z..9999-12-31T23:59Z)") \
             from None
+
+
+def item_rows(items: list, max_rows: int, label: str, noun: str, where: str,
+              read_one: Callable[[object, str, str], dict[str, object] | None]) -> list[dict[str, object]]:
+    """The rows of a JSON document's list of runs (Jobs, DAG runs, flow runs): at most ``max_rows`` items, each
+    read by ``read_one(item, where, origin)`` (None: not a run to keep), named ``"<where> item <i>"``."""
+    from .._history_input import too_many
+
+    if len(items) > max_rows:
+        raise too_many(label, f"{len(items):,} {noun}", max_rows)
+    rows = []
+    for i, item in enumerate(items):
+        row = read_one(item, f"{where} item {i}", f"{label} item {i}")
+        if row is not None:
+            rows.append(row)
+    return rows

@@ -101,8 +101,8 @@ import re
 import polars as pl
 
 from ...errors import InputError
-from .._history_input import Source, too_many, whole_text
-from ._rows import Caps, HistoryReader, cut, frame, instant
+from .._history_input import Source, whole_text
+from ._rows import Caps, HistoryReader, cut, frame, instant, item_rows
 
 __all__ = ["READER", "RUN_STATES", "RUN_TYPES", "SCHEDULED_TYPES"]
 
@@ -143,14 +143,7 @@ def _dag_runs(text: str, label: str, max_rows: int) -> list[dict[str, object]]:
         raise InputError(f"{where}: expected the object GET /api/v2/dags/~/dagRuns returns "
                          "({\"dag_runs\": [...]}), a list of DAG runs or one run, got "
                          f"{type(doc).__name__ if not isinstance(doc, dict) else 'an object without dag_runs'}")
-    if len(items) > max_rows:
-        raise too_many(label, f"{len(items):,} DAG runs", max_rows)
-    rows = []
-    for i, item in enumerate(items):
-        row = _dag_run(item, f"{where} item {i}", f"{label} item {i}")
-        if row is not None:
-            rows.append(row)
-    return rows
+    return item_rows(items, max_rows, label, "DAG runs", where, _dag_run)
 
 
 def _dag_run(run: object, where: str, origin: str) -> dict[str, object] | None:

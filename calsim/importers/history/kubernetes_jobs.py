@@ -12,8 +12,8 @@ import datetime as dt
 import polars as pl
 
 from ...errors import InputError, shown
-from .._history_input import Source, too_many, whole_text
-from ._rows import EPOCH, Caps, HistoryReader, cut, frame, instant
+from .._history_input import Source, whole_text
+from ._rows import EPOCH, Caps, HistoryReader, cut, frame, instant, item_rows
 
 __all__ = ["READER"]
 
@@ -41,14 +41,7 @@ def _kubernetes(text: str, label: str, max_rows: int) -> list[dict[str, object]]
         items = doc.get("items")
         if not isinstance(items, list):
             raise InputError(f"kubernetes jobs: {label}: items: expected a list of Jobs, got {cut(items)}")
-    if len(items) > max_rows:
-        raise too_many(label, f"{len(items):,} items", max_rows)
-    rows = []
-    for i, job in enumerate(items):
-        row = _job(job, f"kubernetes jobs: {label} item {i}", f"{label} item {i}")
-        if row is not None:
-            rows.append(row)
-    return rows
+    return item_rows(items, max_rows, label, "items", f"kubernetes jobs: {label}", _job)
 
 
 def _job(job: object, where: str, origin: str) -> dict[str, object] | None:

@@ -113,8 +113,8 @@ import re
 import polars as pl
 
 from ...errors import InputError
-from .._history_input import Source, too_many, whole_text
-from ._rows import Caps, HistoryReader, cut, frame, instant
+from .._history_input import Source, whole_text
+from ._rows import Caps, HistoryReader, cut, frame, instant, item_rows
 
 __all__ = ["READER", "STATE_TYPES"]
 
@@ -149,14 +149,7 @@ def _flow_runs(text: str, label: str, max_rows: int) -> list[dict[str, object]]:
         raise InputError(f"{where}: expected the list `prefect flow-run ls -o json` prints, the object "
                          "POST /api/flow_runs/paginate returns or one flow run, got "
                          f"{type(doc).__name__ if not isinstance(doc, dict) else 'an object without results'}")
-    if len(items) > max_rows:
-        raise too_many(label, f"{len(items):,} flow runs", max_rows)
-    rows = []
-    for i, item in enumerate(items):
-        row = _flow_run(item, f"{where} item {i}", f"{label} item {i}")
-        if row is not None:
-            rows.append(row)
-    return rows
+    return item_rows(items, max_rows, label, "flow runs", where, _flow_run)
 
 
 def _flow_run(run: object, where: str, origin: str) -> dict[str, object] | None:
