@@ -3,7 +3,7 @@
 
 Usage (from the repository root; needs only ``python3`` 3.11 and access to PyPI)::
 
-    python tools/capture_prefect.py              # 45 s idle, about 3 min on 2 busy cores (first run: +2 min of pip)
+    python tools/capture_prefect.py              # 75-100 s, about 3-4 min on 2 busy cores (first run: +2 min of pip)
     python tools/capture_prefect.py --out tests/fixtures/prefect
 
     # Prefect on Python 3.13 (a venv of its own):
@@ -79,7 +79,16 @@ before the UTC date of each 2026 DST change to 00:00 UTC three days after
 00:50 local on the spring-forward day and 3 days from 12:20 local the day
 before each change, each as a server and as a worker outage, for the 5
 ``OUTAGE_RULES`` = 120 outage cases; the service runs from 1 day before the
-outage to 1 day after it.
+outage to 1 day after it. Then the server outages again under each of the
+``SETTING_VARIANTS`` (``min_runs`` 10, 1, 0; ``min_scheduled_time`` 1 day, 15
+min; the values are in each case's ``settings``) = 300 more cases, after the
+default ones (which keep their place and content).
+
+Two emulation details matter only for these: the service's first loop always
+creates runs (a new deployment is picked up by ``schedule_recent_deployments``,
+``services/scheduler.py:130-167, 291``), and the predicate's ``max()`` over no
+runs is NULL, which selects nothing (so with ``min_runs=0`` a deployment left
+with no future run is never scheduled again).
 """
 from __future__ import annotations
 
@@ -117,6 +126,14 @@ SETTINGS = {  # Prefect 3.9 defaults (settings/models/server/services.py, settin
     "min_runs": 3, "max_runs": 100, "min_scheduled_time_s": 3600, "max_scheduled_time_s": 100 * 86400,
     "scheduler_loop_seconds": 60, "worker_query_seconds": 10, "worker_prefetch_seconds": 10,
 }
+# Server outages are also recorded under these non-default scheduler settings (the rest as SETTINGS)
+SETTING_VARIANTS = [
+    {"min_runs": 10},
+    {"min_scheduled_time_s": 86400},
+    {"min_runs": 10, "min_scheduled_time_s": 86400},
+    {"min_runs": 1, "min_scheduled_time_s": 900},
+    {"min_runs": 0, "min_scheduled_time_s": 900},
+]
 OUTAGE_RULES = ["cron:30 2 * * *", "cron:0 * * * *", "rrule:FREQ=DAILY;BYHOUR=2;BYMINUTE=30",
                 "interval:IntervalSchedule(interval=timedelta(hours=1), anchor 2026-01-01T00:30 local)",
                 "interval:IntervalSchedule(interval=timedelta(days=1), anchor 2026-01-01T02:30 local)"]
@@ -214,9 +231,8 @@ def worker() -> dict:
     dep_models.with_system_labels_for_deployment_flow_run = labels
     fake_db = SimpleNamespace(Deployment=object)
     session = FakeSession()
-    S = SETTINGS
 
-    def generate(schedule, now: datetime) -> list[datetime]:
+    def generate(schedule, now: datetime, S: dict) -> list[datetime]:
         current["schedule"] = schedule
         runs = asyncio.run(dep_models._generate_scheduled_flow_runs(
             fake_db, session=session, deployment_id=dep_id, start_time=now,
@@ -228,7 +244,7 @@ def worker() -> dict:
             out.append(r["next_scheduled_start_time"].astimezone(timezone.utc))
         return out
 
-    def service(schedule, start: datetime, end: datetime, down=None, outage=None):
+    def service(schedule, start: datetime, end: datetime, down=None, outage=None, S: dict = SETTINGS):
         """Emulate scheduler loop + worker from ``start`` to ``end``; returns (runs, precreated at down)."""
         created: dict[datetime, datetime | None] = {}  # scheduled -> started (None: still SCHEDULED)
         precreated = None
@@ -244,8 +260,12 @@ def worker() -> dict:
                 precreated = sorted(d for d, s in created.items() if s is None and d >= down[0])
             if server_up and k % (loop // poll) == 0:
                 future = [d for d, s in created.items() if s is None and d >= now]
-                if len(future) < S["min_runs"] or max(future) < now + timedelta(seconds=S["min_scheduled_time_s"]):
-                    for d in generate(schedule, now):
+                # SQL: count < min_runs OR max(...) < now + min_time; max() of no rows is NULL (not selected).
+                # The first loop also selects it as a just-created deployment (``schedule_recent_deployments``,
+                # scheduler.py:130-167, 291).
+                if (k == 0 or len(future) < S["min_runs"]
+                        or (future and max(future) < now + timedelta(seconds=S["min_scheduled_time_s"]))):
+                    for d in generate(schedule, now, S):
                         created.setdefault(d, None)
             if server_up and worker_up:
                 horizon = now + poll  # the run due before the next poll: started at its time (or now, if late)
@@ -255,6 +275,27 @@ def worker() -> dict:
             now += step
             k += 1
         return created, precreated
+
+    def outage_case(zone, label, down, up, kr, outage, S):
+        kind, rule = kr.split(":", 1)
+        sch = make(kr, zone)
+        start, end = down - timedelta(days=1), up + timedelta(days=1)
+        created, pre = service(sch, start, end, (down, up), outage, S)
+        runs = sorted(((s, d) for d, s in created.items() if s is not None and s >= down),
+                      key=lambda x: (x[0], x[1]))
+        never = sorted(d for d in created if created[d] is None and d < end)
+        return {
+            "zone": zone, "rule": rule, "kind": kind,
+            "settings": {"outage": outage, **S},
+            "started_utc": iso(start),
+            "down_utc": [iso(down), iso(up)],
+            "observed_until_utc": iso(end),
+            "precreated_at_down_utc": [iso(d) for d in pre or []],
+            "runs_utc": [iso(s) for s, d in runs],
+            "runs": [{"scheduled_utc": iso(d), "started_utc": iso(s)} for s, d in runs],
+            "not_started_utc": [iso(d) for d in never],
+            "note": label + f"; {outage} down",
+        }
 
     fire_cases, outage_cases = [], []
     for zone in ZONES:
@@ -291,26 +332,14 @@ def worker() -> dict:
                 fire_cases.append(case)
         for label, down, up in outages(zone):
             for kr in OUTAGE_RULES:
-                kind, rule = kr.split(":", 1)
                 for outage in ("server", "worker"):
-                    sch = make(kr, zone)
-                    start, end = down - timedelta(days=1), up + timedelta(days=1)
-                    created, pre = service(sch, start, end, (down, up), outage)
-                    runs = sorted(((s, d) for d, s in created.items() if s is not None and s >= down),
-                                  key=lambda x: (x[0], x[1]))
-                    never = sorted(d for d in created if created[d] is None and d < end)
-                    outage_cases.append({
-                        "zone": zone, "rule": rule, "kind": kind,
-                        "settings": {"outage": outage, **S},
-                        "started_utc": iso(start),
-                        "down_utc": [iso(down), iso(up)],
-                        "observed_until_utc": iso(end),
-                        "precreated_at_down_utc": [iso(d) for d in pre or []],
-                        "runs_utc": [iso(s) for s, d in runs],
-                        "runs": [{"scheduled_utc": iso(d), "started_utc": iso(s)} for s, d in runs],
-                        "not_started_utc": [iso(d) for d in never],
-                        "note": label + f"; {outage} down",
-                    })
+                    outage_cases.append(outage_case(zone, label, down, up, kr, outage, SETTINGS))
+    # after the default cases (which keep their place): server outages under other scheduler settings
+    for variant in SETTING_VARIANTS:
+        for zone in ZONES:
+            for label, down, up in outages(zone):
+                for kr in OUTAGE_RULES:
+                    outage_cases.append(outage_case(zone, label, down, up, kr, "server", {**SETTINGS, **variant}))
     packages = {}
     for p in ("prefect", "whenever", "pendulum", "python-dateutil", "croniter"):
         try:
@@ -325,7 +354,7 @@ def worker() -> dict:
         "captured_at": None,
         "packages": packages,
         "zone_data": tzdata_info(),
-        "settings": S,
+        "settings": SETTINGS,
         "method": "server schedule classes' _get_dates_generator; scheduler service emulated around the real "
                   "models.deployments._generate_scheduled_flow_runs (DB reads stubbed)",
         "fire_cases": fire_cases,

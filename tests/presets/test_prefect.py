@@ -5,6 +5,9 @@ recorded by ``python tools/capture_prefect.py`` into
 ``tests/fixtures/prefect/`` (the fixture names its versions): cron and RRULE
 schedules through the eight 2026 DST changes of New York, Berlin, Sydney and
 Adelaide, and the runs a worker starts after it was down 3 hours or 3 days.
+Server outages are also recorded under other scheduler settings (``min_runs``
+10, 1 and 0, ``min_scheduled_time`` 1 day and 15 minutes; each case's
+``settings``), which the preset is given.
 A fixture's window is closed at its end (Prefect's ``get_dates`` includes
 it); calsim's windows are half-open, so a fire exactly at the end is left out.
 """
@@ -58,10 +61,33 @@ def test_a_daily_0230_rrule_runs_at_0130_est_on_the_spring_day_an_hour_early():
     assert [t.astimezone(tz).strftime("%H:%M %Z") for t in f["due_utc"]] == ["01:30 EST"]
 
 
+def _settings_label(cases: list[dict]) -> str:
+    """The (min_runs, min_scheduled_time) pairs of ``cases``, as "3/1h, 10/1d, ..."."""
+    pairs = sorted({(c["settings"]["min_runs"], c["settings"]["min_scheduled_time_s"]) for c in cases})
+    unit = {900: "15min", 3600: "1h", 86400: "1d"}
+    return ", ".join(f"{n}/{unit.get(t, f'{t}s')}" for n, t in pairs)
+
+
+def _stopped_for_good(case: dict, want: list, got: list) -> bool:
+    """Stated (min_runs=0): after a server outage that outlasts the runs created before it, Prefect never
+    schedules the deployment again; calsim goes on with the schedule.
+
+    The scheduler service selects a deployment when ``count(SCHEDULED runs at or after now) < min_runs`` or
+    ``max(their next_scheduled_start_time) < now + min_scheduled_time``
+    (``server/services/scheduler.py:35-127``, the predicate at 103-116). With ``min_runs=0`` and no run left in
+    the future the count is 0 (not < 0) and the max is NULL, so neither holds; worker polls leave
+    ``Deployment.updated`` alone (``models/deployments.py:1336-1344``), so the "recent deployments" loop
+    (:130-167, 291) does not pick it up either. Prefect starts the runs created before the outage at the
+    restart and no other; calsim starts the same ones first and then every later occurrence."""
+    up = case["down_utc"][1]
+    return (case["settings"]["min_runs"] == 0 and bool(want) and all(d < up for d, _ in want)
+            and got[:len(want)] == want and len(got) > len(want))
+
+
 @pytest.mark.parametrize("outage", ["worker", "server"])
 def test_after_an_outage_the_runs_that_start_are_prefects(outage, report):
     cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == outage and c["kind"] != "interval"]
-    apart, runs = [], 0
+    apart, stated, runs = [], 0, 0
     for c in cases:
         settings = c["settings"]
         preset = prefect(kind=c["kind"], down=outage, min_runs=settings["min_runs"],
@@ -74,10 +100,40 @@ def test_after_an_outage_the_runs_that_start_are_prefects(outage, report):
         want = [(r["scheduled_utc"], r["started_utc"]) for r in c["runs"] if r["started_utc"] >= up]
         runs += len(want)
         if got != want:
-            apart.append((c["zone"], c["rule"], c["down_utc"], want[:3], got[:3]))
-    report.append(f"prefect {DATA['version']} {outage} outages (cron, rrule): {len(cases)} cases, {runs:,} runs "
-                  f"after the restarts, {len(apart)} apart")
+            if _stopped_for_good(c, want, got):
+                stated += 1
+            else:
+                apart.append((c["zone"], c["rule"], settings["min_runs"], settings["min_scheduled_time_s"],
+                              c["down_utc"], want[:3], got[:3]))
+    report.append(f"prefect {DATA['version']} {outage} outages (cron, rrule; min_runs/min_scheduled_time "
+                  f"{_settings_label(cases)}): {len(cases)} cases, {runs:,} runs after the restarts, {len(apart)} "
+                  f"apart" + (f", {stated} stated (min_runs=0: Prefect never schedules again)" if outage == "server"
+                              else ""))
     assert len(cases) >= 20 and runs > len(cases) and not apart, apart[:3]
+    if outage == "server":
+        zero = [c for c in cases if c["settings"]["min_runs"] == 0]
+        assert len(cases) >= 6 * 36 and stated == len(zero) == 36, (stated, len(zero))
+
+
+@pytest.mark.parametrize("min_runs,ahead,first,last", [
+    (3, 3600, "2026-03-07T18:00:00Z", "2026-03-07T20:00:00Z"),  # 3 runs (the look-ahead is met by the first)
+    (10, 3600, "2026-03-07T18:00:00Z", "2026-03-08T03:00:00Z"),  # 10 runs
+    (3, 86400, "2026-03-07T18:00:00Z", "2026-03-08T18:00:00Z"),  # 25: a day ahead, plus the first past it
+    (10, 86400, "2026-03-07T18:00:00Z", "2026-03-08T18:00:00Z"),
+    (1, 900, "2026-03-07T18:00:00Z", "2026-03-07T18:00:00Z"),  # 1
+])
+def test_a_three_day_server_outage_runs_the_hourly_runs_the_scheduler_had_created(min_runs, ahead, first, last):
+    case = next(c for c in DATA["outage_cases"] if c["settings"]["outage"] == "server" and c["kind"] == "cron"
+                and c["rule"] == "0 * * * *" and c["zone"] == "America/New_York" and "3 day" in c["note"]
+                and "spring" in c["note"] and (c["settings"]["min_runs"], c["settings"]["min_scheduled_time_s"])
+                == (min_runs, ahead))
+    down, up = case["down_utc"]
+    at_restart = [r["scheduled_utc"] for r in case["runs"] if r["started_utc"] == up]
+    assert (at_restart[0], at_restart[-1]) == (first, last) and at_restart == case["precreated_at_down_utc"]
+    s = prefect(down="server", min_runs=min_runs, min_scheduled_time=ahead).apply(
+        calsim.Schedule("flow", "America/New_York", "2026-01-01T00:00", "0 * * * *"))
+    started = started_from_restart(s, case["started_utc"], down, up, utc(up) + dt.timedelta(seconds=1), RELEASE)
+    assert [t.strftime(Z) for t in started["due_utc"]] == at_restart
 
 
 def test_a_cron_gap_time_runs_shifted_forward_and_a_repeated_time_on_its_first_pass():
@@ -148,11 +204,13 @@ def test_a_daily_interval_from_0230_runs_at_0330_edt_from_the_spring_day_on_and_
 @pytest.mark.parametrize("outage", ["worker", "server"])
 def test_after_an_outage_interval_runs_start_as_prefects(outage, report):
     cases = [c for c in DATA["outage_cases"] if c["settings"]["outage"] == outage and c["kind"] == "interval"]
-    apart, stated, runs = [], 0, 0
+    apart, stated, stopped, runs = [], 0, 0, 0
     for c in cases:
         s = _interval_schedule(c)
         if outage == "server":
-            s = prefect(kind="interval", down="server").apply(s)
+            settings = c["settings"]
+            s = prefect(kind="interval", down="server", min_runs=settings["min_runs"],
+                        min_scheduled_time=settings["min_scheduled_time_s"]).apply(s)
         down, up = c["down_utc"]
         started = started_from_restart(s, c["started_utc"], down, up,
                                        utc(c["observed_until_utc"]) + dt.timedelta(seconds=1), RELEASE)
@@ -162,8 +220,14 @@ def test_after_an_outage_interval_runs_start_as_prefects(outage, report):
         if got != want:
             if _dropped_second_pass(c, got, want):
                 stated += 1
+            elif _stopped_for_good(c, [(d, d) for d in want], [(d, d) for d in got]):
+                stopped += 1
             else:
-                apart.append((c["zone"], c["rule"], c["down_utc"], sorted(set(got) ^ set(want))[:3]))
-    report.append(f"prefect {DATA['version']} {outage} outages (interval, Python {DATA['python']}): {len(cases)} "
-                  f"cases, {runs:,} runs after the restarts, {len(apart)} apart, {stated} stated")
+                apart.append((c["zone"], c["rule"], c["settings"]["min_runs"], c["settings"]["min_scheduled_time_s"],
+                              c["down_utc"], sorted(set(got) ^ set(want))[:3]))
+    report.append(f"prefect {DATA['version']} {outage} outages (interval, Python {DATA['python']}; min_runs/"
+                  f"min_scheduled_time {_settings_label(cases)}): {len(cases)} cases, {runs:,} runs after the "
+                  f"restarts, {len(apart)} apart, {stated} stated (the dropped second pass)"
+                  + (f", {stopped} stated (min_runs=0: Prefect never schedules again)" if outage == "server" else ""))
     assert len(cases) >= 20 and not apart, apart[:3]
+    assert stopped == len([c for c in cases if c["settings"]["min_runs"] == 0]), stopped
