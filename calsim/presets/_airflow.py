@@ -56,8 +56,10 @@ def airflow(*, timetable: Timetable = "cron_trigger", catchup: bool = False, max
                            latest missed run only                       404-418 (``_time_restriction``)
     ``catchup=True``       ``catchup="all"``, ``backlog="at_once"``:    ``jobs/scheduler_job_runner.py``
                            every missed run is created at the restart   2362-2385, 2418-2552
-    ``max_active_runs``    ``max_active`` with ``overlap="buffer_all"``  ``models/dag.py`` (queued runs wait)
-                           (a run over the limit waits, oldest first)
+    ``max_active_runs``    ``max_active`` with ``overlap="buffer_all"``  ``jobs/scheduler_job_runner.py``
+                           (a run over the limit waits, oldest first:   2446-2453, 4090-4105 (creation refused
+                           Airflow does not create it until a run of    at the limit), ``models/dagrun.py``
+                           the DAG ends; same order, same instants)     764-766 (queued runs by run_after)
     =====================  ===========================================  ==========================================
 
     ``next_run``: after an outage with ``catchup=False`` the scheduler either
@@ -98,6 +100,11 @@ def airflow(*, timetable: Timetable = "cron_trigger", catchup: bool = False, max
                    "loop after that (seconds)", topic="catch-up", example="any rule: calsim 06:30:00, Airflow "
                    "06:30:0x"),
     ]
+    notes.append(Difference(
+        "the scheduler creates at most one run of a DAG per loop, and a slot a finished run frees is used by the "
+        "next loop: after an outage the n-th backlog run starts up to n loops (about a second each) later than "
+        "calsim's", topic="catch-up", example="hourly, catchup=True, max_active_runs=1, 3 days down: the 87th "
+        "run 86 s after calsim's (tools/capture_airflow.py max_active_cases)"))
     if timetable == "cron_data_interval" and not catchup and next_run == "recomputed":
         notes.append(Difference(
             "with catchup=False and the DAG re-parsed first, Airflow never runs the interval that ends in a spring "

@@ -59,8 +59,10 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
                               (Python 3.11's pendulum); hours are elapsed
     ========================  ============================================  ======================================
 
-    ``min_runs=0`` creates as many as 1 does (the service always creates the
-    first run at or past the look-ahead).
+    ``min_runs=0``: the service still creates the first run at or past the
+    look-ahead, but a deployment left with no future run after a server
+    outage is never selected again (``services/scheduler.py:103-116``):
+    calsim skips every later occurrence.
 
     Parameters (keyword-only)
     -------------------------
@@ -104,7 +106,7 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
         ]
     return Preset(
         name="prefect",
-        policy=Policy(catchup="all", backlog="at_once", ahead_runs=max(1, min_runs) if server else None,
+        policy=Policy(catchup="all", backlog="at_once", ahead_runs=min_runs if server else None,
                       ahead=min_scheduled_time if server else None),
         gap=gap, fold="second" if kind == "interval" else "first", tick="10s", notes=tuple(notes),
         every_clock="local_days" if kind == "interval" else None,

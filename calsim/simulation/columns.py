@@ -107,10 +107,18 @@ def _never_created(run: RunState) -> None:
     runs = np.array([p.ahead_runs or 0 for p in run.pol], dtype=np.int64)[run.s[rows]]
     ahead = np.array([p.ahead_us for p in run.pol], dtype=np.int64)[run.s[rows]]
     for a, b in run.outages:
-        down = (run.due[rows] >= a) & (run.due[rows] < b)
-        lost = down & ~created_ahead(run.s[rows], run.due[rows], a, runs, ahead)
+        due, s = run.due[rows], run.s[rows]
+        created = created_ahead(s, due, a, runs, ahead)
+        lost = (due >= a) & (due < b) & ~created
+        # A scheduler that keeps no minimum (ahead_runs=0) and is left with no created run after its return
+        # never selects the schedule again: it is never topped up.
+        left = np.zeros(len(run.scheds), dtype=bool)
+        left[s[created & (due >= b)]] = True
+        lost |= (runs == 0) & (due >= b) & ~left[s]
         run.state[rows[lost]] = S["skipped"]
         run.reason[rows[lost]] = R["catchup"]
+        keep = ~lost
+        rows, runs, ahead = rows[keep], runs[keep], ahead[keep]
 
 
 def _picked_at_resume(run: RunState, catch: np.ndarray, spans: tuple[tuple[int, int], ...],

@@ -280,14 +280,20 @@ class Policy:
         or they are a backlog picked at the resume, under ``catchup``
         (``"catch_up"``: Airflow unpausing a DAG creates every interval since
         the last run with ``catchup=True``, the latest without).
-    ahead_runs : int >= 1 or None
+    ahead_runs : int >= 0 or None
         A scheduler that *creates* runs ahead of time (Prefect's scheduler
         service keeps ``min_runs`` future runs): while it is down
         (``Outage``) only the runs it created before going down exist; the
         others due then are never created (``skipped``/``catchup``) and the
         created ones are a backlog at its return, under ``catchup``. It
-        creates the next ``ahead_runs`` and every one due within ``ahead``
-        of the instant it went down. None (default): every missed run exists.
+        creates the next ``ahead_runs``, every one due within ``ahead`` of
+        the instant it went down and the first after that. With 0, a
+        schedule left with no created run in the future at the return is
+        never topped up again: every later occurrence is ``skipped``
+        (Prefect selects a deployment for more runs only while it has fewer
+        than ``min_runs`` future runs or their last is within the look-ahead,
+        ``server/services/scheduler.py:103-116``: with 0 and none left,
+        neither holds). None (default): every missed run exists.
     ahead : duration or None
         With ``ahead_runs``: the look-ahead every run due within is created
         too (Prefect ``min_scheduled_time``, default ``"1h"`` there); None: 0.
@@ -355,8 +361,8 @@ class Policy:
         check_choice("on_resume", self.on_resume, get_args(OnResume), noun="policy")
         check_choice("interval_from", self.interval_from, get_args(IntervalFrom), noun="policy")
         if self.ahead_runs is not None and (isinstance(self.ahead_runs, bool) or not isinstance(self.ahead_runs, int)
-                                            or not 1 <= self.ahead_runs <= 2**31):
-            raise PolicyError(f"ahead_runs: {shown(self.ahead_runs)} (allowed an integer from 1 to 2**31, or None)")
+                                            or not 0 <= self.ahead_runs <= 2**31):
+            raise PolicyError(f"ahead_runs: {shown(self.ahead_runs)} (allowed an integer from 0 to 2**31, or None)")
         if self.ahead is not None and self.ahead_runs is None:
             raise PolicyError(f"ahead: {shown(self.ahead)} is only used with ahead_runs (the runs a scheduler "
                               "creates ahead), got ahead_runs=None")

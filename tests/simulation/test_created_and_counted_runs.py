@@ -220,7 +220,7 @@ def test_a_backfill_of_an_unknown_schedule_is_refused_by_the_scenario():
 
 @pytest.mark.parametrize("kw,message", [
     ({"ahead": "1h"}, r"^ahead: '1h' is only used with ahead_runs"),
-    ({"ahead_runs": 0}, r"^ahead_runs: 0 \(allowed an integer from 1"),
+    ({"ahead_runs": -1}, r"^ahead_runs: -1 \(allowed an integer from 0"),
     ({"on_resume": "catchup"}, r"^on_resume: unknown policy 'catchup'"),
     ({"interval_from": "last"}, r"^interval_from: unknown policy 'last'"),
 ])
@@ -240,3 +240,13 @@ def test_a_backfill_inside_the_horizon_runs_only_the_logical_dates_without_a_run
     filled = f.filter(pl.col("kind") == "backfill")
     assert sorted(filled["nominal_local"].to_list()) == sorted(coalesced) and len(coalesced) == 3
     assert set(filled["started_utc"].dt.strftime(HM).to_list()) == {"03-06 12:00"}  # (the second found none left)
+
+
+def test_with_no_minimum_a_schedule_left_without_a_created_run_is_never_topped_up_again():
+    s = _daily(calsim.Policy(catchup="all", ahead_runs=0, ahead="1h"))
+    sc = calsim.Scenario("x", [s], "2026-03-01T00:00Z", "2026-03-09T00:00Z",
+                         outages=[calsim.Outage("2026-03-01T12:00Z", "2026-03-04T12:00Z")])
+    f = _both(sc)
+    assert _hm(f.filter(pl.col("state") == "done"), "due_utc", "started_utc") == [
+        ("03-01 00:00", "03-01 00:00"), ("03-02 00:00", "03-04 12:00")]
+    assert set(f.filter(pl.col("due_utc").dt.day() > 4)["state"].to_list()) == {"skipped"}
