@@ -87,6 +87,10 @@ __all__ = [
     "from_eventbridge",
     "from_github_actions",
     "from_temporal",
+    "from_airflow",
+    "from_prefect",
+    "from_celery_beat",
+    "from_dagster",
     "read_history",
     # simulation
     "Policy",
@@ -146,6 +150,10 @@ _LAZY = {
     "from_eventbridge": (".importers", "from_eventbridge"),
     "from_github_actions": (".importers", "from_github_actions"),
     "from_temporal": (".importers", "from_temporal"),
+    "from_airflow": (".importers", "from_airflow"),
+    "from_prefect": (".importers", "from_prefect"),
+    "from_celery_beat": (".importers", "from_celery_beat"),
+    "from_dagster": (".importers", "from_dagster"),
     "read_history": (".importers", "read_history"),
     "load_scenario": (".scenario_file", "load_scenario"),  # reads its fleet with the importers
     "importers": (".importers", None),  # was bound by the eager import; kept reachable as calsim.importers

@@ -101,8 +101,8 @@ def _inline_rule(spec: str, zone: str) -> Schedule | None:
 
 def _import_text(text: str, zone: str, args: argparse.Namespace | None) -> Imported:
     """A schedule file read from standard input (``-``), its format told by content."""
-    from .importers import detect_text, from_crontab, from_eventbridge, from_github_actions, from_ical, \
-        from_kubernetes, from_systemd, from_temporal
+    from .importers import detect_text, from_airflow, from_celery_beat, from_crontab, from_dagster, \
+        from_eventbridge, from_github_actions, from_ical, from_kubernetes, from_prefect, from_systemd, from_temporal
 
     strict = bool(getattr(args, "strict", False))
     fmt = detect_text(text)
@@ -112,6 +112,10 @@ def _import_text(text: str, zone: str, args: argparse.Namespace | None) -> Impor
                "eventbridge": lambda: from_eventbridge(text, strict=strict, source="<stdin>"),
                "temporal": lambda: from_temporal(text, strict=strict, source="<stdin>"),
                "github": lambda: from_github_actions(text, strict=strict, source="<stdin>"),
+               "airflow": lambda: from_airflow(text, zone=zone, strict=strict, source="<stdin>"),
+               "prefect": lambda: from_prefect(text, strict=strict, source="<stdin>"),
+               "celery_beat": lambda: from_celery_beat(text, zone=zone, strict=strict, source="<stdin>"),
+               "dagster": lambda: from_dagster(text, zone=zone, strict=strict, source="<stdin>"),
                "crontab": lambda: from_crontab(text, zone=zone, strict=strict, source="<stdin>")}
     if fmt not in readers:
         raise InputError(f"fleet: a {fmt} file must be given as a path (it names other files), not on stdin")

@@ -123,6 +123,17 @@ class TestInlineRules:
         tab = run("preview", "-", "-n", "1", stdin="0 18 * * * /bin/a\n0 19 * * * /bin/b\n")
         assert [r.split()[0] for r in tab.stdout.splitlines()[1:]] == ["<stdin>:1", "<stdin>:2"]
 
+    @pytest.mark.parametrize("name,first_id", [("prefect.yaml", "nightly-report:1"),
+                                               ("dagster-1.13.29-defs.json", None),
+                                               ("airflow-3.3.2-dags.json", None),
+                                               ("celery-dumpdata.json", None)])
+    def test_stdin_takes_each_schedulers_export_as_a_path_would(self, name, first_id):
+        text = (ROOT / "tests" / "fixtures" / "readers" / name).read_text()
+        p = run("preview", "-", "-n", "1", stdin=text)
+        assert p.returncode == 0, p.stderr
+        ids = [r.split()[0] for r in p.stdout.splitlines()[1:]]
+        assert ids and (first_id is None or ids[0] == first_id)
+
     def test_a_rule_that_does_not_parse_says_why_in_one_line(self):
         p = run("preview", "30 2 * *")
         assert p.returncode == 2 and "5-field cron expression" in p.stderr and len(p.stderr.splitlines()) == 1

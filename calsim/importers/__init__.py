@@ -1,4 +1,4 @@
-"""Importers: schedules from crontabs, Kubernetes CronJobs, iCalendar files and systemd timers.
+"""Importers: schedules from crontabs, Kubernetes CronJobs, iCalendar files, systemd timers and schedulers' exports.
 
 ======================================  =======================================  ==================
 function                                reads                                    schedule id
@@ -11,6 +11,12 @@ function                                reads                                   
                                         ``AWS::Scheduler::Schedule``
 :func:`from_github_actions`             workflow ``on.schedule`` cron entries    ``<workflow>:<n>``
 :func:`from_temporal`                   ``temporal schedule describe -o json``   schedule id or file
+:func:`from_airflow`                    Airflow 3 DAG details JSON (REST API     ``dag_id``
+                                        ``/api/v2/dags``, ``airflow dags ...``)
+:func:`from_prefect`                    ``prefect.yaml`` deployment schedules    deployment name
+:func:`from_celery_beat`                django-celery-beat ``dumpdata`` JSON     periodic task name
+:func:`from_dagster`                    ``dg list defs --json``, GraphQL         schedule name
+                                        ``schedulesOrError``
 :func:`read_history`                    what ran: ``kubectl get jobs -o json``,  ``namespace/name``,
                                         ``journalctl -o json``, cron syslog,     unit, crontab
                                         CSV/Parquet (for ``reconcile``)          entry, column
@@ -49,6 +55,10 @@ from .systemd import from_systemd
 from .eventbridge import from_eventbridge
 from .github import from_github_actions
 from .temporal import from_temporal
+from .airflow import from_airflow
+from .prefect import from_prefect
+from .celery_beat import from_celery_beat
+from .dagster import from_dagster
 from .history import detect_history, read_history
 from .detect import detect_format, detect_text, import_any, load_any
 
@@ -63,6 +73,10 @@ __all__ = [
     "from_eventbridge",
     "from_github_actions",
     "from_temporal",
+    "from_airflow",
+    "from_prefect",
+    "from_celery_beat",
+    "from_dagster",
     "read_history",
     "detect_history",
     "load_any",

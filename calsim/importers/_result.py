@@ -49,7 +49,8 @@ __all__ = ["Source", "Skipped", "Imported", "Items", "attach", "read_input"]
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
-Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd", "eventbridge", "github", "temporal"]
+Format = Literal["crontab", "kubernetes", "ical", "fleet", "systemd", "eventbridge", "github", "temporal", "airflow",
+                 "prefect", "celery_beat", "dagster"]
 
 
 @dataclass(frozen=True)

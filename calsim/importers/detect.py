@@ -6,14 +6,26 @@ content                                                    read by
 ``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.importers.fleet.load`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
+JSON with ``"model": "django_celery_beat.``              :func:`~calsim.importers.from_celery_beat`
+(``manage.py dumpdata``)
+JSON with ``"cron_schedule"``, ``"cronSchedule"`` or       :func:`~calsim.importers.from_dagster`
+``"schedulesOrError"`` (Dagster)
+JSON with ``"dag_id"`` and ``"timetable_summary"``         :func:`~calsim.importers.from_airflow`
+(Airflow DAG details)
 ``ScheduleExpression``, ``AWS::Scheduler::Schedule`` or   :func:`~calsim.importers.from_eventbridge`
 Terraform ``"aws_scheduler_schedule"`` (HCL or JSON)
 JSON with ``structuredCalendar``/``interval``/...          :func:`~calsim.importers.from_temporal`
 (a Temporal ScheduleSpec)
+YAML with a top-level ``deployments:`` (``prefect.yaml``)  :func:`~calsim.importers.from_prefect`
 YAML with ``on:`` and ``jobs:`` (a GitHub workflow)        :func:`~calsim.importers.from_github_actions`
 a YAML ``kind:`` or ``apiVersion:`` key at line start      :func:`~calsim.importers.from_kubernetes`
 anything else                                              :func:`~calsim.importers.from_crontab`
 =========================================================  ===============================
+
+The four JSON kinds are told apart before Temporal's (whose ``"interval"``
+key a ``dumpdata`` of interval schedules has too), and only in text that
+starts with ``{`` or ``[``; ``prefect.yaml`` before the GitHub and
+Kubernetes YAML (neither has a top-level ``deployments:``).
 
 The file name plays no part (``.yaml``, ``.ics`` or none), except that
 ``/etc/crontab`` and ``cron.d`` files are read in the system format. Options
@@ -47,6 +59,10 @@ from .eventbridge import from_eventbridge
 from .github import from_github_actions
 from .systemd import from_systemd
 from .temporal import from_temporal
+from .airflow import from_airflow
+from .celery_beat import from_celery_beat
+from .dagster import from_dagster
+from .prefect import from_prefect
 
 __all__ = ["load_any", "import_any", "detect_format", "detect_text"]
 
@@ -59,13 +75,19 @@ _EVENTBRIDGE = re.compile(r'AWS::Scheduler::Schedule|^\s*"?ScheduleExpression"?\
                           re.MULTILINE)
 _TEMPORAL = re.compile(r'"(structuredCalendar|structured_calendar|cronString|cron_string|interval|'
                        r'excludeStructuredCalendar|timezoneName)"')
+_CELERY = re.compile(r'"model"\s*:\s*"django_celery_beat\.')
+_DAGSTER = re.compile(r'"(cron_schedule|cronSchedule|schedulesOrError)"\s*:')
+_AIRFLOW = re.compile(r'"dag_id"\s*:')
+_AIRFLOW_TT = re.compile(r'"timetable_summary"\s*:')
+_PREFECT = re.compile(r"^deployments\s*:", re.MULTILINE)
 _GH_ON = re.compile(r"^[\"']?on[\"']?\s*:", re.MULTILINE)
 _GH_JOBS = re.compile(r"^jobs\s*:", re.MULTILINE)
 
 
 def detect_text(text: str) -> str:
-    """``"fleet"``, ``"ical"``, ``"systemd"``, ``"eventbridge"``, ``"temporal"``, ``"github"``,
-    ``"kubernetes"`` or ``"crontab"`` for a file's content.
+    """``"fleet"``, ``"ical"``, ``"systemd"``, ``"celery_beat"``, ``"dagster"``, ``"airflow"``,
+    ``"eventbridge"``, ``"temporal"``, ``"prefect"``, ``"github"``, ``"kubernetes"`` or ``"crontab"`` for a
+    file's content.
 
     See the module docstring for what decides.
     """
@@ -75,10 +97,19 @@ def detect_text(text: str) -> str:
         return "systemd"
     if _FLEET.search(text):
         return "fleet"
+    if text.lstrip()[:1] in ("{", "["):
+        if _CELERY.search(text):
+            return "celery_beat"
+        if _DAGSTER.search(text):
+            return "dagster"
+        if _AIRFLOW.search(text) and _AIRFLOW_TT.search(text):
+            return "airflow"
     if _EVENTBRIDGE.search(text):
         return "eventbridge"
     if text.lstrip().startswith("{") and _TEMPORAL.search(text):
         return "temporal"
+    if _PREFECT.search(text):
+        return "prefect"
     if _GH_ON.search(text) and _GH_JOBS.search(text):
         return "github"
     if _YAML_KIND.search(text):
@@ -98,9 +129,13 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
 
     ``strict=False`` (default): a bad item (crontab line, CronJob, VEVENT,
     ``OnCalendar=`` line, workflow cron entry, EventBridge schedule,
-    Temporal calendar) is refused and listed in ``Imported.refused``, the
+    Temporal calendar, Airflow DAG, Prefect schedule, periodic task, Dagster
+    schedule) is refused and listed in ``Imported.refused``, the
     rest imported; ``strict=True``: the first bad item raises.
-    ``tz_in_schedule`` is passed to :func:`~calsim.importers.from_kubernetes`.
+    ``tz_in_schedule`` is passed to :func:`~calsim.importers.from_kubernetes`;
+    ``zone`` to the readers that take one (for Airflow the server's default
+    zone, for Celery beat its ``timezone``, for Dagster a schedule's without
+    ``execution_timezone``).
     A fleet file is read whole (:func:`calsim.importers.fleet.load`): it is calsim's own
     format, so a bad table is an error to fix, not a refusal.
     """
@@ -119,6 +154,14 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
         return from_temporal(p, strict=strict)
     if fmt == "github":
         return from_github_actions(p, strict=strict)
+    if fmt == "airflow":
+        return from_airflow(p, zone=zone, strict=strict)
+    if fmt == "prefect":
+        return from_prefect(p, strict=strict)
+    if fmt == "celery_beat":
+        return from_celery_beat(p, zone=zone, strict=strict)
+    if fmt == "dagster":
+        return from_dagster(p, zone=zone, strict=strict)
     if fmt == "crontab":
         return from_crontab(p, zone=zone, strict=strict)
     schedules = load_fleet(p)
