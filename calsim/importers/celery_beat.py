@@ -229,7 +229,7 @@ def _task(o: dict, at: str, related: dict[str, dict[str, Any]], default_zone: st
     else:
         zone = default_zone
         period, every = target.get("period"), target.get("every")
-        if period not in PERIODS:
+        if not isinstance(period, str) or period not in PERIODS:
             raise InputError(f"{where}: intervalschedule {pk!r}: period: {show(period)} is not one of "
                              f"{', '.join(PERIODS)}")
         n = whole(every, f"{where}: intervalschedule {pk!r}: every", 1, 10**12)

@@ -287,6 +287,12 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) |
                       max_leaves=6)
 
 
+@pytest.mark.parametrize("period", [[], {}, 3, None])
+def test_an_interval_period_that_is_not_a_name_is_refused_naming_it(period):
+    with pytest.raises(InputError, match=r"intervalschedule 1: period: .* is not one of days, hours, minutes"):
+        _read(_task(interval=1), _every(period=period))
+
+
 @pytest.mark.fuzz
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(where=st.sampled_from(PATHS), value=VALUES)
