@@ -35,18 +35,22 @@ def celery_beat(*, version: Version = "5.7", cron_starting_deadline: object = No
     ==========================  ==========================================  ====================================
     Celery                      calsim                                      source
     ==========================  ==========================================  ====================================
-    crontab in a gap            5.7: shifted (``gap="shift"``: 02:30 ->     ``schedules.py``
-                                03:30 EDT); 5.4: the gap's end (03:00)      ``crontab.remaining_estimate``
-    crontab in a fold           the first pass only (``fold="first"``):     ``schedules.py`` ``is_due`` over
-                                ``crontab(minute=0)`` never runs 01:00 EST  aware local times
+    crontab in a gap            5.7: shifted (``gap="shift"``: 02:30 ->     5.7 ``schedules.py:614-673``
+                                03:30 EDT); 5.4: the gap's end (03:00)      (``remaining_delta``),
+                                                                            ``utils/time.py:236-307``; 5.4
+                                                                            ``utils/time.py:201-233``, ``beat.py:41``
+    crontab in a fold           the first pass only (``fold="first"``):     ``schedules.py:633-651`` (the next
+                                ``crontab(minute=0)`` never runs 01:00 EST  hour after ``last_run_at.hour``)
     every-hour crontab (5.7)    skips the gap (``Wildcard("every_hour",     as above: 02:30 shifted is 03:30,
                                 "skip", "first")``)                         which runs once
-    beat down, file ``kept``    the latest missed run once at the restart   ``beat.py`` ``Scheduler.tick``:
-                                (``catchup="latest"``)                      ``last_run_at`` from the shelve file
-    ``cron_starting_deadline``  ``max_lateness`` of crontab entries: a      ``schedules.py``
-                                missed run older than it is not run at the  (``beat_cron_starting_deadline``,
-                                restart                                     read in ``crontab.is_due`` only)
-    beat down, file ``lost``    nothing missed runs (``catchup="skip"``)    a new file starts from now
+    beat down, file ``kept``    the latest missed run once at the restart   ``beat.py:519-533`` (the shelve's
+                                (``catchup="latest"``)                      ``last_run_at``), ``schedules.py:686-
+                                                                            723`` (``is_due``), ``beat.py:424-426``
+    ``cron_starting_deadline``  ``max_lateness`` of crontab entries: a      5.7 ``schedules.py:706-719``, 5.4
+                                missed run older than it is not run at the  ``:639-660`` (read in
+                                restart                                     ``crontab.is_due`` only)
+    beat down, file ``lost``    nothing missed runs (``catchup="skip"``)    ``beat.py:133`` (a new entry's
+                                                                            ``last_run_at`` is now)
     interval entry              ``calsim.Every`` (5.4: on the local clock,  ``schedules.py:157-204``
     (``schedule(timedelta)``)   ``clock="local"``), counted from the last   (``last_run_at + run_every``);
                                 run sent (``interval_from="last_run"``):

@@ -35,12 +35,12 @@ def prefect(*, kind: Kind = "cron", down: Down = "worker", min_runs: int = 3,
     ========================  ============================================  ======================================
     Prefect                   calsim                                        source (Prefect 3.9.1)
     ========================  ============================================  ======================================
-    ``CronSchedule``          a gap time shifted forward (``gap="shift"``)  ``server/schemas/schedules.py``
-                              and the first pass of a fold; a rule of       ``CronSchedule._get_dates``
-                              every hour skips the gap
-    ``RRuleSchedule``         dateutil in the zone: a gap time moves back   ``RRuleSchedule._get_dates``
-                              (``gap="shift_backward"``: a daily 02:30 on   (``rrulestr`` on a local DTSTART)
-                              the spring day runs at 01:30 EST), a fold's
+    ``CronSchedule``          a gap time shifted forward (``gap="shift"``)  ``server/schemas/schedules.py:669-729``
+                              and the first pass of a fold; a rule of       (``_get_dates_whenever``, ``fold=0``
+                              every hour skips the gap                      at 691-695)
+    ``RRuleSchedule``         dateutil in the zone: a gap time moves back   ``server/schemas/schedules.py:823-876``
+                              (``gap="shift_backward"``: a daily 02:30 on   (``to_rrule`` on a local DTSTART),
+                              the spring day runs at 01:30 EST), a fold's   941-943 (``astimezone``)
                               first pass
     worker down               every missed run at the worker's first poll,  ``workers/base.py`` 1493-1510
                               oldest first (``catchup="all"``, at once)
