@@ -4,13 +4,17 @@ The bars of :func:`cost_impact` are the engine's own budget periods: local
 calendar days (weeks, months) in the budget's zone, read with
 :func:`calsim.simulation.run_rules.period_index` from each ledger's own tz release
 (a what-if release moves them; polars' bundled tz database is never used).
-That aggregate is the chart's own: the ledger's ``daily_cost`` view counts
-UTC days only. :func:`budget_waits` buckets each wait, and its legend counts
-the very values it draws.
+That aggregate is the chart's own, by the same rule as the ledger's
+``daily_cost`` view given the budgets' zones
+(``views.daily_cost(frame, accounts, zones=budgets)``; without them the view
+counts UTC days). :func:`budget_waits` buckets each wait, and its legend
+counts the very values it draws and quotes their maximum as
+:meth:`Ledger.summary` prints ``budget_wait_max`` (``5h 45m``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import matplotlib.dates as mdates
@@ -24,10 +28,10 @@ from ..errors import InputError, shown
 from ..simulation.ledger import Ledger
 from ..simulation.run_rules import period_index
 from ..simulation.scenario import Budget
+from ..simulation.views import resolution_of, seconds_to_duration
 from ..tz.release import ReleaseLike
 import calsim.plots.inputs as inputs
-from .style import (OKABE_ITO, Figure, date_axis, duration_label, legend_below, new_figure, series_style,
-                    shade_outages)
+from .style import OKABE_ITO, Figure, date_axis, duration_words, legend_below, new_figure, series_style, shade_outages
 
 __all__ = ["cost_impact", "budget_waits"]
 
@@ -213,7 +217,10 @@ def budget_waits(ledgers: object) -> Figure:
     Occurrences that never waited are left out of the bars and counted in the
     legend; a policy under which nothing waited gets no bars (its legend entry
     says so), so the others' stay wide. When nothing waited at all, the chart
-    says so, with no axis ticks.
+    says so, with no axis ticks. The legend's count and ``max`` are
+    :meth:`Ledger.summary`'s ``budget_waits`` and ``budget_wait_max``, in its
+    words (``max 5h 45m``: rounded as the summary rounds, printed as polars
+    prints it; :func:`~.style.duration_words`).
 
     Examples
     --------
@@ -227,11 +234,16 @@ def budget_waits(ledgers: object) -> Figure:
     ('Figure', 'occurrences')
     """
     leds = inputs.ledgers(ledgers)
-    waits = []
+    waits, tops = [], []
     for led in leds:
         f = inputs.frame(led.frame, "ledgers", ("budget_wait_s",), "ledger frame")
         w = np.nan_to_num(inputs.seconds(f["budget_wait_s"]), nan=0.0)
         waits.append((w[w > 0], f.height))
+        # The summary's budget_wait_max: the largest wait, rounded by the summary's own rule.
+        top = float(w.max()) if len(w) and w.max() > 0 else None
+        tops.append(None if top is None else pl.select(
+            seconds_to_duration(pl.lit(top, pl.Float64), dt.timedelta(microseconds=resolution_of(led.scenario)))
+        ).item())
     hist = np.array([np.histogram(w, bins=_WAIT_EDGES)[0] for w, _ in waits])
     used = np.flatnonzero(hist.sum(axis=0))
     fig = new_figure(9, 4.6)
@@ -240,7 +252,7 @@ def budget_waits(ledgers: object) -> Figure:
     ax.set_xlabel("time held waiting for a budget period with room")
     ax.set_ylabel("occurrences")
     label = lambda i: f"{leds[i].name}: {len(waits[i][0])} of {waits[i][1]} waited" + (  # noqa: E731
-        f", max {duration_label(waits[i][0].max())}" if len(waits[i][0]) else "")
+        f", max {duration_words(tops[i])}" if len(waits[i][0]) else "")
     handles: list[Patch | BarContainer] = [Patch(color=series_style(i)["color"], label=label(i))
                                            for i in range(len(leds))]
     if not len(used):

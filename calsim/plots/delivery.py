@@ -34,8 +34,8 @@ from ..simulation.ledger import Ledger
 from ..simulation.views import CLASSIFIED_COLUMNS
 import calsim.plots.inputs as inputs
 from .outcomes import SUMMARY_COLUMNS
-from .style import (OKABE_ITO, Figure, date_axis, date_num, duration_label, legend_below, new_figure, series_style,
-                    shade_outages, us_num)
+from .style import (OKABE_ITO, Figure, date_axis, date_num, duration_label, duration_words, legend_below, new_figure,
+                    series_style, shade_outages, us_num)
 
 __all__ = ["rate_waits", "delivery_outcomes", "WORKER_SUMMARY_COLUMNS", "WORKER_COVERAGE_COLUMNS", "DELIVERY_BARS"]
 
@@ -51,11 +51,6 @@ DELIVERY_BARS = (
     ("twice", "windows processed twice", OKABE_ITO["blue"]),
 )
 _WHAT = "worker-level ledger frame"
-
-
-def _seconds(value) -> float:
-    """A summary Duration (a ``timedelta`` or None) in seconds; None -> nan."""
-    return float("nan") if value is None else value.total_seconds()
 
 
 def _crashes(leds: list[Ledger]) -> list[int]:
@@ -85,7 +80,8 @@ def rate_waits(ledgers: object) -> Figure:
     shows as a ramp. Right: the cumulative distribution of those waits. The
     legend's counts and maxima are :meth:`Ledger.summary`'s ``rate_waits``
     and ``rate_wait_max``. A run's wait is its attempts' together (a retry
-    takes a token too). When nothing waited, the chart says so.
+    takes a token too), the maximum in the summary's words (``2m 30s``,
+    :func:`~.style.duration_words`). When nothing waited, the chart says so.
 
     Examples
     --------
@@ -96,7 +92,7 @@ def rate_waits(ledgers: object) -> Figure:
     ...                      rate_limits=[calsim.RateLimit("crm", rate="1/min", burst=2)])
     >>> fig = calsim.plots.rate_waits(calsim.simulate(sc))
     >>> fig.axes[0].get_title(), fig.legends[0].texts[0].get_text()
-    ('Waits for a rate-limit token, at the run’s start', 'limited: 6 of 12 runs waited, max 2 min')
+    ('Waits for a rate-limit token, at the run’s start', 'limited: 6 of 12 runs waited, max 2m')
     """
     leds = inputs.ledgers(ledgers)
     fig = new_figure(11, 4.8)
@@ -105,13 +101,13 @@ def rate_waits(ledgers: object) -> Figure:
     high, starts = 0.0, []
     for i, led in enumerate(leds):
         f = inputs.frame(led.frame, "ledgers", WORKER_SUMMARY_COLUMNS, _WHAT)
-        summary = led.summary()
-        n, top = int(summary["rate_waits"][0]), _seconds(summary["rate_wait_max"][0])
+        summary = led.summary(full=True)
+        n, top = int(summary["rate_waits"][0]), summary["rate_wait_max"][0]
         style, marker = series_style(i), _MARKERS[i % len(_MARKERS)]
         if f["rate_wait_s"].null_count() == f.height:
             label = f"{led.name}: no rate limit (not simulated at worker level)"
         elif n:
-            label = f"{led.name}: {n} of {int((f['kind'] == 'scheduled').sum())} runs waited, max {duration_label(top)}"
+            label = f"{led.name}: {n} of {int((f['kind'] == 'scheduled').sum())} runs waited, max {duration_words(top)}"
         else:
             label = f"{led.name}: no run waited"
         handles.append(Line2D([], [], color=style["color"], ls=style["ls"], marker=marker, mfc="none", ms=6,
@@ -201,7 +197,7 @@ def delivery_outcomes(ledgers: object, *, late_after: object = None) -> Figure:
         inputs.frame(led.frame, "ledgers", tuple(dict.fromkeys(WORKER_SUMMARY_COLUMNS + WORKER_COVERAGE_COLUMNS)),
                      _WHAT)
         cov = led.coverage(late_after=late_after).select(pl.col("occurrences", "never", "late", "twice").sum())
-        values[0, k] = led.summary()["duplicate_effects"][0]
+        values[0, k] = led.summary(full=True)["duplicate_effects"][0]
         values[1:, k] = [cov[c][0] for c in ("never", "late", "twice")]
         windows.append(int(cov["occurrences"][0]))
     fig = new_figure(max(7.0, 3.0 + 1.7 * len(leds)), 4.8)

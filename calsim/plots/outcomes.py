@@ -18,7 +18,7 @@ import polars as pl
 from ..simulation.ledger import Ledger
 from ..simulation.ledger_schema import LEDGER_STATES
 import calsim.plots.inputs as inputs
-from .style import STATE_STYLE, Figure, duration_label, duration_ticks, legend_below, new_figure, series_style
+from .style import STATE_STYLE, Figure, duration_ticks, duration_words, legend_below, new_figure, series_style
 
 __all__ = ["state_counts", "lateness"]
 
@@ -27,9 +27,10 @@ SUMMARY_COLUMNS = ("kind", "state", "started_utc", "lateness_s", "cost", "budget
 
 
 def _summary(led: Ledger) -> pl.DataFrame:
-    """``led.summary()``, or an InputError naming the columns a ledger frame lacks for it."""
+    """``led.summary(full=True)`` (every column: summaries of different scenarios stack), or an InputError
+    naming the columns a ledger frame lacks for it."""
     inputs.frame(led.frame, "ledgers", SUMMARY_COLUMNS, "ledger frame")
-    return led.summary()
+    return led.summary(full=True)
 
 
 def _counts(ledgers: object) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -95,9 +96,11 @@ def lateness(ledgers: object) -> Figure:
     The x axis is linear from 0 to 1 s and logarithmic beyond (symlog), so
     on-time runs (lateness 0) stay visible next to catch-ups hours late. When
     every policy ran at least half its runs on time, the y axis starts just
-    below the smallest on-time share (its tick labels say where) so that the
-    late tail is not squeezed against the top. The legend's p50 and p95 are
-    :meth:`Ledger.summary`'s (nearest rank: each is a lateness some run had).
+    below the smallest on-time share, so that the late tail is not squeezed
+    against the top; the axis says so (its label ends "axis starts at 0.88,
+    not 0", and its lowest tick is that value). The legend's p50 and p95 are
+    :meth:`Ledger.summary`'s (nearest rank: each is a lateness some run had),
+    in the summary's words (``2d 13h 55m``, :func:`~.style.duration_words`).
 
     Examples
     --------
@@ -121,17 +124,21 @@ def lateness(ledgers: object) -> Figure:
             ax.plot([], [], label=f"{led.name} (no run started)", **series_style(i))
             continue
         high, on_time = max(high, float(v.max())), min(on_time, float((v == 0).mean()))
-        p50, p95 = (summary[c].dt.total_microseconds()[0] / 1e6 for c in ("lateness_p50", "lateness_p95"))
-        ax.ecdf(v, lw=1.8, label=f"{led.name} (n={len(v)}, p50 {duration_label(p50)}, p95 {duration_label(p95)})",
-                **series_style(i))
+        p50, p95 = (duration_words(summary[c][0]) for c in ("lateness_p50", "lateness_p95"))
+        ax.ecdf(v, lw=1.8, label=f"{led.name} (n={len(v)}, p50 {p50}, p95 {p95})", **series_style(i))
     ax.set_xscale("symlog", linthresh=1.0, linscale=0.6)
     ax.set_xlim(-0.25, high * 1.5)  # the jump at 0 s stays off the spine
     duration_ticks(ax, high * 1.5)
-    # Mostly on time: start the y axis just below the smallest on-time share, so the late tail shows.
-    ax.set_ylim(math.floor(on_time * 10) / 10 - 0.02 if on_time >= 0.5 else 0, 1.005)
+    # Mostly on time: start the y axis just below the smallest on-time share, so the late tail shows,
+    # and say so on the axis (a reader takes the bottom of a fraction axis for 0).
+    bottom = round(math.floor(on_time * 10) / 10 - 0.02, 2) if on_time >= 0.5 else 0.0
+    ax.set_ylim(bottom, 1.005)
+    if bottom > 0:
+        ticks = [t for t in ax.get_yticks() if bottom < t <= 1.0 + 1e-9]
+        ax.set_yticks([bottom, *ticks])
     ax.grid(color="#dddddd", lw=0.6)
     ax.set_xlabel("lateness = start − eligible (0–1 s linear, log beyond)")
-    ax.set_ylabel("fraction of started runs")
+    ax.set_ylabel("fraction of started runs" + (f"\n(axis starts at {bottom:g}, not 0)" if bottom > 0 else ""))
     ax.set_title("Lateness of started runs per policy (cumulative)")
     ax.legend(loc="lower right", fontsize=9)
     return fig

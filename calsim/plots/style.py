@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.dates as mdates
 import numpy as np
@@ -26,7 +26,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter
 
 __all__ = ["OKABE_ITO", "SERIES_COLORS", "STATE_STYLE", "OUTAGE_STYLE", "GAP_STYLE", "DIVERGING", "Figure",
            "new_figure", "date_num", "us_num", "series_style", "date_axis", "shade_outages", "legend_below",
-           "duration_label", "duration_ticks", "shift_ticks", "offset_label"]
+           "duration_label", "duration_words", "duration_ticks", "shift_ticks", "offset_label"]
 
 #: The Okabe-Ito palette (Okabe & Ito 2008), distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = {
@@ -126,6 +126,31 @@ def duration_label(seconds: float) -> str:
         if abs(seconds) >= size:
             return f"{seconds / size:.3g} {unit}"
     return f"{seconds:.2g} s"
+
+
+def duration_words(value: object) -> str:
+    """A span as :meth:`Ledger.summary <calsim.Ledger.summary>` prints it: polars' own words for a Duration.
+
+    For the numbers a chart quotes from the summary (a legend's ``max``,
+    ``p95``), so that the chart and the table say the same thing: ``5h 45m``,
+    never ``5.75 h``. ``value`` is a ``timedelta`` (a summary cell) or seconds,
+    taken as they are (round them as the summary does first: :func:`calsim.
+    simulation.views.seconds_to_duration`). Zero is ``0s`` (polars prints ``0µs``).
+
+    >>> import datetime as dt
+    >>> duration_words(dt.timedelta(hours=5, minutes=45)), duration_words(0), duration_words(None)
+    ('5h 45m', '0s', 'n/a')
+    >>> duration_words(2 * 86400 + 13 * 3600 + 55 * 60 + 3)
+    '2d 13h 55m 3s'
+    """
+    import datetime as dt
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    td = value if isinstance(value, dt.timedelta) else dt.timedelta(seconds=float(cast(float, value)))
+    if td == dt.timedelta(0):
+        return "0s"
+    return str(pl.Series([td], dtype=pl.Duration("us")).dt.to_string("polars")[0])
 
 
 def duration_ticks(ax, high: float) -> None:

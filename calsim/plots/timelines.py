@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..schedule import Schedule
 from ..simulation.ledger import Ledger
 from ..simulation.ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES
-from ..simulation.views import CLASSIFIED_COLUMNS
+from ..simulation.views import CLASSIFIED_COLUMNS, natural_key, natural_sort_key
 from ..times import US
 import calsim.plots.inputs as inputs
 from .style import (
@@ -48,7 +48,15 @@ BY_DESIGN_STYLE = {"calendar": ("excluded (holiday/calendar)", "D"), "dst_gap": 
 _LATE = (STATE_STYLE["done"][0], ">")
 
 
-def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) -> Figure:
+#: Default rows: 20 on one panel; with several, about :data:`_ROWS_IN_ALL` rows over all panels (at least 6 each).
+_ROWS_ONE, _ROWS_IN_ALL, _ROWS_MIN = 20, 36, 6
+#: The figure's height cap (inches; 1,200 px as Jupyter shows it): rows get thinner, down to :data:`_ROW_MIN`.
+_MAX_HEIGHT, _ROW, _ROW_MIN, _PANEL, _FIXED = 12.0, 0.3, 0.18, 0.75, 1.2
+#: Cadence classes of the default rows: the median spacing of a schedule's due instants, below each edge (s).
+_CADENCES = ((3600, "sub-hourly"), (86400, "hourly"), (7 * 86400, "daily"), (28 * 86400, "weekly"))
+
+
+def timeline(ledger: object, schedules: object = None, max_schedules: int | None = None) -> Figure:
     """Per schedule a row over the horizon: runs, late runs, missed and excluded occurrences, outages, gaps.
 
     Done runs are drawn where they started: a tick when on time, a triangle
@@ -72,13 +80,25 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
         each, over one time axis, with the same schedules in the same rows.
     schedules
         Schedule ids (or :class:`~calsim.Schedule` objects) to show, in this order.
-        None: the ``max_schedules`` schedules with the most occurrences due
-        while the scheduler was down, then the most excluded or DST-skipped,
-        then the most occurrences, then by id. None of these depends on the
-        policy, so timelines of one fleet under different policies, drawn
-        one at a time, show the same schedules too.
+        None: ``max_schedules`` schedules chosen for variety, then shown in
+        natural id order (``job-6`` before ``job-10``). Each schedule has a
+        *cadence* (the median spacing of its due instants: sub-hourly,
+        hourly, daily, weekly, monthly or rarer) and a *tenant* (its account,
+        else its id up to the first ``/`` or ``:``). Rows are picked one at a
+        time from the cadence shown least so far, and within it the tenant
+        shown least so far; ties go to the schedule with the most
+        occurrences due while the scheduler was down, then the most
+        excluded or DST-skipped, then the most occurrences, then by id. So
+        a fleet's hourly jobs of one tenant no longer fill every row, and an
+        outage still shows where it hit. None of this depends on the policy,
+        so timelines of one fleet under different policies, drawn one at a
+        time, show the same schedules too.
     max_schedules
-        At most this many rows; the title says when some were left out.
+        At most this many rows per panel; the title says when some were left
+        out. None: 20 for one ledger; for several, 36 rows over all panels
+        (at least 6 each: 7 for five policies). The figure is at most 12
+        inches (1,200 px in Jupyter) tall: rows get thinner (down to 0.18 in)
+        before it grows, and only rows asked for beyond that make it taller.
 
     Examples
     --------
@@ -95,6 +115,8 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
         raise InputError(f"ledger: expected a Ledger, a ledger frame or several of them, got an empty "
                          f"{type(ledger).__name__}")
     leds = inputs.ledgers(ledger, "ledger")
+    if max_schedules is None:
+        max_schedules = _ROWS_ONE if len(leds) == 1 else max(_ROWS_MIN, min(_ROWS_ONE, _ROWS_IN_ALL // len(leds)))
     max_schedules = inputs.int_arg(max_schedules, "max_schedules")
     frames = [_scheduled(led) for led in leds]
     known = list(dict.fromkeys(sid for f in frames for sid in f["schedule_id"].unique(maintain_order=True)))
@@ -104,8 +126,7 @@ def timeline(ledger: object, schedules: object = None, max_schedules: int = 20) 
         ids = _asked_rows(schedules, known)[:max_schedules]
     row = {sid: i for i, sid in enumerate(ids)}
     one = len(leds) == 1
-    height = max(3.2, 1.6 + 0.3 * len(ids)) if one else 1.2 + max(1.4, 0.75 + 0.3 * len(ids)) * len(leds)
-    fig = new_figure(11, height)
+    fig = new_figure(11, _height(len(leds), len(ids)))
     axes = fig.subplots(len(leds), 1, sharex=True, squeeze=False)[:, 0]
     shown = f" ({len(ids)} of {len(known)} schedules)" if len(ids) < len(known) else ""
     legend: dict[str, object] = {}
@@ -145,8 +166,23 @@ def _by_design(f: pl.DataFrame) -> pl.Expr:
     return pl.col("reason").cast(pl.String).is_in(list(BY_DESIGN_REASONS)).fill_null(False)
 
 
+def _height(panels: int, rows: int) -> float:
+    """The figure's height (inches): 0.3 in a row, thinner (to 0.18) to stay within 12 in (see timeline)."""
+    if panels == 1:
+        return max(3.2, 1.6 + _ROW * rows)
+    fixed = _FIXED + _PANEL * panels
+    row = min(_ROW, max(_ROW_MIN, (_MAX_HEIGHT - fixed) / max(1, panels * rows)))
+    return fixed + max(1.4 - _PANEL, row * rows) * panels
+
+
+def _cadence(seconds: float | None) -> str:
+    if seconds is None:
+        return "monthly or rarer"
+    return next((name for edge, name in _CADENCES if seconds < edge), "monthly or rarer")
+
+
 def _default_rows(leds: list[Ledger], frames: list[pl.DataFrame], n: int) -> list[str]:
-    """The ``n`` schedules to show when none are asked for, by what every policy shares (see timeline)."""
+    """The ``n`` schedules to show when none are asked for: varied cadences and tenants (see timeline)."""
     spans = sorted({(o.start_us, o.end_us) for led in leds for o in getattr(led.scenario, "outages", ()) or ()})
     scores = []
     for f in frames:
@@ -154,12 +190,41 @@ def _default_rows(leds: list[Ledger], frames: list[pl.DataFrame], n: int) -> lis
         down = pl.lit(False)
         for a, b in spans:
             down = down | ((due >= a) & (due < b)).fill_null(False)
+        spacing = due.drop_nulls().unique().sort().diff().median() / US
         scores.append(f.group_by("schedule_id").agg(down.sum().alias("down"), _by_design(f).sum().alias("design"),
-                                                     pl.len().alias("rows")))
+                                                     pl.len().alias("rows"), spacing.alias("spacing")))
     # The largest of each count over the ledgers: the same number for one fleet whatever the policy.
-    ranked = (pl.concat(scores).group_by("schedule_id").agg(pl.col("down", "design", "rows").max())
-              .sort(["down", "design", "rows", "schedule_id"], descending=[True, True, True, False]))
-    return sorted(ranked["schedule_id"].head(n).to_list())
+    ranked = (pl.concat(scores).group_by("schedule_id").agg(pl.col("down", "design", "rows").max(),
+                                                            pl.col("spacing").min())
+              .with_columns(pl.col("schedule_id").cast(pl.String)))
+    accounts = {k: v for led in leds for k, v in (led.accounts or {}).items() if v is not None}
+    prefix = pl.col("schedule_id").str.extract(r"^([^/:]+)[/:]").fill_null("")
+    tenant = (pl.col("schedule_id").replace_strict(accounts, default=None, return_dtype=pl.String).fill_null(prefix)
+              if accounts else prefix)
+    ranked = (ranked.with_columns(tenant=tenant,
+                                  cadence=pl.col("spacing").map_elements(_cadence, return_dtype=pl.String,
+                                                                         skip_nulls=False))
+              .sort(["down", "design", "rows", natural_key(pl.col("schedule_id")), "schedule_id"],
+                    descending=[True, True, True, False, False])
+              # No group gives more than n rows: the rest cannot be picked.
+              .filter(pl.int_range(pl.len()).over("tenant", "cadence") < n))
+    by_cadence: dict[str, list[tuple[str, str]]] = {}
+    for sid, who, cadence in ranked.select("schedule_id", "tenant", "cadence").iter_rows():
+        by_cadence.setdefault(cadence, []).append((sid, who))  # best first
+    rank = {sid: i for i, sid in enumerate(ranked["schedule_id"].to_list())}
+    shown_c = dict.fromkeys(by_cadence, 0)
+    shown_t: dict[str, int] = {}
+    picked: list[str] = []
+    while len(picked) < n and any(by_cadence.values()):
+        # The cadence shown least, then the one whose best remaining schedule ranks first.
+        c = min((k for k, v in by_cadence.items() if v), key=lambda k: (shown_c[k], rank[by_cadence[k][0][0]]))
+        # Within it, the tenant shown least, then rank (the list is in rank order: min keeps the first).
+        j = min(range(len(by_cadence[c])), key=lambda i: shown_t.get(by_cadence[c][i][1], 0))
+        sid, who = by_cadence[c].pop(j)
+        picked.append(sid)
+        shown_c[c] += 1
+        shown_t[who] = shown_t.get(who, 0) + 1
+    return sorted(picked, key=natural_sort_key)
 
 
 def _asked_rows(schedules: object, known: list[str]) -> list[str]:

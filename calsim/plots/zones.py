@@ -17,6 +17,7 @@ from matplotlib.lines import Line2D
 from ..errors import InputError
 from ..expansion import expand
 from ..schedule import Schedule
+from ..simulation.views import natural_key
 from ..times import DAY_US, instant_us, iso_z
 from ..tz.release import ReleaseLike
 import calsim.plots.inputs as inputs
@@ -143,10 +144,10 @@ def _pick_rows(f: pl.DataFrame, n: int) -> pl.DataFrame:
 
     Zones are ordered by how many schedules they affect (then by their first
     change, then name), schedules within a zone by how many occurrences change
-    (then id); the rows come back grouped by zone in that order.
+    (then id, naturally: ``job-6`` before ``job-10``); the rows come back grouped by zone in that order.
     """
     per = (f.group_by("zone", "schedule_id").agg(pl.len().alias("n"), pl.col("nominal_local").min().alias("first"))
-           .sort(["n", "schedule_id"], descending=[True, False]))
+           .sort(["n", natural_key(pl.col("schedule_id")), "schedule_id"], descending=[True, False, False]))
     zones = (per.group_by("zone").agg(pl.len().alias("schedules"), pl.col("first").min())
              .sort(["schedules", "first", "zone"], descending=[True, False, False]).with_row_index("_z"))
     per = per.join(zones.select("zone", "_z"), on="zone").with_columns(

@@ -235,13 +235,26 @@ class Ledger:
     # The views are defined once, in :mod:`calsim.simulation.views`, over a
     # lazy frame: on the engine's frame here (codes, not strings: nothing is
     # converted), on Parquet files for a Dask dataset.
-    def summary(self) -> pl.DataFrame:
-        """One row: counts by state, lateness percentiles and budget waits (Durations), cost.
+    def summary(self, *, full: bool = False) -> pl.DataFrame:
+        """One row: counts by state, lateness percentiles (Durations), and what the scenario can fill.
 
-        See :func:`calsim.simulation.views.summary`.
+        Compact by default: ``scenario``, ``occurrences``, the six state counts
+        and ``lateness_p50``/``_p95``/``_max``, plus ``manual`` with Trigger
+        events, ``cost`` with costs or budgets, the budget waits with budgets,
+        and the worker-level counts and rate waits for a worker-level scenario
+        (:func:`calsim.simulation.views.compact_summary`: a group whose values
+        are not all 0 or null is always shown). Summaries of one fleet under
+        several policies have the same columns. ``full=True``: all 25 columns
+        whatever the scenario, the schema the Dask dataset's summary keeps
+        (code that stacks summaries of different scenarios wants it). Spans
+        are rounded to whole seconds (to the tick when it is shorter), as
+        :meth:`LedgerStore.compare <calsim.LedgerStore.compare>` rounds them;
+        the frame's ``lateness_s`` and ``budget_wait_s`` stay exact. See
+        :func:`calsim.simulation.views.summary`.
         """
 
-        return views.summary(self._frame, self.name).collect()
+        out = views.summary(self._frame, self.name, resolution=f"{views.resolution_of(self.scenario)}us").collect()
+        return out if full else views.compact_summary(out, views.summary_features(self._frame, self.scenario))
 
     def gaps(self, *, late_after: object = None) -> pl.DataFrame:
         """Silences: per schedule, spans between done-run starts in which something due did not start.

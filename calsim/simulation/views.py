@@ -8,9 +8,18 @@ engine), where polars reads only the columns a view needs. ``schedule_id``
 may be a string or an ``Enum`` (the engine's codes); results name schedules
 as strings.
 
-Durations in the results are ``pl.Duration("us")`` (lateness, waits, gaps):
-the frame keeps the contract's float seconds (``lateness_s``,
-``budget_wait_s``), a view answers in a unit that prints as ``3d 12h``.
+Durations in the results are ``pl.Duration("us")`` (lateness, waits, gaps)
+**rounded to what they mean**: whole seconds (``resolution="1s"``, half away
+from zero), or a scenario's tick when that is shorter (:func:`resolution_of`;
+:meth:`Ledger.summary <calsim.Ledger.summary>` passes it), so polars prints
+``2h 4m 34s``, not ``2h 4m 33s 913043µs``. The frame keeps the contract's
+float seconds (``lateness_s``, ``budget_wait_s``) exact: other code and the
+stores read them. (A zero Duration still prints as ``0µs`` in polars' own
+table; calsim's text tables and chart labels say ``0s``.)
+
+Rows are sorted by schedule id **naturally** (:func:`natural_key`: digit runs
+compare as numbers, ``crontab:6`` before ``crontab:10``), then as plain
+strings (``job-007`` and ``job-7`` keep a fixed order).
 
 **On time, late, never** — the one rule :func:`gaps` and :func:`coverage`
 share. The occurrences considered are the scheduled ones meant to run: not
@@ -45,18 +54,26 @@ runs, rather than "did its period pass without it".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import cast
+import datetime as dt
+import functools
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, cast
 
+import numpy as np
 import polars as pl
 
 from ..durations import duration_us
 from .ledger_schema import BY_DESIGN_REASONS, LEDGER_STATES, with_worker_columns
+from .view_format import (US, natural_key, natural_sort_key, resolution_of, resolution_us, round_duration,  # noqa: F401
+                          round_us, seconds_to_duration, to_duration)
 
-__all__ = ["counts", "summary", "nearest_quantiles", "gaps", "coverage", "daily_cost", "classified",
-           "seconds_to_duration", "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..tz.release import Release, ReleaseLike
 
-US = pl.Duration("us")
+__all__ = ["counts", "summary", "compact_summary", "summary_features", "SUMMARY_FEATURES", "nearest_quantiles",
+           "gaps", "coverage", "daily_cost", "classified", "seconds_to_duration", "round_duration", "resolution_of",
+           "natural_key", "natural_sort_key", "BY_DESIGN_REASONS", "CLASSIFIED_COLUMNS"]
+
 #: The ledger columns :func:`classified` (hence :func:`gaps` and :func:`coverage`) reads.
 CLASSIFIED_COLUMNS = ("schedule_id", "kind", "reason", "state", "nominal_local", "due_utc", "started_utc",
                       "lateness_s")
@@ -69,31 +86,27 @@ def _lazy(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     return with_worker_columns(lf, names) if "state" in names else lf
 
 
-def seconds_to_duration(expr: pl.Expr) -> pl.Expr:
-    """Float seconds as ``Duration("us")``, rounded to the microsecond.
-
-    ``lateness_s`` is an integral number of microseconds divided by 1e6, so
-    rounding gives that integer back exactly.
-
-    >>> pl.select(seconds_to_duration(pl.lit(1.5))).item()
-    datetime.timedelta(seconds=1, microseconds=500000)
-    """
-    return (expr * 1_000_000).round().cast(pl.Int64).cast(US)
-
-
 def counts(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     """Rows per (kind, state, reason), column ``rows``."""
     return _lazy(frame).group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
 
 
 def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = False,
-            parts: list[pl.LazyFrame] | None = None) -> pl.LazyFrame:
+            parts: list[pl.LazyFrame] | None = None, resolution: object = "1s") -> pl.LazyFrame:
     """One row: ``scenario``, counts (``occurrences``, ``manual``, one per state), lateness and waits.
 
     ``lateness_p50``/``_p95``/``_max``: over started runs, percentiles by
     nearest rank (polars' default); ``cost``; ``budget_waits`` (runs that
-    waited for budget) with ``budget_wait_mean``/``_max``. Spans are
-    Durations, null when nothing started (or waited).
+    waited for budget) with ``budget_wait_mean``/``_max``; the worker-level
+    columns of :func:`worker_level_counts`. Spans are Durations rounded to
+    ``resolution`` (whole seconds; :func:`seconds_to_duration`), null when
+    nothing started (or waited).
+
+    Always the full schema (25 columns), whatever the scenario: the ledger
+    store's ``compare`` and the Dask dataset's summary are built from it and
+    summaries of different scenarios stack. :meth:`Ledger.summary
+    <calsim.Ledger.summary>` shows the compact form (:func:`compact_summary`)
+    unless asked for ``full=True``.
 
     ``streamed``: for a scan larger than memory (a Dask dataset, ``parts``
     its files as lazy frames). Every column but the two percentiles streams
@@ -114,20 +127,21 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
         q50, q95 = pl.lit(p50, pl.Float64), pl.lit(p95, pl.Float64)
     else:
         q50, q95 = lat.quantile(0.5), lat.quantile(0.95)
+    res = resolution_us(resolution)
     # One select, one pass: no filtered copy of the frame (a fleet-year is tens of millions of rows).
     return _lazy(frame).select(
         pl.lit(name, pl.String).alias("scenario"),
         (pl.col("kind") == "scheduled").sum().cast(pl.Int64).alias("occurrences"),
         (pl.col("kind") == "manual").sum().cast(pl.Int64).alias("manual"),
         *[(pl.col("state") == s).sum().cast(pl.Int64).alias(s) for s in LEDGER_STATES],
-        seconds_to_duration(q50).alias("lateness_p50"),
-        seconds_to_duration(q95).alias("lateness_p95"),
-        seconds_to_duration(lat.max()).alias("lateness_max"),
+        to_duration(q50, res).alias("lateness_p50"),
+        to_duration(q95, res).alias("lateness_p95"),
+        to_duration(lat.max(), res).alias("lateness_max"),
         pl.col("cost").sum().cast(pl.Float64).alias("cost"),
         waited.sum().cast(pl.Int64).alias("budget_waits"),
-        seconds_to_duration(wait.mean()).alias("budget_wait_mean"),
-        seconds_to_duration(wait.max()).alias("budget_wait_max"),
-        *worker_level_counts(),
+        to_duration(wait.mean(), res).alias("budget_wait_mean"),
+        to_duration(wait.max(), res).alias("budget_wait_max"),
+        *worker_level_counts(resolution=dt.timedelta(microseconds=res)),
     )
 
 
@@ -135,13 +149,14 @@ def summary(frame: pl.LazyFrame | pl.DataFrame, name: str, *, streamed: bool = F
 WORKER_REASONS = ("lease_expired", "review", "permanent", "rate_limited", "breaker_open")
 
 
-def worker_level_counts() -> list[pl.Expr]:
+def worker_level_counts(*, resolution: object = "1s") -> list[pl.Expr]:
     """:func:`summary`'s worker-level columns (0 or null for other scenarios), as aggregations.
 
     One count per :data:`WORKER_REASONS`; ``duplicate_effects``: effects
     beyond the first (a crash between effect and acknowledgement, or a second
     scheduler without a unique key, where the sink is not idempotent);
-    ``rate_waits`` (runs that waited for a token) with ``rate_wait_mean``/``_max``.
+    ``rate_waits`` (runs that waited for a token) with ``rate_wait_mean``/``_max``
+    (Durations rounded to ``resolution``, as :func:`summary`'s).
     """
     rw = pl.col("rate_wait_s")
     waited = rw > 0
@@ -149,9 +164,79 @@ def worker_level_counts() -> list[pl.Expr]:
         *[(pl.col("reason") == r).sum().cast(pl.Int64).alias(r) for r in WORKER_REASONS],
         (pl.col("effects").cast(pl.Int64) - 1).clip(lower_bound=0).sum().fill_null(0).alias("duplicate_effects"),
         waited.sum().fill_null(0).cast(pl.Int64).alias("rate_waits"),
-        seconds_to_duration(pl.when(waited).then(rw).mean()).alias("rate_wait_mean"),
-        seconds_to_duration(pl.when(waited).then(rw).max()).alias("rate_wait_max"),
+        seconds_to_duration(pl.when(waited).then(rw).mean(), resolution).alias("rate_wait_mean"),
+        seconds_to_duration(pl.when(waited).then(rw).max(), resolution).alias("rate_wait_max"),
     ]
+
+
+#: :func:`summary`'s columns that only some scenarios can fill, by the feature that fills them
+#: (:func:`compact_summary` leaves a group out when the scenario lacks the feature and its values are all 0/null).
+SUMMARY_FEATURES: dict[str, tuple[str, ...]] = {
+    "manual": ("manual",),  # Trigger events
+    "cost": ("cost",),  # a policy with a cost, or a budget
+    "budget": ("budget_waits", "budget_wait_mean", "budget_wait_max"),  # budgets
+    "worker": (*WORKER_REASONS, "duplicate_effects", "rate_waits", "rate_wait_mean", "rate_wait_max"),  # workers...
+}
+
+
+def summary_features(frame: pl.DataFrame | None = None, scenario: object = None) -> set[str]:
+    """The :data:`SUMMARY_FEATURES` a ledger's scenario configures (read from the scenario, else the frame).
+
+    ``worker``: the frame was simulated at worker level (its ``effects`` or
+    ``rate_wait_s`` are set: the engine fills them for every scheduled row
+    of such a scenario, whatever happened); ``budget``: the scenario has
+    budgets; ``cost``: budgets, or a schedule (or a revision) whose policy
+    has a cost; ``manual``: ``Trigger`` events. Without a scenario (a frame
+    read back from a store) only ``worker`` is known; :func:`compact_summary`
+    then goes by the values.
+    """
+    out: set[str] = set()
+    if frame is not None and any(c in frame.columns and frame[c].null_count() < frame.height
+                                 for c in ("effects", "rate_wait_s")):
+        out.add("worker")
+    if scenario is None:
+        return out
+    if getattr(scenario, "budgets", ()):
+        out |= {"budget", "cost"}
+    events = tuple(getattr(scenario, "events", ()) or ())
+    schedules = [*(getattr(scenario, "schedules", ()) or ()), *(getattr(e, "schedule", None) for e in events)]
+    if any((getattr(getattr(s, "policy", None), "cost", 0) or 0) > 0 for s in schedules):
+        out.add("cost")
+    if any(type(e).__name__ == "Trigger" for e in events):
+        out.add("manual")
+    return out
+
+
+def compact_summary(full: pl.DataFrame, features: Iterable[str] = ()) -> pl.DataFrame:
+    """:func:`summary`'s rows with only the columns the scenario can fill: what :meth:`Ledger.summary` shows.
+
+    Always: ``scenario``, ``occurrences``, the six state counts and the
+    lateness percentiles. Each group of :data:`SUMMARY_FEATURES` (``manual``;
+    ``cost``; the budget waits; the worker-level counts and rate waits) is
+    kept when ``features`` (:func:`summary_features`) names it, or when any
+    of its values is not 0 or null: the compact form never hides a number
+    that says something. It depends on the scenario's configuration, not on
+    the outcome, so summaries of one fleet under several policies have the
+    same columns and stack (``pl.concat``); those of different kinds of
+    scenario stack with ``how="diagonal"``, or use ``full=True``.
+
+    >>> import datetime as dt
+    >>> row = {"scenario": "x", "occurrences": 3, "manual": 0, "done": 3, "cost": 0.0, "budget_waits": 0,
+    ...        "budget_wait_max": None, "rate_waits": 2, "rate_wait_max": dt.timedelta(seconds=5)}
+    >>> compact_summary(pl.DataFrame([row])).columns
+    ['scenario', 'occurrences', 'done', 'rate_waits', 'rate_wait_max']
+    >>> compact_summary(pl.DataFrame([row]), {"budget"}).columns
+    ['scenario', 'occurrences', 'done', 'budget_waits', 'budget_wait_max', 'rate_waits', 'rate_wait_max']
+    """
+    wanted = set(features)
+    group_of = {c: g for g, cols in SUMMARY_FEATURES.items() for c in cols}
+
+    def says_something(c: str) -> bool:
+        return any(v is not None and v not in (0, 0.0, dt.timedelta(0)) for v in full[c].to_list())
+
+    shown = {g for g, cols in SUMMARY_FEATURES.items()
+             if g in wanted or any(says_something(c) for c in cols if c in full.columns)}
+    return full.select(c for c in full.columns if group_of.get(c) in shown or c not in group_of)
 
 
 def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float, ...], *, bins: int = 4096,
@@ -261,7 +346,7 @@ def classified(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None)
     )
 
 
-def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
+def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None, resolution: object = "1s") -> pl.LazyFrame:
     """Silences: per schedule, spans between done-run starts in which something due did not start.
 
     A schedule's done runs, taken at their starts, cut its time line into
@@ -277,9 +362,14 @@ def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl
     ``late`` (due in it, done after their period), ``first_missed_local`` and
     ``first_missed_utc`` (nominal time and due instant of the first of
     either), ``catchup_lateness`` (Duration: the largest lateness of the
-    ``late`` ones; null when none). Sorted by ``schedule_id``, ``from_utc``
-    (an open start first). ``late_after``: as :func:`classified`.
+    ``late`` ones; null when none). Both Durations are rounded to
+    ``resolution`` (whole seconds: :func:`seconds_to_duration`; ``"1us"``
+    keeps them exact, as the store's ``observation_gaps`` SQL has them);
+    ``from_utc`` and ``to_utc`` are the runs' exact starts. Sorted by ``schedule_id``
+    (naturally: :func:`natural_key`), ``from_utc`` (an open start first).
+    ``late_after``: as :func:`classified`.
     """
+    res = resolution_us(resolution)
     c = classified(frame, late_after=late_after)
     late = pl.col("status") == "late"
     missing = c.filter(pl.col("status") != "on_time").select(
@@ -303,11 +393,11 @@ def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl
              pl.col("_late").sum().cast(pl.Int64).alias("late"),
              pl.col("nominal_local").sort_by("due_utc", "nominal_local").first().alias("first_missed_local"),
              pl.col("due_utc").min().alias("first_missed_utc"),
-             seconds_to_duration(pl.col("lateness_s").filter(pl.col("_late")).max()).alias("catchup_lateness"))
+             to_duration(pl.col("lateness_s").filter(pl.col("_late")).max(), res).alias("catchup_lateness"))
         .select(pl.col("schedule_id").cast(pl.String), "from_utc", "to_utc",
-                (pl.col("to_utc") - pl.col("from_utc")).alias("gap"), "missed", "late",
-                "first_missed_local", "first_missed_utc", "catchup_lateness")
-        .sort("schedule_id", "from_utc", nulls_last=False)
+                round_us((pl.col("to_utc") - pl.col("from_utc")).dt.total_microseconds(), res).cast(US).alias("gap"),
+                "missed", "late", "first_missed_local", "first_missed_utc", "catchup_lateness")
+        .sort(natural_key(pl.col("schedule_id")), "schedule_id", "from_utc", nulls_last=False)
     )
 
 
@@ -330,8 +420,8 @@ def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -
     Columns: ``schedule_id``, ``occurrences``, ``on_time``, ``late``,
     ``never``, ``twice``, ``first_never_local`` and ``first_never_utc`` (the
     owner of the first window never processed; null when none). Every
-    schedule with a scheduled row has a row. Sorted by ``schedule_id``.
-    ``late_after``: as :func:`classified`.
+    schedule with a scheduled row has a row. Sorted by ``schedule_id``
+    (naturally: :func:`natural_key`). ``late_after``: as :func:`classified`.
     """
     lf = _lazy(frame)
     status = pl.col("status")
@@ -348,7 +438,7 @@ def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -
         .select(pl.col("schedule_id").cast(pl.String),
                 pl.col("occurrences", "on_time", "late", "never", "twice").fill_null(0),
                 "first_never_local", "first_never_utc")
-        .sort("schedule_id")
+        .sort(natural_key(pl.col("schedule_id")), "schedule_id")
     )
 
 
@@ -387,15 +477,85 @@ def windows_processed(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object 
     )
 
 
-def daily_cost(frame: pl.LazyFrame | pl.DataFrame, accounts: Mapping[str, str] | None = None) -> pl.LazyFrame:
-    """Cost and runs per UTC day of start, per account (``accounts``: schedule id -> account; null: none)."""
+def daily_cost(frame: pl.LazyFrame | pl.DataFrame, accounts: Mapping[str, str] | None = None, *,
+               zones: object = None, release: ReleaseLike = None) -> pl.LazyFrame:
+    """Cost and runs per day of start, per account (``accounts``: schedule id -> account; null: none).
+
+    Days are UTC days unless ``zones`` gives an account's calendar: a mapping
+    account -> zone name, or the scenario's :class:`~calsim.Budget` objects
+    (each account's budget zone). Then that account's days are local days in
+    its zone, read exactly as the simulation's budget periods are
+    (:func:`calsim.simulation.run_rules.period_index`, from ``release``: None
+    means the release named by the frame's ``tzdata`` column, never polars'
+    bundled tz data), so a day's cost compares with the budget's daily
+    limit; a ``zone`` column then says each row's calendar (``UTC`` for an
+    account without one). Sorted by ``day``, then ``account`` (naturally).
+
+    >>> import calsim
+    >>> s = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "FREQ=HOURLY", policy=calsim.Policy(cost=1.0, account="a"))
+    >>> led = calsim.simulate(calsim.Scenario("x", [s], "2026-01-01T00:00Z", "2026-01-02T00:00Z"), progress=False)
+    >>> daily_cost(led.frame, led.accounts).collect().rows()
+    [(datetime.date(2026, 1, 1), 'a', 24.0, 24)]
+    >>> daily_cost(led.frame, led.accounts, zones={"a": "Asia/Tokyo"}).collect().rows()   # 09:00 is midnight there
+    [(datetime.date(2026, 1, 1), 'a', 'Asia/Tokyo', 15.0, 15), (datetime.date(2026, 1, 2), 'a', 'Asia/Tokyo', 9.0, 9)]
+    """
     acct = pl.col("schedule_id").cast(pl.String).replace_strict(dict(accounts), default=None,
                                                                 return_dtype=pl.String) \
         if accounts else pl.lit(None, pl.String)
-    return (
-        _lazy(frame).filter(pl.col("started_utc").is_not_null())
-        .with_columns(day=pl.col("started_utc").dt.date(), account=acct)
-        .group_by("day", "account")
-        .agg(pl.col("cost").sum(), pl.len().alias("runs"))
-        .sort("day", "account")
-    )
+    lf = _lazy(frame).filter(pl.col("started_utc").is_not_null()).with_columns(account=acct)
+    calendars = _calendars(zones)
+    if calendars is None:
+        return (lf.with_columns(day=pl.col("started_utc").dt.date())
+                .group_by("day", "account")
+                .agg(pl.col("cost").sum(), pl.len().alias("runs"))
+                .sort("day", natural_key(pl.col("account")), "account"))
+    rel = _release_for(frame, release)
+    day = pl.col("started_utc").dt.date()
+    zone = pl.lit("UTC", pl.String)
+    for z in sorted(set(calendars.values()) - {"UTC"}):
+        mine = pl.col("account").is_in([a for a, az in calendars.items() if az == z]).fill_null(False)
+        local = pl.col("started_utc").dt.epoch("us").map_batches(
+            functools.partial(_local_dates, table=rel.table(z)), return_dtype=pl.Date, is_elementwise=True)
+        day = pl.when(mine).then(local).otherwise(day)
+        zone = pl.when(mine).then(pl.lit(z, pl.String)).otherwise(zone)
+    return (lf.with_columns(day=day, zone=zone)
+            .group_by("day", "account", "zone")
+            .agg(pl.col("cost").sum(), pl.len().alias("runs"))
+            .sort("day", natural_key(pl.col("account")), "account"))
+
+
+def _calendars(zones: object) -> dict[str, str] | None:
+    """``daily_cost``'s ``zones``: account -> zone, from a mapping or from Budgets (None: UTC days)."""
+    from ..errors import InputError, shown
+
+    if zones is None:
+        return None
+    if isinstance(zones, Mapping):
+        out = {str(k): str(v) for k, v in zones.items()}
+    else:
+        try:
+            out = {str(b.account): str(b.zone) for b in cast(Iterable, zones)}
+        except (TypeError, AttributeError):
+            raise InputError(f"zones: expected a mapping account -> zone or calsim.Budget objects, got "
+                             f"{type(zones).__name__} {shown(zones)}") from None
+    return out
+
+
+def _release_for(frame: pl.LazyFrame | pl.DataFrame, release: ReleaseLike) -> Release:
+    """The release to read local days with: ``release``, else the one the frame's ``tzdata`` names."""
+    from ..tz.release import release as get_release
+
+    if release is None:
+        names = _lazy(frame).select(pl.col("tzdata").drop_nulls().first()).collect()
+        release = names.item() if names.height else None
+    return get_release(release)
+
+
+def _local_dates(utc_us: pl.Series, table) -> pl.Series:
+    """Local dates (in ``table``'s zone) of instants in µs, as the budget's periods count days."""
+    from .run_rules import period_index
+
+    days = period_index(table, "day", utc_us.fill_null(0).to_numpy().astype(np.int64))
+    dates = pl.Series(utc_us.name, days).cast(pl.Int32).cast(pl.Date)
+    return dates if not utc_us.null_count() else dates.zip_with(utc_us.is_not_null(),
+                                                                pl.Series([None] * len(dates), dtype=pl.Date))

@@ -553,15 +553,14 @@ def test_lateness_keeps_zero_lateness_visible_on_a_log_axis(runs, figures):
 
 
 def test_lateness_legend_prints_the_summary_views_percentiles(runs, figures):
-    # Nearest rank, as Ledger.summary(): 'all' has p50 2 h (np.quantile's linear interpolation said 1.98 h).
-    from calsim.plots.style import duration_label
-
+    # Nearest rank, as Ledger.summary(): 'all' has p50 2 h (np.quantile's linear interpolation said 1.98 h),
+    # in the summary's own words (polars' Duration text; zero as 0s).
     labels = {t.get_text().split(" ")[0]: t.get_text() for t in figures["lateness"].axes[0].get_legend().get_texts()}
     for p in POLICIES:
-        row = runs[p].summary().row(0, named=True)
-        p50, p95 = (row[c].total_seconds() for c in ("lateness_p50", "lateness_p95"))
-        assert f"p50 {duration_label(p50)}, p95 {duration_label(p95)})" in labels[p]
-    assert "p50 2 h," in labels["all"]
+        s = runs[p].summary()
+        p50, p95 = (s[c].dt.to_string("polars")[0].replace("0µs", "0s") for c in ("lateness_p50", "lateness_p95"))
+        assert f"p50 {p50}, p95 {p95})" in labels[p]
+    assert "p50 2h," in labels["all"]
 
 
 def test_lateness_of_a_frame_without_the_summary_columns_names_them(runs):

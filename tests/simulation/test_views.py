@@ -149,7 +149,7 @@ def test_coverage_lists_a_schedule_none_of_whose_occurrences_was_meant_to_run():
 
 
 def test_summary_spans_are_durations_named_without_seconds():
-    s = daily_outage("all").summary()
+    s = daily_outage("all").summary(full=True)
     spans = ["lateness_p50", "lateness_p95", "lateness_max", "budget_wait_mean", "budget_wait_max"]
     assert {c: s.schema[c] for c in spans} == {c: pl.Duration("us") for c in spans}
     assert not [c for c in s.columns if c.endswith("_s")]
@@ -171,7 +171,7 @@ def test_views_on_a_lazy_parquet_scan_equal_the_ledgers(tmp_path):
     led = daily_outage("latest")
     led.frame.write_parquet(tmp_path / "l.parquet")
     scan = pl.scan_parquet(tmp_path / "l.parquet")
-    assert_frame_equal(views.summary(scan, led.name).collect(), led.summary())
+    assert_frame_equal(views.summary(scan, led.name).collect(), led.summary(full=True))
     assert_frame_equal(views.gaps(scan).collect(), led.gaps())
     assert_frame_equal(views.coverage(scan).collect(), led.coverage())
     assert_frame_equal(views.daily_cost(scan).collect(), led.daily_cost())
@@ -280,4 +280,4 @@ def test_a_streamed_summary_equals_the_in_memory_summary():
                                           "2026-03-01T00:00Z", "2026-03-09T00:00Z",
                                           outages=[calsim.Outage("2026-03-03T00:00Z", "2026-03-04T12:00Z")]))
     streamed = views.summary(led.frame.lazy(), "s", streamed=True).collect(engine="streaming")
-    assert streamed.equals(led.summary())
+    assert streamed.equals(led.summary(full=True))

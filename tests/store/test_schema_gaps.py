@@ -59,7 +59,8 @@ def store():
 
 def assert_view_equals_polars(store: LedgerStore, frame: pl.DataFrame, name: str) -> pl.DataFrame:
     store.write(frame, name=name, replace=True)
-    want = durations_as_seconds(views.gaps(frame).collect())
+    # The SQL keeps exact spans: the view at a microsecond's resolution (its default rounds to seconds).
+    want = durations_as_seconds(views.gaps(frame, resolution="1us").collect())
     got = store.sql("SELECT * EXCLUDE (scenario) FROM observation_gaps WHERE scenario = $1 "
                     "ORDER BY schedule_id, from_utc NULLS FIRST", [name])
     assert got.columns == want.columns

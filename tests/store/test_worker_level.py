@@ -212,7 +212,7 @@ def test_compare_reports_duplicate_effects_and_rate_wait_max_as_ledger_summary_d
             store.write(ledger)
         cmp = store.compare(["wf", "dup", "hourly"])
     for row, ledger in zip(cmp.iter_rows(named=True), (faulty, duplicated, hourly)):
-        summary = ledger.summary().row(0, named=True)
+        summary = ledger.summary(full=True).row(0, named=True)  # every column, as compare has them
         assert (row["duplicate_effects"], row["rate_wait_max"]) == (summary["duplicate_effects"],
                                                                     summary["rate_wait_max"])
         for r in NEW_REASONS:
@@ -319,7 +319,8 @@ def test_a_migrated_store_takes_worker_level_ledgers_beside_the_old_ones(v4_file
             assert store.ledger(ledger.name).equals(ledger.frame)
         cmp = store.compare(["wf", "dup", "hourly", "ds"])
         workers = store.sql("SELECT scenario, count(worker) AS n FROM occurrences GROUP BY 1 ORDER BY 1")
-    want = pl.concat([faulty.summary(), duplicated.summary()]).select("duplicate_effects", "rate_wait_max")
+    want = pl.concat([faulty.summary(full=True), duplicated.summary(full=True)]).select("duplicate_effects",
+                                                                                      "rate_wait_max")
     assert cmp.head(2).select(want.columns).equals(want) and want["duplicate_effects"][1] > 0
     assert cmp.tail(2).select(want.columns).rows() == [(0, None), (0, None)]
     assert dict(workers.iter_rows()) == {"ds": 0, "dup": duplicated.frame.height, "hourly": 0,
