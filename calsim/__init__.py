@@ -46,6 +46,7 @@ from .simulation.scenario import Backfill, Budget, Outage, Pause, Resume, Revise
 from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.ledger import Ledger
 from .simulation.dispatch import register_engine, simulate
+from .simulation.sweep import sweep
 from .store import LedgerStore
 from . import examples, presets
 from ._version import __version__
@@ -111,6 +112,7 @@ __all__ = [
     "Revise",
     "TzUpgrade",
     "simulate",
+    "sweep",
     "Ledger",
     "LedgerStore",
     # tzdata upgrades

@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, NoReturn, get_args
 import polars as pl
 
 from ._version import __version__
-from .errors import CalsimError, InputError
-from .cli_inputs import fleet, import_options, now, window
+from .errors import CalsimError, InputError, check_choice, did_you_mean
+from .cli_inputs import fleet, import_options, now, take_warnings, window
 from .cli_ledgers import compare_command, reconcile_command, simulate_command, year
+from .cli_sweep import grid_option, sweep_command
 from .cli_output import emit, output_options
 from .importers.history import HISTORY_KINDS  # (the registered history readers)
 from .text_table import span, table
@@ -85,6 +86,18 @@ def _whole_number(text: str) -> int:
     return value
 
 
+def _catchup_modes(text: str) -> str:
+    """argparse type of ``--catchup``: comma-separated catch-up modes, each checked (the closest one suggested)."""
+    from .simulation.policy import Catchup
+
+    try:
+        for mode in (m for m in text.split(",") if m):
+            check_choice("catchup", mode, get_args(Catchup), noun="mode")
+    except CalsimError as exc:  # (argparse names the option: "argument --catchup: unknown mode ...")
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("catchup: ")) from None
+    return text
+
+
 def _limit_option(s: argparse.ArgumentParser) -> None:
     s.add_argument("--max-occurrences", default=None, metavar="N", type=_whole_number,
                    help="refuse work estimated above N occurrences (default: $CALSIM_MAX_OCCURRENCES, else 50 million)")
@@ -99,7 +112,8 @@ def _cmd_preview(args: argparse.Namespace) -> int:
         unknown = sorted(set(args.id) - {s.id for s in chosen})
         if unknown:
             raise InputError(f"--id: unknown schedule {unknown[0]!r} (in {args.fleet}: "
-                             f"{', '.join(s.id for s in schedules[:10])}{', ...' if len(schedules) > 10 else ''})")
+                             f"{', '.join(s.id for s in schedules[:10])}{', ...' if len(schedules) > 10 else ''})"
+                             f"{did_you_mean(unknown[0], (s.id for s in schedules))}")
         schedules = chosen
     # "The next runs" means from now unless --after says otherwise (imported
     # crontabs and manifests carry no start of their own).
@@ -107,14 +121,37 @@ def _cmd_preview(args: argparse.Namespace) -> int:
     after = args.after or now().strftime("%Y-%m-%dT%H:%MZ")
     frames = [preview(s, n=args.n, after=after, release=args.release) for s in schedules]
     frame = pl.concat(frames) if frames else pl.DataFrame()
+    # What each job runs, when its file says (a crontab line's command): an id such as crontab:6 says nothing.
+    commands = {s.id: command for s in schedules if (command := _command(s)) is not None}
+    if commands and frame.height:
+        frame = frame.with_columns(pl.col("schedule_id").replace_strict(commands, default=None,
+                                                                        return_dtype=pl.String).alias("command"))
     if args.format == "table" and frame.height:
         # As systemd-analyze calendar says it ("From now: 8h left"): how far each run is from now.
         at = now()
         frame = frame.with_columns(pl.col("due_utc").map_elements(
             lambda t: _from_now(t, at), return_dtype=pl.String).alias("from_now"))
-        frame = frame.select("schedule_id", "nominal_local", "fold", "due_utc", "from_now", "utc_offset_s", "explain")
+        label = [_cut(pl.col("command"), _COMMAND_WIDTH)] if commands else []
+        frame = frame.select("schedule_id", *label, "nominal_local", "fold", "due_utc", "from_now", "utc_offset_s",
+                             "explain")
     emit(frame, args)
     return 0
+
+
+_COMMAND_WIDTH = 40  # a preview table's command column (csv, json and parquet carry it whole)
+
+
+def _command(schedule) -> str | None:
+    """What the job runs, where its file says: a crontab line's command (:class:`calsim.importers.Source`)."""
+    from .importers import Source
+
+    return schedule.source.command if isinstance(schedule.source, Source) and schedule.source.command else None
+
+
+def _cut(column: pl.Expr, width: int) -> pl.Expr:
+    """``column`` (strings) cut to ``width`` characters, the cut marked with ``...``."""
+    return (pl.when(column.str.len_chars() > width)
+            .then(column.str.slice(0, width - 3) + pl.lit("...")).otherwise(column).alias(column.meta.output_name()))
 
 
 def _from_now(t: dt.datetime | None, now: dt.datetime) -> str:
@@ -189,10 +226,9 @@ def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
     import re
 
     m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
-    if m:
+    if m:  # (the same suggestion as the library's choices: calsim.errors.closest)
         choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in m.group(2).split(",")]
-        near = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.5)
-        return f" (did you mean {near[0]!r}?)" if near else ""
+        return did_you_mean(m.group(1), choices)
     m = re.search(r"unrecognized arguments: (\S+)", message)
     if m and m.group(1).startswith("-"):
         flag = m.group(1).split("=", 1)[0]
@@ -235,8 +271,10 @@ def _parser() -> _Parser:
 
     s = sub.add_parser(
         "tzdiff",
-        help="which scheduled runs move between two tzdata releases (a CI gate with --fail-on-change)",
-        description="Exit 0 when nothing moves, 1 with --fail-on-change when something does, 2 on bad input.",
+        help="which scheduled runs move between two tzdata releases, what to do (a CI gate with --fail-on)",
+        description="Exit 1 when a change of the --fail-on kind is found (default: future, a change still to come; "
+                    "a change already in effect does not block the upgrade that fixes it), else 0; 2 on bad input. "
+                    "'Now' is CALSIM_NOW, else the clock.",
     )
     s.add_argument("fleet", help=fleet_help)
     import_options(s)
@@ -250,7 +288,16 @@ def _parser() -> _Parser:
     s.add_argument("--to", dest="end", default=None, help="window end (instant); default 365 days from today")
     s.add_argument("--format", default="table", choices=("table", "csv", "json", "parquet"))
     s.add_argument("--output", default=None, help="write csv/json/parquet to this file (atomically)")
-    s.add_argument("--fail-on-change", action="store_true", help="exit 1 when any occurrence moves")
+    s.add_argument("--fail-on", default=None, metavar="{future,any,in-effect,never}",
+                   help="exit 1 on a change still to come (future, the default), on any change, on a change "
+                        "already in effect, or never")
+    s.add_argument("--fail-on-change", action="store_true", help="the same as --fail-on any")
+    s.add_argument("--within", default=None, metavar="DURATION",
+                   help="with --fail-on future|any: only a future change whose first affected run is within "
+                        "DURATION of now (e.g. 30d) fails")
+    s.add_argument("--summary-json", default=None, metavar="FILE",
+                   help="also write the summary (changed schedules, first change, in effect since, per-zone "
+                        "shifts, the gate) as JSON to FILE, for any --format")
     s.add_argument("--summary", action="store_true",
                    help="one row per schedule that moves (default in a terminal past a screenful of occurrences)")
     s.add_argument("--occurrences", action="store_true", help="one row per occurrence that moves, however many")
@@ -294,7 +341,7 @@ def _parser() -> _Parser:
     s.add_argument("--outage", action="append", metavar="START/END",
                    help="scheduler down over [START, END) (repeatable)")
     s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
-    s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]",
+    s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]", type=_catchup_modes,
                    help="override every schedule's catch-up (all, latest, earliest, skip, bounded, "
                         "earliest_and_latest); several compare")
     s.add_argument("--name", default=None, help="scenario name (default: the file's, or 'simulation')")
@@ -305,6 +352,26 @@ def _parser() -> _Parser:
     output_options(s)
     _limit_option(s)
     s.set_defaults(func=simulate_command)
+
+    s = sub.add_parser("sweep", help="a scenario under every combination of --grid values, measured side by side")
+    s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
+    import_options(s)
+    s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
+    s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
+    s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
+    s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
+    s.add_argument("--outage", action="append", metavar="START/END",
+                   help="scheduler down over [START, END) (repeatable)")
+    s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
+    s.add_argument("--grid", action="append", required=True, metavar="FIELD=V1,V2,...", type=grid_option,
+                   help="a Policy field, budget_limit or a Scenario field and its values (repeatable)")
+    s.add_argument("--jobs", type=int, default=None, help="combinations settled at once (default: CPUs, at most 4)")
+    s.add_argument("--name", default=None, help="scenario name (default: the file's, or 'simulation')")
+    s.add_argument("--db", default=None, help="also write each combination's ledger to this DuckDB ledger store")
+    output_options(s)
+    _limit_option(s)
+    s.set_defaults(func=sweep_command, catchup=None)
 
     s = sub.add_parser("compare", help="scenarios of a ledger store side by side")
     s.add_argument("db", help="a DuckDB ledger store file")
@@ -363,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input)."""
     parser = _parser()
     parser._calsim_argv = list(sys.argv[1:] if argv is None else argv)
+    take_warnings()  # (none held from an earlier call in this process)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # _Parser printed its one-line error (or --help/--version their text)
@@ -372,7 +440,10 @@ def main(argv: list[str] | None = None) -> int:
         import calsim.limits as limits
 
         with limits.scope(getattr(args, "max_occurrences", None)):
-            return int(args.func(args))
+            code = int(args.func(args))
+        for line in take_warnings():  # what the input held that is not a schedule (@reboot, a Deployment...)
+            print(line, file=sys.stderr)
+        return code
     except CalsimError as exc:
         print(f"calsim: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2

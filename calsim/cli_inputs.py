@@ -2,7 +2,17 @@
 
 Items of a file that cannot be read are refused: each is printed as one
 warning line on stderr and the rest is used; with ``--strict`` the first one
-is an error. Nothing imported is an error (exit 2).
+is an error. Nothing imported is an error (exit 2). A fleet TOML file is
+refused table by table, as every other format (:func:`calsim.importers.fleet.read`).
+
+Entries that are not schedules (a crontab's ``@reboot`` line, a Deployment
+in a manifest, a VTODO, a monotonic systemd timer) are never dropped without
+a word: each prints one ``calsim: warning: skipped: <where>: <what>: <why>``
+line on stderr, up to :data:`MAX_SKIPPED_LINES`, then one line counting the
+rest by kind. They are said when the command has done its work
+(:func:`take_warnings`, called by :func:`calsim.cli.main`): a command that
+fails prints its one error line and nothing else, and one that succeeds ends
+with what it left out.
 
 Also the checks every command shares on its file arguments: ``--db`` refused
 before any work (:func:`check_db`), ``--output`` written whole or not at all
@@ -24,7 +34,7 @@ if TYPE_CHECKING:  # (imported where used: the CLI starts without them)
     from .importers import Imported, Skipped
     from .schedule import Schedule
 
-__all__ = ["fleet", "import_options", "now", "instant", "window", "check_db", "atomic_output"]
+__all__ = ["fleet", "import_options", "now", "instant", "window", "check_db", "atomic_output", "take_warnings"]
 
 def fleet(spec: str, args: argparse.Namespace | None = None) -> list[Schedule]:
     """``example:N[:SEED]`` (examples.fleet) or a file: fleet/scenario TOML, crontab, CronJob manifest, .ics...
@@ -56,7 +66,12 @@ def fleet(spec: str, args: argparse.Namespace | None = None) -> list[Schedule]:
     strict = bool(getattr(args, "strict", False))
     tz_mode = "legacy" if getattr(args, "legacy_tz", False) else "auto"
     try:
-        imported = import_any(spec, zone=zone, strict=strict, tz_in_schedule=tz_mode)
+        if _is_fleet_file(spec):  # calsim's TOML: refused table by table as the other formats are item by item
+            from .importers.fleet import read
+
+            imported = read(spec, strict=strict)
+        else:
+            imported = import_any(spec, zone=zone, strict=strict, tz_in_schedule=tz_mode)
     except CalsimError as exc:
         # Nothing imported: the first refusal is the error (exit 2), the others warnings.
         _warn_refused(getattr(exc, "refused", ())[1:])
@@ -64,11 +79,24 @@ def fleet(spec: str, args: argparse.Namespace | None = None) -> list[Schedule]:
     return _imported(imported, spec)
 
 
+def _is_fleet_file(spec: str) -> bool:
+    """Whether ``spec`` names a fleet or scenario TOML file (its content decides, as :func:`import_any`'s does)."""
+    from .importers import detect_format
+
+    try:
+        return detect_format(spec) == "fleet"
+    except CalsimError:
+        return False  # the importer reports an unreadable file with its reason
+
+
 def _imported(imported: Imported, spec: str) -> list[Schedule]:
     _warn_refused(imported.refused)
-    if not len(imported):
+    if not len(imported):  # (the error names what was skipped: the one line of exit 2)
         why = "; ".join(f"{s.what}: {s.reason}" for s in imported.skipped[:3])
+        more = len(imported.skipped) - 3
+        why += f"; and {more:,} more entries that are not schedules" if more > 0 else ""
         raise InputError(f"fleet: nothing imported from {spec[:60]!r}" + (f" ({why})" if why else ""))
+    _warn_skipped(imported.skipped)
     return list(imported)
 
 
@@ -125,6 +153,40 @@ def _import_text(text: str, zone: str, args: argparse.Namespace | None) -> Impor
 def _warn_refused(refused: Iterable[Skipped]) -> None:
     for r in refused:
         print(f"calsim: warning: refused: {r.reason}", file=sys.stderr)
+
+
+#: Skipped entries printed one per line; past this many, one line counts the rest by kind.
+MAX_SKIPPED_LINES = 10
+
+
+_pending: list[str] = []  # warnings said when the command has succeeded (take_warnings)
+
+
+def take_warnings() -> list[str]:
+    """The warning lines held for the end of the command (entries skipped by the importers), and forget them:
+    :func:`calsim.cli.main` prints them once the command has done its work, and drops them when it fails (its
+    one error line is then all of stderr)."""
+    lines = list(_pending)
+    _pending.clear()
+    return lines
+
+
+def _warn_skipped(skipped: Iterable[Skipped]) -> None:
+    """One warning line per entry that is not a schedule (``@reboot``, a Deployment...), as refusals are printed;
+    past :data:`MAX_SKIPPED_LINES` the rest are counted by kind on one line (a ``kubectl get all`` export has
+    hundreds of objects that are not CronJobs). Held for the end of the command (:func:`take_warnings`)."""
+    from collections import Counter
+
+    entries = list(skipped)
+    shown = entries if len(entries) <= MAX_SKIPPED_LINES else entries[:MAX_SKIPPED_LINES - 1]
+    for r in shown:
+        _pending.append(f"calsim: warning: skipped: {r.source.where}: {r.what}: {r.reason}")
+    rest = entries[len(shown):]
+    if rest:
+        kinds = Counter(r.what.partition(")")[0] + ")" if r.what.startswith("(") else (r.what.split() or ["?"])[0]
+                        for r in rest)  # "Deployment web" -> Deployment, "(no kind)" as it is
+        counted = ", ".join(f"{kind} {n:,}" for kind, n in kinds.most_common())
+        _pending.append(f"calsim: warning: skipped {len(rest):,} more entries that are not schedules ({counted})")
 
 
 def import_options(s: argparse.ArgumentParser) -> None:

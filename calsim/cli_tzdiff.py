@@ -1,4 +1,4 @@
-"""``calsim tzdiff``: which runs move between two tzdata releases, what matters first.
+"""``calsim tzdiff``: which runs move between two tzdata releases, what matters first, and what to do.
 
 What an SRE needs before (or after) an upgrade comes first:
 
@@ -6,20 +6,38 @@ What an SRE needs before (or after) an upgrade comes first:
   default from the earliest instant within the past year at which the two
   releases differ for a zone of the fleet (else today), to a year from today.
 * **The summary line** leads with the earliest change; one that began before
-  now says "already in effect since DATE": servers still on the old release
-  have been running those jobs at the wrong instant since then.
+  now says "already in effect since DATE in ZONE": servers still on the old
+  release have been running those jobs at the wrong instant since then. A
+  change that began before an explicit ``--from`` is dated by looking back
+  up to a year (:func:`calsim.tzgate.upgrade_check`). The line ends with
+  what to do ("upgrade to 2026f now, ..." or "... before DATE in ZONE") and
+  the gate's verdict. Dates are local dates in the zone named beside them.
 * **One row per schedule** (:func:`calsim.tzdiff_summary`: the job's label,
-  zone, first and last affected local dates, count, shifts, in effect since)
-  with ``--summary``, and by default in a terminal when the occurrence rows
-  would not fit a screen (a hint says how to list them: ``--occurrences``).
-  ``--format`` writes whichever of the two is shown.
-* The exit code gates CI: 1 with ``--fail-on-change`` when anything moves.
+  zone, first and last affected local dates, count, shifts, in effect since,
+  the shifts in words) with ``--summary``, and by default in a terminal when
+  the occurrence rows would not fit a screen (a hint says how to list them:
+  ``--occurrences``). Occurrence rows carry ``local_shift_s`` and ``shift``
+  (words: "1 h earlier in UTC, same local time") after ``shift_s``.
+  ``--format`` writes whichever of the two is shown; ``--format json`` writes
+  ``{"summary": {...}, "rows": [...]}`` (the summary is
+  :meth:`UpgradeCheck.summary <calsim.tzgate.UpgradeCheck.summary>`), and
+  ``--summary-json FILE`` writes the same summary beside any format (csv,
+  parquet, a table).
+* **The exit code gates CI** (``--fail-on``, default ``future``): 1 when a
+  change of the chosen kind is found, else 0; 2 on bad input. ``future``: a
+  schedule whose first affected run is at or after now (``CALSIM_NOW``, else
+  the clock); ``in-effect``: one whose runs already differ; ``any``: either
+  (``--fail-on-change`` is an alias of ``--fail-on any``, kept for existing
+  CI); ``never``: exit 0. ``--within 30d`` counts a future change only when
+  its first affected run is within 30 days of now (with ``future`` or
+  ``any``; a change in effect is always within).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import sys
 
 import polars as pl
@@ -34,14 +52,45 @@ __all__ = ["run", "SCREEN_ROWS"]
 SCREEN_ROWS = 40  # more occurrence rows than this: the terminal gets one row per schedule and a hint
 
 
+def _gate_options(args: argparse.Namespace) -> tuple[str, str | None]:
+    """``--fail-on`` (default ``future``; ``--fail-on-change`` is ``any``) and ``--within``, checked before any work."""
+    from .durations import duration_us
+    from .errors import check_choice
+    from .tzgate import FAIL_ON
+
+    fail_on = getattr(args, "fail_on", None)
+    if getattr(args, "fail_on_change", False):
+        if fail_on not in (None, "any"):
+            raise InputError(f"--fail-on-change: is --fail-on any, not with --fail-on {fail_on!r} "
+                             "(give one of them)")
+        fail_on = "any"
+    fail_on = check_choice("--fail-on", fail_on or "future", FAIL_ON, error=InputError)
+    within = getattr(args, "within", None)
+    if within is not None:
+        duration_us(within, "--within")
+        if fail_on not in ("future", "any"):
+            raise InputError(f"--within: {within!r} bounds changes still to come; with --fail-on {fail_on} it "
+                             "would change nothing (allowed with --fail-on future or any)")
+    return fail_on, within
+
+
 def run(args: argparse.Namespace) -> int:
-    from .tzchanges import tzdiff, tzdiff_summary
+    from .tzchanges import tzdiff
+    from .tzgate import upgrade_check
 
     check_db(args.db)
+    fail_on, within = _gate_options(args)
     if args.format == "parquet" and not args.output:
         raise InputError("--output: required with --format parquet (a file path)")
     if args.summary and args.occurrences:
         raise InputError("--summary: not with --occurrences (one row per schedule, or one per occurrence)")
+    sidecar = getattr(args, "summary_json", None)
+    if sidecar:
+        from .atomic import check_writable
+
+        if args.output and sidecar == args.output:
+            raise InputError(f"--summary-json: {sidecar!r} is also --output (give another file)")
+        check_writable(sidecar, "--summary-json")
     old, new = release(args.old), release(args.new)
     for spec in args.override or ():
         zone, sep, rest = spec.partition("@")
@@ -54,26 +103,28 @@ def run(args: argparse.Namespace) -> int:
     now = cli_now()
     start, end = _window(args, schedules, old, new, now)
     diff = tzdiff(schedules, old, new, start, end)
-    summary_rows = tzdiff_summary(diff, schedules, now=now)
-    line = _summary_line(diff, summary_rows, len(schedules), old.version, new.version, start, end)
+    check = upgrade_check(schedules, old, new, start, end, now=now, fail_on=fail_on, within=within, diff=diff)
+    line = check.line
     name = args.name or f"tzdiff {old.version}->{new.version} {start}..{end}"
     if args.db:
         _refuse_other_diff(args.db, name, diff, args.replace)
         line += f"; written to {args.db} as {name!r}"
     per_schedule = args.summary or (not args.occurrences and args.format == "table" and diff.height > SCREEN_ROWS)
-    shown = _summary_table(summary_rows) if per_schedule else diff
-    flat = shown.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join(";")
+    shown = _summary_table(check.schedules) if per_schedule else check.diff
+    flat = shown.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join("; " if c == "shifts" else ";")
                               for c, t in shown.schema.items() if isinstance(t, pl.List))
+    summary = {**check.summary(), "row_kind": "schedules" if per_schedule else "occurrences"}
     if args.format == "parquet":
         atomic_output(args.output, lambda p: shown.write_parquet(p))
         print(line)
     elif args.format in ("csv", "json"):
-        writer = (lambda p: flat.write_csv(p)) if args.format == "csv" else (lambda p: shown.write_json(p))
+        document = (flat.write_csv() if args.format == "csv"
+                    else json.dumps({"summary": summary, "rows": json.loads(shown.write_json())}, indent=1) + "\n")
         print(line, file=sys.stderr if not args.output else sys.stdout)
         if args.output:
-            atomic_output(args.output, writer)
+            atomic_output(args.output, lambda p: _write_text(p, document))
         else:
-            sys.stdout.write(flat.write_csv() if args.format == "csv" else shown.write_json())
+            sys.stdout.write(document)
     else:
         print(line)
         if shown.height:
@@ -81,12 +132,22 @@ def run(args: argparse.Namespace) -> int:
         if per_schedule and not args.summary:
             print(f"(one row per schedule; --occurrences lists all {diff.height:,} occurrences, "
                   "--format csv writes them)")
+    if sidecar:
+        from .atomic import write_atomically
+
+        text = json.dumps(summary, indent=1) + "\n"
+        write_atomically(sidecar, lambda p: _write_text(p, text), "--summary-json")
     if args.db:  # last: a refused or failed output leaves the store as it was
         from .store import LedgerStore
 
         with LedgerStore(args.db) as store:
             store.write_tzdiff(name, diff, replace=args.replace)
-    return 1 if (args.fail_on_change and diff.height) else 0
+    return check.exit_code
+
+
+def _write_text(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def _refuse_other_diff(db: str, name: str, diff: pl.DataFrame, replace: bool) -> None:
@@ -130,33 +191,14 @@ def _window(args: argparse.Namespace, schedules: list, old, new, now: dt.datetim
     return start, end
 
 
-def _summary_line(diff: pl.DataFrame, rows: pl.DataFrame, n: int, old: str, new: str, start: str, end: str) -> str:
-    head = f"between tzdata {old} and {new} in [{start}, {end})"
-    if not diff.height:
-        return f"0 of {n:,} schedules change {head}"
-    first = rows.row(0, named=True)  # sorted by first affected instant
-    mine = diff.filter(pl.col("schedule_id") == first["schedule_id"])
-    # Say what most of its runs do (a 0 s fold change on the first day says little): the commonest shift.
-    moves = mine.filter(pl.col("shift_s").fill_null(0) != 0)
-    typical = (moves if moves.height else mine).group_by("change", "shift_s").len().sort(
-        "len", "shift_s", descending=[True, False]).row(0, named=True)
-    what = f"{typical['change']}, {typical['shift_s'] if typical['shift_s'] is not None else 'n/a'} s"
-    since = first["in_effect_since"]
-    when = mine.select(pl.min_horizontal("old_utc", "new_utc").min()).item()
-    lead = (f"already in effect since {since:%Y-%m-%d} in {first['zone']} ({what}): servers on tzdata {old} have "
-            "run these jobs at the wrong instant since then" if since is not None else
-            f"first on {when:%Y-%m-%d} in {first['zone']} ({what})")
-    in_effect = rows["in_effect_since"].is_not_null().sum()
-    also = f"; {in_effect:,} schedule(s) already affected" if in_effect > 1 else ""
-    return f"{rows.height:,} of {n:,} schedules change {head}: {diff.height:,} occurrences, {lead}{also}"
-
-
 def _summary_table(rows: pl.DataFrame) -> pl.DataFrame:
-    """The per-schedule rows as a reader wants them: dates, not timestamps; "already in effect" spelled out."""
+    """The per-schedule rows as a reader wants them: local dates of the schedule's zone (one calendar), "already in
+    effect" spelled out, the shifts as numbers (``shifts_s``) and in words (``shifts``)."""
     return rows.select(
         "schedule_id", "label", "zone",
         pl.col("first_affected").dt.date().alias("first_local_date"),
         pl.col("last_affected").dt.date().alias("last_local_date"),
         "occurrences", "shifts_s", "changes",
-        pl.col("in_effect_since").dt.date().alias("already_in_effect_since"),
+        pl.col("in_effect_since_local").dt.date().alias("already_in_effect_since"),
+        "shifts",
     )

@@ -15,18 +15,35 @@ Examples
 ... except calsim.UnknownZoneError as exc:
 ...     print(exc)
 zone: unknown zone 'America/New_Yrok' in tzdata ... (did you mean 'America/New_York'?)
+
+A typo gets the closest name, for a value (:func:`check_choice`) as for a
+keyword (:func:`refuse_unknown_keywords`):
+
+>>> calsim.Policy(catch_up="latest")
+Traceback (most recent call last):
+...
+calsim.errors.UnknownPolicyKeywordError: Policy: unexpected keyword argument 'catch_up' (did you mean 'catchup'?; ...
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
+from typing import Any, TypeVar
 
 __all__ = [
     "CalsimError",
     "check_choice",
+    "closest",
+    "did_you_mean",
+    "refuse_unknown_keywords",
     "InputError",
     "PolicyError",
+    "UnknownKeywordError",
+    "UnknownPolicyKeywordError",
     "ReleaseError",
     "UnknownReleaseError",
     "CorruptReleaseError",
@@ -104,6 +121,25 @@ class InputError(CalsimError):
 
 class PolicyError(CalsimError):
     """An unknown policy name (``gap=``, ``fold=``, ``invalid_day=``, ...)."""
+
+
+class UnknownKeywordError(InputError, TypeError):
+    """A keyword argument a calsim class does not take (``Scenario(outage=...)``), with the closest one it does.
+
+    Also a ``TypeError``, as Python's own error for an unknown keyword is, and
+    its message keeps Python's words (``unexpected keyword argument 'x'``), so
+    code that caught or parsed that error still does. ``keyword``,
+    ``allowed`` and ``suggestion`` (None when nothing is close) carry the
+    facts for a caller that words them its own way (a file's "unknown key").
+    """
+
+    keyword: str
+    allowed: tuple[str, ...]
+    suggestion: str | None
+
+
+class UnknownPolicyKeywordError(PolicyError, UnknownKeywordError):
+    """:class:`UnknownKeywordError` of a policy class (:class:`~calsim.Policy`, :class:`~calsim.Failures`...)."""
 
 
 class ReleaseError(CalsimError):
@@ -188,18 +224,121 @@ def choices(allowed: Iterable[object]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
+def closest(value: object, allowed: Iterable[object]) -> str | None:
+    """The allowed name a mistyped ``value`` most likely meant, or None when none is close.
+
+    Tried in turn: the same name but for case, ``-`` or spaces (``"Latest"``,
+    ``"buffer-one"``); the closest by :func:`difflib.get_close_matches`
+    (ratio >= 0.6, case ignored); the only name ``value`` begins (``"SMART"``
+    for ``"SMART_POLICY"``). Only strings are compared.
+
+    >>> closest("lastest", ("all", "latest", "skip")), closest("Buffer-One", ("buffer_one",)), closest(3, ("a",))
+    ('latest', 'buffer_one', None)
+    >>> closest("SMART", ("SMART_POLICY", "DO_NOTHING")), closest("zzz", ("all", "latest"))
+    ('SMART_POLICY', None)
+    """
+    if not isinstance(value, str) or not value or len(value) > 200:
+        return None
+    names = [a for a in allowed if isinstance(a, str) and a != value]
+    if not names:
+        return None
+
+    def norm(text: str) -> str:
+        return text.strip().lower().replace("-", "_").replace(" ", "_")
+
+    given = norm(value)
+    for name in names:
+        if norm(name) == given:
+            return name
+    lowered = {norm(name): name for name in names}
+    near = difflib.get_close_matches(given, list(lowered), n=1, cutoff=0.6)
+    if near:
+        return lowered[near[0]]
+    starts = [name for name in names if len(given) >= 2 and norm(name).startswith(given)]
+    return starts[0] if len(starts) == 1 else None
+
+
+def did_you_mean(value: object, allowed: Iterable[object]) -> str:
+    """``" (did you mean 'x'?)"`` for the closest allowed name (:func:`closest`), else ``""``: appended to a message.
+
+    >>> did_you_mean("lastest", ("all", "latest")), did_you_mean("zzz", ("all", "latest"))
+    (" (did you mean 'latest'?)", '')
+    """
+    near = closest(value, allowed)
+    return f" (did you mean {near!r}?)" if near is not None else ""
+
+
 def check_choice(field: str, value: object, allowed: Collection[object], *, noun: str = "value",
                  error: type[CalsimError] | None = None) -> str:
     """The one check of a name against a closed set: ``value`` back, or ``error`` (default :class:`PolicyError`)
-    naming the field, the value and every allowed one.
+    naming the field, the value and every allowed one, then the closest allowed one (:func:`did_you_mean`).
 
     >>> check_choice("overlap", "skip", ("allow", "skip"), noun="policy")
     'skip'
     >>> check_choice("overlap", "skipp", ("allow", "skip"), noun="policy")
     Traceback (most recent call last):
     ...
-    calsim.errors.PolicyError: overlap: unknown policy 'skipp' (allowed: 'allow' or 'skip')
+    calsim.errors.PolicyError: overlap: unknown policy 'skipp' (allowed: 'allow' or 'skip') (did you mean 'skip'?)
     """
     if not isinstance(value, str) or value not in allowed:
-        raise (error or PolicyError)(f"{field}: unknown {noun} {shown(value)} (allowed: {choices(allowed)})")
+        raise (error or PolicyError)(f"{field}: unknown {noun} {shown(value)} (allowed: {choices(allowed)})"
+                                     f"{did_you_mean(value, allowed)}")
     return value
+
+
+def unknown_keyword(owner: str, keyword: str, allowed: Iterable[str], *, policy: bool = False) -> UnknownKeywordError:
+    """The error for ``keyword``, which ``owner`` (a class or function name) does not take: the allowed keywords
+    listed, the closest first (:class:`UnknownPolicyKeywordError` with ``policy``)."""
+    names = tuple(allowed)
+    near = closest(keyword, names)
+    hint = f"did you mean {near!r}?; " if near is not None else ""
+    cls = UnknownPolicyKeywordError if policy else UnknownKeywordError
+    exc = cls(f"{owner}: unexpected keyword argument {shown(keyword)} ({hint}allowed: {', '.join(names)})")
+    exc.keyword, exc.allowed, exc.suggestion = keyword, names, near
+    return exc
+
+
+_C = TypeVar("_C", bound=type)
+
+
+def refuse_unknown_keywords(*, policy: bool = False) -> Callable[[_C], _C]:
+    """Class decorator (over ``@dataclass``): an unknown keyword argument is an :class:`UnknownKeywordError`
+    (:class:`UnknownPolicyKeywordError` with ``policy``) naming it, the closest keyword and every allowed one,
+    where Python would raise a bare ``TypeError`` naming only the keyword.
+
+    The check is one set comparison per call, before the class's own ``__init__``; the signature
+    (``inspect.signature``) is the class's own. ``dataclasses.replace`` goes through it too.
+
+    >>> import dataclasses
+    >>> @refuse_unknown_keywords()
+    ... @dataclasses.dataclass(frozen=True)
+    ... class Box:
+    ...     width: int = 1
+    ...     height: int = 1
+    >>> Box(widht=2)
+    Traceback (most recent call last):
+    ...
+    calsim.errors.UnknownKeywordError: Box: unexpected keyword argument 'widht' (did you mean 'width'?; allowed: width, height)
+    """  # noqa: E501  (a doctest output line)
+
+    def decorate(cls: _C) -> _C:
+        target: Any = cls  # (its __init__ is read and replaced: mypy reads either as unsound on a type variable)
+        init = target.__init__
+        params = inspect.signature(init).parameters.values()
+        names = tuple(p.name for p in params if p.name != "self"
+                      and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return cls  # takes any keyword: nothing to refuse
+        known = frozenset(names)
+
+        @functools.wraps(init)
+        def __init__(self: object, *args: object, **kwargs: object) -> None:
+            if not known.issuperset(kwargs):
+                bad = next(k for k in kwargs if k not in known)
+                raise unknown_keyword(cls.__name__, bad, names, policy=policy) from None
+            init(self, *args, **kwargs)
+
+        target.__init__ = __init__
+        return cls
+
+    return decorate

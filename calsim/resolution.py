@@ -71,7 +71,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .errors import AmbiguousTimeError, NonexistentTimeError, PolicyError, check_choice, choices, shown
+from .errors import (AmbiguousTimeError, NonexistentTimeError, PolicyError, check_choice, choices,
+                     refuse_unknown_keywords, shown)
 from .tz.release import ReleaseLike, release as get_release
 from .times import DAY_US, US, local_us
 from .tz.tzif import ZoneTable
@@ -84,6 +85,7 @@ FoldPolicy = Literal["first", "second", "both", "reject"]
 HOUR_US = 3600 * US
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class ByLocalHour:
     """A gap or fold policy that depends on the local hour of the time that meets the change.

@@ -34,7 +34,8 @@ from typing import cast, get_args
 
 from .calendars import Calendar, as_calendars
 from .emulation import SCHEDULER, walks
-from .errors import CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice, shown
+from .errors import (CalsimError, RuleError, ScheduleError, UnknownReleaseError, check_choice,
+                     refuse_unknown_keywords, shown)
 from .resolution import ByLocalHour, FoldPolicy, GapPolicy, check_fold, check_gap
 from .rules.apscheduler_cron import PREFIX as _APSCHEDULER, ApschedulerCron
 from .rules.cron import Cron
@@ -92,6 +93,7 @@ def parse_rule(rule: object) -> tuple[Rule, int | None, str | None]:
     )
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Schedule:
     """A schedule revision (see the module docstring).

@@ -29,6 +29,15 @@ occurrence of its schedule).
 >>> z = calsim.zone_changes("2022e", "2022f", "2022-01-01T00:00Z", "2024-01-01T00:00Z")
 >>> z.filter(z["zone"] == "America/Mexico_City").select("kind", "first_utc", "old_offset_s", "new_offset_s").row(0)
 ('transition_removed', datetime.datetime(2023, 4, 2, 8, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), -18000, -21600)
+
+Before an upgrade (:func:`calsim.tzgate.upgrade_check`, what ``calsim tzdiff``
+prints and gates on), each shift is said in words (:func:`describe_shifts`:
+"1 h earlier in UTC, same local time"), and each changed schedule is either
+**in effect** (its zone's offsets already differ before *now*: servers on
+the old release run its jobs at the wrong instant, and upgrading fixes them)
+or **future** (its zone's first difference is at or after *now*). Dates are
+local dates in the schedule's zone (the calendar of its wall clock); instants
+are UTC and say so.
 """
 
 from __future__ import annotations
@@ -47,7 +56,8 @@ from .tz.release import ReleaseLike, release as get_release
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
 
-__all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "ZONE_CHANGE_SCHEMA", "TZDIFF_SCHEMA"]
+__all__ = ["zone_changes", "tzdiff", "tzdiff_summary", "describe_shifts", "shift_words", "ZONE_CHANGE_SCHEMA",
+           "TZDIFF_SCHEMA"]
 
 ZONE_CHANGE_SCHEMA = pl.Schema(
     {
@@ -256,7 +266,8 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
     Parameters
     ----------
     diff
-        A :func:`tzdiff` frame.
+        A :func:`tzdiff` frame (with ``local_shift_s`` and ``shift`` when it
+        went through :func:`describe_shifts`: then ``shifts`` says them in words).
     schedules
         The schedules it came from (optional): their labels (an imported
         job's command, else the id) fill ``label``.
@@ -270,11 +281,16 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
     -------
     polars.DataFrame
         ``schedule_id``, ``label``, ``zone``, ``first_affected`` and
-        ``last_affected`` (nominal local times), ``occurrences``,
+        ``last_affected`` (nominal local times in the window), ``occurrences``,
         ``shifts_s`` (distinct non-null shifts), ``changes`` (distinct
         kinds), ``in_effect_since`` (the first affected instant, UTC, when it
-        is before ``now``; else null). Sorted by first affected instant, so
-        what is already wrong comes first.
+        is before ``now``; else null), ``in_effect_since_local`` (the same run
+        as a local wall time in ``zone``, the calendar of ``first_affected``),
+        ``first_utc`` and ``first_local`` (the first affected run, in effect
+        or not: its instant, and its local wall time in ``zone``),
+        ``shifts`` (the distinct shifts in words, most frequent first; null
+        unless ``diff`` has a ``shift`` column). Sorted by first affected
+        instant, so what is already wrong comes first.
 
     >>> import calsim
     >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
@@ -282,6 +298,8 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
     >>> row = calsim.tzdiff_summary(d, now="2023-06-01T00:00Z").row(0, named=True)
     >>> row["label"], str(row["first_affected"]), row["occurrences"], row["shifts_s"], str(row["in_effect_since"])
     ('mx', '2023-04-02 09:00:00', 210, [3600], '2023-04-02 14:00:00+00:00')
+    >>> str(row["in_effect_since_local"])
+    '2023-04-02 09:00:00'
     """
     at = pl.min_horizontal("old_utc", "new_utc")
     now_us = instant_us(now, "now") if now is not None else int(np.datetime64("now", "us").astype(np.int64))
@@ -289,6 +307,14 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
     for s in as_schedules(schedules) if schedules is not None else ():
         src = getattr(s, "source", None)
         labels[s.id] = (getattr(src, "command", None) or s.id)
+    if "shift" in diff.columns:  # the words, most frequent first (ties: alphabetically, so the order is stable)
+        words = (diff.drop_nulls("shift").group_by("schedule_id", "shift").len()
+                 .sort(["schedule_id", "len", "shift"], descending=[False, True, False])
+                 .group_by("schedule_id", maintain_order=True).agg(pl.col("shift").alias("shifts")))
+    else:
+        words = pl.DataFrame(schema={"schedule_id": pl.String, "shifts": pl.List(pl.String)})
+    first = diff.group_by("schedule_id").agg(
+        at.min().alias("first_utc"), pl.col("nominal_local").sort_by(at).first().alias("first_local"))
     out = (
         diff.group_by("schedule_id", maintain_order=True)
         .agg(
@@ -298,17 +324,125 @@ def tzdiff_summary(diff: pl.DataFrame, schedules: object = None, now: object = N
             pl.len().alias("occurrences"),
             pl.col("shift_s").drop_nulls().unique().sort().alias("shifts_s"),
             pl.col("change").unique().sort().alias("changes"),
-            at.min().alias("_first_utc"),
         )
+        .join(first, on="schedule_id", how="left", maintain_order="left")
+        .join(words, on="schedule_id", how="left", maintain_order="left")
         .with_columns(
             pl.col("schedule_id").replace_strict(labels, default=pl.col("schedule_id"), return_dtype=pl.String)
             .alias("label"),
-            pl.when(pl.col("_first_utc") < pl.lit(now_us).cast(pl.Datetime("us", "UTC")))
-            .then(pl.col("_first_utc")).alias("in_effect_since"),
+            (pl.col("first_utc") < pl.lit(now_us).cast(pl.Datetime("us", "UTC"))).alias("_in_effect"),
         )
-        .sort("_first_utc", "schedule_id", nulls_last=True)
+        .with_columns(
+            pl.when(pl.col("_in_effect")).then(pl.col("first_utc")).alias("in_effect_since"),
+            pl.when(pl.col("_in_effect")).then(pl.col("first_local")).alias("in_effect_since_local"),
+        )
+        .sort("first_utc", "schedule_id", nulls_last=True)
     )
     return out.select("schedule_id", "label", "zone", "first_affected", "last_affected", "occurrences", "shifts_s",
-                      "changes", "in_effect_since")
+                      "changes", "in_effect_since", "in_effect_since_local", "first_utc", "first_local",
+                      pl.col("shifts").cast(pl.List(pl.String)))
 
 
+# -- shifts in words ----------------------------------------------------------------------------------------------
+
+
+def _amount(seconds: int) -> str:
+    """``3600`` -> ``"1 h"``, ``5400`` -> ``"1 h 30 min"``, ``45`` -> ``"45 s"``, ``86400`` -> ``"1 d"``."""
+    rest, parts = abs(int(seconds)), []
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1)):
+        q, rest = divmod(rest, size)
+        if q:
+            parts.append(f"{q} {unit}")
+    return " ".join(parts) or "0 s"
+
+
+def shift_words(shift_s: int | None, local_shift_s: int | None = 0, *, old_runs: bool = True,
+                new_runs: bool = True) -> str:
+    """A run's change in words, from its UTC shift and its local shift (both new - old, seconds).
+
+    The UTC shift says when the run happens; the local shift says what the
+    wall clock reads when it does. A zone that changes its offsets moves
+    the instant and keeps the local time; a run near a DST gap or fold can
+    also move on the wall clock. ``old_runs`` / ``new_runs``: whether the
+    occurrence has an instant under each release.
+
+    >>> shift_words(-3600, 0)
+    '1 h earlier in UTC, same local time'
+    >>> shift_words(1800, 1800)
+    '30 min later, local time moves too'
+    >>> shift_words(3600, -1800), shift_words(0, 0)
+    ('1 h later in UTC, 30 min earlier in local time', 'same instant, only the notes differ')
+    >>> shift_words(None, None, old_runs=False), shift_words(None, None, new_runs=False)
+    ('runs now, did not before', 'no longer runs')
+    """
+    if not old_runs and not new_runs:
+        return "runs under neither release, only the notes differ"
+    if not old_runs:
+        return "runs now, did not before"
+    if not new_runs:
+        return "no longer runs"
+    if shift_s is None:
+        return "unknown shift"
+    local = local_shift_s or 0
+    if shift_s == 0:
+        if local == 0:
+            return "same instant, only the notes differ"
+        return f"same instant, local time reads {_amount(local)} {'later' if local > 0 else 'earlier'}"
+    way = "later" if shift_s > 0 else "earlier"
+    if local == 0:
+        return f"{_amount(shift_s)} {way} in UTC, same local time"
+    if local == shift_s:
+        return f"{_amount(shift_s)} {way}, local time moves too"
+    return f"{_amount(shift_s)} {way} in UTC, {_amount(local)} {'later' if local > 0 else 'earlier'} in local time"
+
+
+def _offsets_s(rel, zone: str, utc: pl.Series) -> pl.Series:
+    """The UTC offset (seconds) ``rel`` gives ``zone`` at each instant of ``utc`` (null where it is null)."""
+    us = utc.cast(pl.Int64)
+    if zone not in rel.zones or us.null_count() == us.len():
+        return pl.Series(utc.name, [None] * us.len(), pl.Int64)
+    vals = us.fill_null(0).to_numpy()
+    table = rel.table(zone).covering(_year_of(int(vals.max())) + 1)
+    off = pl.Series(utc.name, table.offset_at_utc(np.floor_divide(vals, US)).astype(np.int64))
+    return pl.select(pl.when(us.is_not_null()).then(off)).to_series().alias(utc.name)
+
+
+def describe_shifts(diff: pl.DataFrame, old: ReleaseLike, new: ReleaseLike) -> pl.DataFrame:
+    """A :func:`tzdiff` frame with ``local_shift_s`` and ``shift`` (words) after ``shift_s``.
+
+    ``local_shift_s`` is how far the wall clock reading of the run moves: the
+    new instant read with the new release's offset, minus the old instant
+    read with the old one (null when a side has no instant). ``shift`` is
+    :func:`shift_words` of the two: "1 h earlier in UTC, same local time"
+    for a zone that changes its offsets, "30 min later, local time moves
+    too" for a run pushed across a gap, "no longer runs"... The numeric
+    columns stay for machines.
+
+    >>> import calsim
+    >>> s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
+    >>> d = describe_shifts(calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z"),
+    ...                     "2022e", "2022f")
+    >>> d.select("shift_s", "local_shift_s", "shift").unique().rows()
+    [(3600, 0, '1 h later in UTC, same local time')]
+    """
+    a, b = get_release(old), get_release(new)
+    parts = []
+    for (zone,), part in diff.with_row_index("_i").partition_by("zone", as_dict=True, maintain_order=True).items():
+        old_local = part["old_utc"].cast(pl.Int64) // US + _offsets_s(a, str(zone), part["old_utc"])
+        new_local = part["new_utc"].cast(pl.Int64) // US + _offsets_s(b, str(zone), part["new_utc"])
+        parts.append(part.select("_i").with_columns((new_local - old_local).alias("local_shift_s")))
+    local = (pl.concat(parts).sort("_i")["local_shift_s"] if parts
+             else pl.Series("local_shift_s", [], pl.Int64)).cast(pl.Int64)
+    out = diff.with_columns(local)
+    keys = ["shift_s", "local_shift_s", "_old", "_new"]
+    out = out.with_columns(pl.col("old_utc").is_not_null().alias("_old"), pl.col("new_utc").is_not_null().alias("_new"))
+    combos = out.select(keys).unique()
+    combos = combos.with_columns(pl.Series("shift", [
+        shift_words(sh, lo, old_runs=o, new_runs=n) for sh, lo, o, n in combos.iter_rows()], pl.String))
+    out = out.join(combos, on=keys, how="left", nulls_equal=True, maintain_order="left").drop("_old", "_new")
+    names = list(diff.columns)
+    at = names.index("shift_s") + 1 if "shift_s" in names else len(names)
+    return out.select(names[:at] + ["local_shift_s", "shift"] + names[at:])
+
+
+# -- the upgrade check: what the first line says, what to do, and the CI gate -----------------------------------

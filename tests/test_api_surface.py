@@ -96,7 +96,7 @@ DESIGN_OTHERS = {"Release", "Ledger", "plots", "examples", "presets"}
 EXTRAS = {
     "__version__", "with_policy", "load_scenario", "tzdiff_summary", "GapPolicy", "FoldPolicy", "InvalidDayPolicy",
     "ByLocalHour",  # a gap/fold policy that depends on the local hour (Dagster's DST repair, issue 29)
-    "RRule", "Cron", "Calendar", "distributed", "Backfill",
+    "RRule", "Cron", "Calendar", "distributed", "Backfill", "sweep",
     "CalsimError", "InputError", "PolicyError", "ReleaseError", "UnknownReleaseError", "CorruptReleaseError",
     "UnknownZoneError", "ResolutionError", "NonexistentTimeError", "AmbiguousTimeError", "RuleError",
     "ScheduleError", "StoreError", "LedgerLockedError",

@@ -165,7 +165,8 @@ def test_tzdiff_summary_per_schedule():
     d = calsim.tzdiff([s], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
     summary = calsim.tzdiff_summary(d, now="2023-01-01T00:00Z")
     assert summary.row(0) == ("mx", "mx", "America/Mexico_City", dt.datetime(2023, 4, 2, 9),
-                              dt.datetime(2023, 10, 28, 9), 210, [3600], ["moved"], None)
+                              dt.datetime(2023, 10, 28, 9), 210, [3600], ["moved"], None, None,
+                              dt.datetime(2023, 4, 2, 14, tzinfo=UTC), dt.datetime(2023, 4, 2, 9), None)
 
 
 def test_tzdiff_summary_marks_a_change_already_in_effect_and_puts_it_first():
@@ -202,3 +203,26 @@ def test_every_schedules_are_not_listed_because_their_instants_never_move():
     assert old.equals(new)
     diff = calsim.tzdiff([every, daily], "2026a", "2026f", *window)
     assert diff.height > 0 and set(diff["schedule_id"]) == {"d"}
+
+
+def test_upgrade_check_in_python_is_what_the_cli_gates_on():
+    # Mexico City 2022e -> 2022f: its DST is gone from 2023-04-02; on 2023-06-01 that change is in effect.
+    s = calsim.Schedule("mx", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
+    window = ("2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    live = calsim.tzgate.upgrade_check([s], "2022e", "2022f", *window, now="2023-06-01T00:00Z")
+    ahead = calsim.tzgate.upgrade_check([s], "2022e", "2022f", *window, now="2023-01-15T00:00Z", fail_on="any",
+                                           within="30d")
+    assert (live.exit_code, live.schedules["status"].to_list()) == (0, ["in_effect"])
+    assert (ahead.exit_code, ahead.schedules["status"].to_list()) == (0, ["future"])  # 2023-04-02 is 77 days away
+    assert ahead.advice.startswith("upgrade to 2022f before 2023-04-02 in America/Mexico_City")
+    assert live.summary()["zones"][0]["shifts"] == [
+        {"shift_s": 3600, "local_shift_s": 0, "shift": "1 h later in UTC, same local time", "occurrences": 210}]
+    with pytest.raises(calsim.InputError, match=r"^fail_on: unknown value 'futur' .* \(did you mean 'future'\?\)"):
+        calsim.tzgate.upgrade_check([s], "2022e", "2022f", *window, fail_on="futur")
+
+
+def test_describe_shifts_of_an_empty_diff_keeps_the_schema():
+    d = calsim.tzdiff([calsim.Schedule("t", "Asia/Tokyo", "2026-01-01T09:00", "FREQ=DAILY")], "2026a", "2026f",
+                      "2026-01-01T00:00Z", "2027-01-01T00:00Z")
+    out = calsim.tzchanges.describe_shifts(d, "2026a", "2026f")
+    assert out.height == 0 and out.columns[7:10] == ["shift_s", "local_shift_s", "shift"]

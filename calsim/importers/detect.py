@@ -3,7 +3,7 @@
 =========================================================  ===============================
 content                                                    read by
 =========================================================  ===============================
-``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.importers.fleet.load`
+``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.importers.fleet.read`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
 JSON with ``"model": "django_celery_beat.``              :func:`~calsim.importers.from_celery_beat`
@@ -52,7 +52,7 @@ from pathlib import Path
 from ..schedule import Schedule
 from ._result import Imported, read_input
 from .crontab import from_crontab
-from .fleet import load as load_fleet
+from .fleet import read as read_fleet
 from .ical import from_ical
 from .kubernetes import from_kubernetes
 from .eventbridge import from_eventbridge
@@ -136,8 +136,9 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
     ``zone`` to the readers that take one (for Airflow the server's default
     zone, for Celery beat its ``timezone``, for Dagster a schedule's without
     ``execution_timezone``).
-    A fleet file is read whole (:func:`calsim.importers.fleet.load`): it is calsim's own
-    format, so a bad table is an error to fix, not a refusal.
+    A fleet file is read table by table (:func:`calsim.importers.fleet.read`): a bad
+    ``[[schedule]]`` table is refused and listed, the rest imported (``strict=True``: the
+    first raises); a scenario file (``[scenario]``) is read whole by :func:`calsim.load_scenario`.
     """
     p = Path(path)
     text, _, _ = read_input(p, "load", None)
@@ -164,8 +165,7 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
         return from_dagster(p, zone=zone, strict=strict)
     if fmt == "crontab":
         return from_crontab(p, zone=zone, strict=strict)
-    schedules = load_fleet(p)
-    return Imported(tuple(schedules))  # fleet.load sets each schedule's source
+    return read_fleet(p, strict=strict)  # (a bad [[schedule]] table is refused per item, as in the other readers)
 
 
 def load_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,

@@ -40,6 +40,23 @@ tables); a *scenario file* adds the world to simulate and is read by
 Every error names the file, the line of the table, the entry and the key,
 and an unknown key comes with a suggestion.
 
+**One bad table does not cost the others** (:func:`read`), as in every
+reader of :mod:`calsim.importers`: a table that cannot be read is refused,
+listed in ``Imported.refused`` (its message names the file, the table's line
+and number, and the key), and the rest is imported; ``strict=True`` raises the
+first error; a file where every table is refused raises the first refusal's
+error. A file that is not TOML, or has no ``[[schedule]]`` table, is refused
+whole.
+
+**A scenario is read whole** (:func:`load`, what
+:func:`~calsim.scenario_file.load_scenario` reads a scenario's schedules
+with): a scenario is the thing simulated and compared, and a schedule
+dropped from it would change every number it gives while still looking like
+the scenario its file names, so there a bad table is an error (exit 2 in the
+CLI), as a bad ``[[outage]]`` or ``[[budget]]`` is. The schedules of a
+scenario file read as a *fleet* (``calsim preview incident.toml``,
+``calsim.load``) are refused per table like any fleet's.
+
 >>> import calsim, pathlib, tempfile
 >>> p = pathlib.Path(tempfile.mkdtemp()) / "fleet.toml"
 >>> _ = p.write_text('[[schedule]]\\nid = "a"\\nzone = "UTC"\\nstart = "2026-01-01T09:00"\\ncron = "0 9 * * *"\\n')
@@ -49,12 +66,17 @@ and an unknown key comes with a suggestion.
 >>> calsim.load(p)
 Traceback (most recent call last):
 calsim.errors.ScheduleError: fleet.toml:1 schedule #1: unknown key 'corn' (did you mean 'cron'?; allowed: ...)
+>>> from calsim.importers.fleet import read
+>>> _ = p.write_text('[[schedule]]\\nid = "a"\\nzone = "UTC"\\nstart = "2026-01-01T09:00"\\ncron = "0 9 * * *"\\n\\n'
+...                  '[[schedule]]\\nid = "b"\\nzone = "UTC"\\nstart = "2026-01-01T09:00"\\ncron = "0 25 * * *"\\n')
+>>> fleet = read(p)
+>>> [s.id for s in fleet], [(r.source.line, r.what) for r in fleet.refused]
+(['a'], [(7, "schedule #2 'b'")])
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import re
 import tomllib
@@ -63,15 +85,15 @@ from pathlib import Path
 from typing import Any
 
 import calsim.presets as presets
-from ..errors import CalsimError, PolicyError, ScheduleError
+from ..errors import CalsimError, PolicyError, ScheduleError, closest, shown
 from ..input_files import read_file
 from ..rules.every import Every
 from ..rules.window import Window
 from ..schedule import Schedule
 from ..simulation.policy import LogNormal, Policy
-from ._result import Source, attach
+from ._result import Imported, Items, Source, attach
 
-__all__ = ["load", "read_toml", "refuse_unknown", "header_lines", "where"]
+__all__ = ["load", "read", "read_toml", "refuse_unknown", "header_lines", "where"]
 
 _RULE_KEYS = ("rule", "rrule", "cron", "every", "window")
 _OPTIONAL = ("gap", "fold", "invalid_day", "exclude", "revision", "effective_from", "effective_to", "rdate", "exdate")
@@ -82,8 +104,8 @@ def refuse_unknown(where: str, given: Iterable[str], known: set[str]) -> None:
     """Refuse unknown keys, suggesting the closest known one (typos are the usual cause)."""
     unknown = sorted(set(given) - known)
     if unknown:
-        near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
-        hint = f"did you mean {near[0]!r}?; " if near else ""
+        near = closest(unknown[0], sorted(known))
+        hint = f"did you mean {near!r}?; " if near is not None else ""
         raise ScheduleError(f"{where}: unknown key {unknown[0]!r} ({hint}allowed: {', '.join(sorted(known))})")
 
 
@@ -124,25 +146,51 @@ def where(path: Path, lines: list[int], table: str, n: int) -> str:
 
 
 def load(path: str | Path) -> list[Schedule]:
-    """Read the schedules of a TOML fleet file (see the module docstring), each with its :class:`Source`.
+    """Read the schedules of a TOML fleet file whole (see the module docstring), each with its :class:`Source`:
+    the first bad table is an error (a scenario's schedules are read so). :func:`read` refuses per table.
 
     A scenario file with ``fleet = "..."`` gives that fleet's schedules.
     """
+    return list(read(path, strict=True))
+
+
+def read(path: str | Path, *, strict: bool = False) -> Imported:
+    """Read the schedules of a TOML fleet file table by table (see the module docstring): an
+    :class:`~calsim.importers.Imported`, a bad table refused (``Imported.refused``) unless ``strict``.
+
+    A scenario file with ``fleet = "..."`` gives that fleet's schedules (a fleet file: one naming yet another
+    file is refused).
+    """
+    return _read(path, strict, follow=True)
+
+
+def _read(path: str | Path, strict: bool, *, follow: bool) -> Imported:
     p, data, text = read_toml(path, "fleet")
     if "schedule" not in data and isinstance(data.get("scenario"), dict) and "fleet" in data["scenario"]:
-        return load(p.parent / str(data["scenario"]["fleet"]))
+        if not follow:
+            raise ScheduleError(f"fleet: {str(path)!r} is a scenario file naming another fleet file "
+                                f"({shown(data['scenario']['fleet'])}): a scenario's fleet must hold [[schedule]] "
+                                "tables")
+        return _read(p.parent / str(data["scenario"]["fleet"]), strict, follow=False)
     entries = data.get("schedule")
     if not isinstance(entries, list) or not entries:
         raise ScheduleError(f"fleet: {str(path)!r} has no [[schedule]] tables")
     lines = header_lines(text, "schedule")
-    return [
-        attach(_schedule(where(p, lines, "schedule", i), e),
-               Source("fleet", str(path), line=lines[i - 1] if i - 1 < len(lines) else None, item=i))
-        for i, e in enumerate(entries, 1)
-    ]
+    items = Items(strict)
+    schedules: list[Schedule] = []
+    for i, entry in enumerate(entries, 1):
+        source = Source("fleet", str(path), line=lines[i - 1] if i - 1 < len(lines) else None, item=i)
+        sid = entry.get("id") if isinstance(entry, dict) else None
+        what = f"schedule #{i}" + (f" {shown(sid)}" if isinstance(sid, str) else "")
+        schedule = items.run(source, what, _schedule, where(p, lines, "schedule", i), entry)
+        if schedule is not None:
+            schedules.append(attach(schedule, source))
+    return items.done(schedules)
 
 
-def _schedule(at: str, entry: dict) -> Schedule:
+def _schedule(at: str, entry: object) -> Schedule:
+    if not isinstance(entry, dict):
+        raise ScheduleError(f"{at}: expected a table (id = ..., zone = ..., a rule), got {shown(entry)}")
     refuse_unknown(at, entry, _KNOWN)
     missing = [k for k in ("id", "zone") if k not in entry]
     if missing:
@@ -201,8 +249,8 @@ def _preset(value: object) -> presets.Preset:
         raise PolicyError(f"preset: expected a table with name (one of {', '.join(names)}), got {value!r}")
     name = value["name"]
     if name not in names:
-        near = difflib.get_close_matches(str(name), names, n=1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        near = closest(str(name), names)
+        hint = f" (did you mean {near!r}?)" if near is not None else ""
         raise PolicyError(f"preset.name: unknown scheduler {name!r}{hint} (allowed: {', '.join(names)})")
     fn = getattr(presets, name)
     params = {k: v for k, v in value.items() if k != "name"}

@@ -77,7 +77,7 @@ import re
 from typing import Any
 
 from ..durations import MAX_DAYS, MAX_US
-from ..errors import CalsimError, InputError, RuleError, ScheduleError
+from ..errors import CalsimError, InputError, RuleError, ScheduleError, check_choice
 from ..times import US
 from ..presets import Preset, kubernetes
 from ..rules.every import Every
@@ -144,8 +144,7 @@ def from_kubernetes(path_or_text: object, *, zone: str = "UTC", source: str | No
     PolicyError
         A bad ``concurrencyPolicy`` or ``startingDeadlineSeconds``.
     """
-    if tz_in_schedule not in ("auto", "reject", "legacy"):
-        raise InputError(f"tz_in_schedule: unknown value {tz_in_schedule!r} (allowed: 'auto', 'reject' or 'legacy')")
+    check_choice("tz_in_schedule", tz_in_schedule, ("auto", "reject", "legacy"), error=InputError)
     items = Items(strict)
     text, file, path = read_input(path_or_text, "kubernetes", source)
     label = source or (path.name if path is not None else file)

@@ -18,6 +18,7 @@ does not load this package (nor matplotlib): ``calsim.plots`` does, on first use
 :func:`tzdiff_map`         what a tzdata upgrade moves, by zone, schedule and date
 :func:`rate_waits`         how long runs waited for a rate-limit token, over time and as a CDF, per policy
 :func:`delivery_outcomes`  per policy: duplicate effects, data windows never / late / twice processed
+:func:`tradeoff`           a sweep's combinations on two measures, the Pareto front joined and labelled
 =========================  ==============================================================
 
 Ledger arguments (``ledgers``) take a :class:`~calsim.Ledger`, a list or a
@@ -38,6 +39,7 @@ Modules, one chart family each (drawing only), plus what they share:
 - ``costs``: :func:`cost_impact`, :func:`budget_waits`.
 - ``zones``: :func:`local_vs_utc`, :func:`tzdiff_map` (expansions and diffs, no ledger).
 - ``delivery``: :func:`rate_waits`, :func:`delivery_outcomes` (worker-level ledgers: the summary and coverage views).
+- ``tradeoffs``: :func:`tradeoff`, :func:`pareto_front` (a :func:`calsim.sweep`'s rows).
 - ``style``: palette, state styles, the ``Figure`` returned, axis and label helpers.
 - ``inputs``: ledgers and frames checked and normalised; the tz release a ledger was run with.
 
@@ -50,7 +52,8 @@ from .delivery import delivery_outcomes, rate_waits
 from .outcomes import lateness, state_counts
 from .style import OKABE_ITO, SERIES_COLORS, STATE_STYLE, Figure  # noqa: F401  (Figure: what every chart returns)
 from .timelines import timeline
+from .tradeoffs import pareto_front, tradeoff
 from .zones import local_vs_utc, tzdiff_map
 
 __all__ = ["timeline", "state_counts", "cost_impact", "lateness", "budget_waits", "local_vs_utc", "tzdiff_map",
-           "rate_waits", "delivery_outcomes", "OKABE_ITO", "SERIES_COLORS", "STATE_STYLE"]
+           "rate_waits", "delivery_outcomes", "tradeoff", "pareto_front", "OKABE_ITO", "SERIES_COLORS", "STATE_STYLE"]

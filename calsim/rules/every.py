@@ -52,7 +52,7 @@ from dataclasses import KW_ONLY, dataclass, field
 import numpy as np
 
 from ..durations import duration_us, format_duration
-from ..errors import RuleError, check_choice, shown
+from ..errors import RuleError, check_choice, refuse_unknown_keywords, shown
 from .kind import RuleKind
 from ..resolution import ByLocalHour, resolve_wall
 from ..times import US, instant_us, iso_local, local_us
@@ -66,6 +66,7 @@ Clock = Literal["elapsed", "local"]
 _NAIVE_SLACK = 26 * 3600 * US
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Every(RuleKind):
     """Every ``period`` from ``anchor``: of elapsed time (default) or on the zone's wall clock.

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..durations import duration_us, format_duration
-from ..errors import RuleError, shown
+from ..errors import RuleError, refuse_unknown_keywords, shown
 from .kind import RuleKind
 from ..times import US
 from .bounds import WindowProfile, window_bound
@@ -65,6 +65,7 @@ def _weekday(value: object) -> int:
     raise RuleError(f"Window.days: unknown weekday {shown(value)} (allowed MO..SU, MON..SUN, or 0..6 with Monday = 0)")
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Window(RuleKind):
     """Every ``every`` from ``start`` (inclusive) to ``end`` (exclusive), local time.

@@ -21,7 +21,7 @@ running past the end), and a run still waiting for budget at the end is
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -38,7 +38,7 @@ from .state import RunState
 from .data_windows import data_windows
 from .worker_loop import worker_loop
 
-__all__ = ["run_local", "SETTLE"]
+__all__ = ["run_local", "prepare", "settle_prepared", "Prepared", "SETTLE"]
 
 # How order-dependent rows are settled: "columns" (default) uses the column
 # paths wherever they are exact; "events" sends every row that runs through
@@ -58,22 +58,56 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     True
     """
     bar = _progress(progress, total=5, desc=f"simulate {scenario.name}")
+    prepared = prepare(scenario, settle=settle)
+    bar.update(1)
+    return settle_prepared(scenario, prepared, settle=settle, bar=bar)
+
+
+@dataclass
+class Prepared:
+    """A scenario's occurrence rows before any run rule (:func:`prepare`): what scenarios that differ only in
+    their run rules (catch-up, lateness, overlap, budgets, capacity: :func:`calsim.sweep`) share."""
+
+    frame: pl.DataFrame
+    scheds: list
+    s_of: np.ndarray
+    tz_of: np.ndarray
+    boundaries: list
+    openings: dict
+    n_scheduled: int
+    logical: np.ndarray | None
+
+
+def prepare(scenario: Scenario, *, settle: str = "columns") -> Prepared:
+    """Step 1: the occurrence rows (expansion, revisions, tzdata upgrades, re-anchored intervals, data-interval
+    openings, backfill runs)."""
     frame, scheds, s_of, tz_of, boundaries = occurrences(scenario)
     frame, s_of, tz_of = restarted_intervals(scenario, scheds, frame, s_of, tz_of)
     frame, s_of, tz_of, openings = interval_openings(scenario, scheds, frame, s_of, tz_of)
     n_scheduled = frame.height
     frame, s_of, tz_of, logical = backfill_rows(scenario, scheds, frame, s_of, tz_of, _ran(scenario, settle))
-    bar.update(1)
-    run = RunState(scenario, scheds, frame, s_of, tz_of, boundaries)
-    run.openings = openings
-    if logical is not None:
-        run.backfill, run.logical = np.arange(run.n) >= n_scheduled, logical
+    return Prepared(frame, scheds, s_of, tz_of, boundaries, openings, n_scheduled, logical)
+
+
+def settle_prepared(scenario: Scenario, prepared: Prepared, *, settle: str = "columns", bar=None,
+                    scheds: list | None = None) -> Ledger:
+    """Steps 2-4 on prepared rows: the ledger. ``scheds`` (default the prepared ones) are the same schedules in
+    the same order with other run policies (a sweep's combination); ``scenario`` may differ from the prepared
+    one in its run rules only (budgets, capacity, workers, seed), never in what expands."""
+    bar = bar if bar is not None else _NoBar()
+    scheds = prepared.scheds if scheds is None else scheds
+    frame, s_of, tz_of = prepared.frame, prepared.s_of, prepared.tz_of
+    run = RunState(scenario, scheds, frame, s_of, tz_of, prepared.boundaries)
+    run.openings = prepared.openings
+    if prepared.logical is not None:
+        run.backfill, run.logical = np.arange(run.n) >= prepared.n_scheduled, prepared.logical
     columns.eligibility(run)
     columns.pickup(run)
     columns.catch_up(run)
     bar.update(1)
     if scenario.worker_level:
         # Workers, crashes, rate limits, breakers, duplicate schedulers: one attempt at a time.
+        _notice_compile(bar)
         worker_loop(run)
         ordered = None
     else:
@@ -88,7 +122,9 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
             rows = budget_periods(run, rows)
             run.settled["budget_periods"] += n - len(rows)
         if len(rows):
+            _notice_compile(bar)
             event_loop(run, rows)
+    _notice_compiled(bar)
     bar.update(1)
     manual = manual_rows(scenario, scheds, run)
     data_windows(run)
@@ -127,6 +163,12 @@ def _ran(scenario: Scenario, settle: str) -> pl.DataFrame | None:
 
 
 class _NoBar:
+    """No progress bar: ``quiet`` (``progress=False``, or a caller's own steps) says nothing at all; otherwise
+    (no terminal or notebook to draw a bar in, e.g. a CI log) the compile notice is still one line on stderr."""
+
+    def __init__(self, quiet: bool = True) -> None:
+        self.quiet = quiet
+
     def update(self, n: int) -> None:
         pass
 
@@ -141,7 +183,72 @@ def _progress(progress: bool | None, total: int, desc: str):
 
     interactive = bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
     if progress is None and not interactive:
-        return _NoBar()
+        return _NoBar(quiet=False)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, leave=False)
+
+
+#: Said once per process when the ordered loop is about to be compiled (numba's cache holds no code for it).
+COMPILE_NOTICE = "calsim: compiling the simulation (first use, ~30 s)"
+_COMPILING = ": compiling (first use, ~30 s)"  # what the bar's description gets meanwhile
+_noticed = False
+
+
+def _notice_compile(bar) -> None:
+    """Before the compiled loop (:mod:`.worker_kernel`) first runs: when numba must compile it (its cache is empty
+    for this code: a fresh install, a new ``NUMBA_CACHE_DIR``, a changed rule), say so, as the first simulation
+    would otherwise sit silently at 2/5 for half a minute: one line on stderr (the bar's own line in a
+    terminal, :data:`COMPILE_NOTICE`), and the bar's description (a notebook's bar shows nothing else). Nothing
+    with ``progress=False``; once per process."""
+    global _noticed
+    if _noticed or (isinstance(bar, _NoBar) and bar.quiet):
+        return
+    import sys
+
+    import calsim.simulation.worker_kernel as kernel
+
+    if not _must_compile(kernel.settle):
+        return
+    _noticed = True
+    if isinstance(bar, _NoBar):
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+        return
+    bar.set_description_str(f"{bar.desc}{_COMPILING}")  # (tqdm's set_description would add ': ' to desc)
+    if not _in_notebook():
+        bar.write(COMPILE_NOTICE, file=sys.stderr)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (an IPython shell with a kernel; ipykernel merely imported, as
+    pytest's nbval does, is not one)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython is not None else None
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def _notice_compiled(bar) -> None:
+    """The bar's description back once the loop is compiled (see :func:`_notice_compile`)."""
+    desc = getattr(bar, "desc", None)
+    if isinstance(desc, str) and desc.endswith(_COMPILING):
+        bar.set_description_str(desc.removesuffix(_COMPILING))
+
+
+def _must_compile(dispatcher) -> bool:
+    """Whether calling numba's ``dispatcher`` compiles it: nothing compiled in this process, and no entry for this
+    function's code in numba's on-disk cache (the index file, ``<function>-<line>.pyXY.nbi``, beside the module
+    in ``__pycache__`` or under ``NUMBA_CACHE_DIR``; numba itself reads it before compiling). Reading it is one
+    small unpickling; on anything unexpected (another numba's layout), False: say nothing rather than
+    something wrong."""
+    import hashlib
+
+    try:
+        if dispatcher.overloads:
+            return False
+        index = dispatcher._cache._cache_file._load_index()  # {(signature, target, (code hash, ...)): file}
+        code = hashlib.sha256(dispatcher.py_func.__code__.co_code).hexdigest()
+        return not any(key[2][0] == code for key in index)
+    except Exception:
+        return False

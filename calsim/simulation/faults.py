@@ -17,7 +17,7 @@ import re
 from dataclasses import KW_ONLY, dataclass, field
 
 from ..durations import duration_us
-from ..errors import CalsimError, InputError, shown
+from ..errors import CalsimError, InputError, refuse_unknown_keywords, shown
 from ..times import instant_us
 
 __all__ = ["Workers", "WorkerCrash", "RateLimit", "Breaker", "parse_rate"]
@@ -49,6 +49,7 @@ def parse_rate(value: object, field_name: str) -> tuple[int, int]:
     return int(m[1]), _duration(period, f"{field_name} period")
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Workers:
     """``count`` workers take runs; each run's attempt is leased to one of them.
@@ -131,6 +132,7 @@ class Workers:
         set_(self, "down_for_us", _duration(self.down_for, "workers.down_for", allow_zero=True))
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class WorkerCrash:
     """At ``at``, workers crash and stay down for ``down_for``; the attempts they hold are lost.
@@ -175,6 +177,7 @@ class WorkerCrash:
         return ids
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class RateLimit:
     """A token bucket named ``name``: at most ``burst`` attempts at once, refilled at ``rate``.
@@ -237,6 +240,7 @@ class RateLimit:
 _SCOPES = ("account", "source", "schedule")
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Breaker:
     """A circuit breaker: ``after`` consecutive failed attempts in ``scope`` open it for ``open_for``.

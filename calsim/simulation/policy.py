@@ -18,7 +18,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, PolicyError, check_choice, shown
+from ..errors import CalsimError, PolicyError, check_choice, refuse_unknown_keywords, shown, unknown_keyword
 
 __all__ = ["Policy", "LogNormal", "Failures", "Catchup", "Overlap", "OnBudget", "OnResume", "IntervalFrom",
            "with_policy"]
@@ -45,6 +45,7 @@ def _dur(value: object, field_name: str, allow_zero: bool = True) -> int | None:
         raise PolicyError(str(exc)) from None
 
 
+@refuse_unknown_keywords(policy=True)
 @dataclass(frozen=True)
 class LogNormal:
     """Run durations drawn from a lognormal with this median and 95th percentile (seeded per occurrence).
@@ -78,6 +79,7 @@ class LogNormal:
         object.__setattr__(self, "sigma", math.log(p / m) / 1.6448536269514722)
 
 
+@refuse_unknown_keywords(policy=True)
 @dataclass(frozen=True)
 class Failures:
     """Each attempt fails with ``probability``; up to ``max_attempts``, waiting ``backoff * 2**(k-1)`` before retry k.
@@ -158,9 +160,15 @@ class Failures:
         return self.shares != (1.0, 0.0, 0.0) or self.max_backoff_us is not None or self.jitter != "none"
 
 
+@refuse_unknown_keywords(policy=True)
 @dataclass(frozen=True, kw_only=True)
 class Policy:
     """How a scheduler runs a schedule's occurrences. Every option is keyword-only.
+
+    An unknown option is a :class:`~calsim.errors.UnknownPolicyKeywordError`
+    (a :class:`~calsim.PolicyError` and a ``TypeError``) naming the closest
+    one (``Policy(catch_up=...)``: did you mean ``catchup``); an unknown value
+    names the closest allowed one (``catchup="lastest"``: ``'latest'``).
 
     Durations are ISO 8601 (``"PT10M"``), short forms (``"30s"``, ``"10min"``,
     ``"2d"``), a ``timedelta`` or seconds; None means "no limit" where it is allowed.
@@ -421,16 +429,20 @@ def with_policy(schedules, policy: Policy | None = None, **fields):
     >>> fleet = calsim.examples.fleet(3, seed=0)
     >>> [s.policy.catchup for s in calsim.with_policy(fleet, catchup="latest")]
     ['latest', 'latest', 'latest']
-    """
-    from dataclasses import replace
+    >>> calsim.with_policy(fleet, catch_up="latest")
+    Traceback (most recent call last):
+    ...
+    calsim.errors.UnknownPolicyKeywordError: with_policy: unexpected keyword argument 'catch_up' (did you mean 'catchup'?; allowed: catchup, limit, ...)
+    """  # noqa: E501  (a doctest output line)
+    from dataclasses import fields as fields_of, replace
 
+    allowed = tuple(f.name for f in fields_of(Policy) if f.init)
+    for name in fields:
+        if name not in allowed:  # (a computed field such as max_lateness_us too: replace() would raise ValueError)
+            raise unknown_keyword("with_policy", name, allowed, policy=True)
     out = []
     for s in schedules:
         base = policy if policy is not None else (s.policy if isinstance(s.policy, Policy) else Policy())
-        try:
-            new = replace(base, **fields) if fields else base
-        except TypeError as exc:
-            allowed = ", ".join(f for f in Policy.__dataclass_fields__ if not f.endswith("_us"))
-            raise PolicyError(f"with_policy: {exc} (allowed fields: {allowed})") from None
+        new = replace(base, **fields) if fields else base
         out.append(replace(s, policy=new))
     return out

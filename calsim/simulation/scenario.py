@@ -7,7 +7,9 @@ at ``end``.
 Arguments follow DESIGN.md §3: what a thing *is* is positional
 (``Scenario(name, schedules, start, end)``, ``Outage(start, end)``,
 ``Budget(account, limit, period, zone)``, an event's ``at`` and its subject),
-every option after that is keyword-only.
+every option after that is keyword-only. An unknown keyword is an
+:class:`~calsim.errors.UnknownKeywordError` (an :class:`~calsim.InputError`
+and a ``TypeError``) naming the closest one and every allowed one.
 
 >>> import calsim
 >>> s = calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=HOURLY")
@@ -23,7 +25,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, get_args
 
 from ..durations import duration_us
-from ..errors import CalsimError, InputError, ScheduleError, check_choice, shown
+from ..errors import CalsimError, InputError, ScheduleError, check_choice, refuse_unknown_keywords, shown
 from ..schedule import Schedule
 from ..times import instant_us
 from ..tz.release import Release, ReleaseLike  # noqa: F401 (Release: ReleaseLike's forward reference)
@@ -41,6 +43,7 @@ def _instant(value: object, field_name: str) -> int:
     return instant_us(value, field_name)
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Outage:
     """The scheduler is down over ``[start, end)``.
@@ -73,6 +76,7 @@ class Outage:
         object.__setattr__(self, "end_us", e)
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Budget:
     """At most ``limit`` cost units started per ``period`` (local calendar day/week/month in ``zone``).
@@ -120,6 +124,7 @@ class _Event:
         object.__setattr__(self, "at_us", _instant(self.at, f"{type(self).__name__.lower()}.at"))
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Pause(_Event):
     """From ``at``, occurrences of ``schedule_id`` (None: every schedule) are not run (``skipped``/``paused``).
@@ -130,6 +135,7 @@ class Pause(_Event):
     schedule_id: str | None = None
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Resume(_Event):
     """Ends a :class:`Pause` of the same ``schedule_id``; what fell in between stays skipped (Temporal).
@@ -140,6 +146,7 @@ class Resume(_Event):
     schedule_id: str | None = None
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Trigger(_Event):
     """A manual run of ``schedule_id`` at ``at`` (ledger ``kind="manual"``); it moves no scheduled run.
@@ -150,6 +157,7 @@ class Trigger(_Event):
     schedule_id: str = ""
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Backfill:
     """Runs of ``schedule_id``'s occurrences in ``[start, end)``, requested at ``at`` (ledger ``kind="backfill"``).
@@ -198,6 +206,7 @@ class Backfill:
         object.__setattr__(self, "at_us", None if self.at is None else _instant(self.at, "backfill.at"))
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Revise(_Event):
     """From ``at``, ``schedule`` (a new revision, same id) replaces the current one.
@@ -211,6 +220,7 @@ class Revise(_Event):
     schedule: Schedule | None = None
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class TzUpgrade(_Event):
     """At ``at`` the scheduler switches to release ``to``.
@@ -253,6 +263,7 @@ class TzUpgrade(_Event):
             raise InputError(str(exc)) from None
 
 
+@refuse_unknown_keywords()
 @dataclass(frozen=True)
 class Scenario:
     """A fleet and a world to simulate over the UTC horizon ``[start, end)``.

@@ -240,7 +240,8 @@ class TestBadInput:
         with pytest.raises(calsim.PolicyError) as err:
             calsim.Policy(catchup="lastest")
         assert str(err.value) == ("catchup: unknown policy 'lastest' "
-                                  "(allowed: 'all', 'latest', 'earliest', 'skip', 'bounded' or 'earliest_and_latest')")
+                                  "(allowed: 'all', 'latest', 'earliest', 'skip', 'bounded' or 'earliest_and_latest')"
+                                  " (did you mean 'latest'?)")
 
     def test_negative_duration(self):
         with pytest.raises(calsim.PolicyError, match=r"^duration: cannot parse '-5min'"):

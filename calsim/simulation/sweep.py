@@ -1,0 +1,414 @@
+"""``sweep(scenario, grid)``: one scenario under every combination of a grid of policies, measured side by side.
+
+An operator choosing a policy asks a grid, not a handful of scenarios:
+catch-up x ``max_lateness`` x budget limit x ``max_active`` x jitter. Each
+combination is the scenario with those fields changed; the answer is one row
+per combination with what it costs and what it leaves undone (the measures
+below), ready for :func:`calsim.plots.tradeoff`.
+
+Grid keys:
+
+* any :class:`~calsim.Policy` field (``catchup``, ``max_lateness``,
+  ``max_active``, ``overlap``, ``jitter``, ``limit``, ...): set on every
+  schedule (every revision, ``Revise`` events' too), as
+  :func:`calsim.with_policy` does;
+* ``budget_limit``: the limit of every :class:`~calsim.Budget`;
+* a :class:`~calsim.Scenario` field that changes how runs are settled
+  (``capacity``, ``seed``, ``tick``, ``failures``, ``workers``,
+  ``schedulers``, ``scheduler_skew``, ``dedupe``, ``outages``, ``release``);
+* ``preset``: :class:`~calsim.presets.Preset` objects, applied to every
+  schedule (``presets.airflow(catchup=True)``, ...).
+
+**Shared expansion.** Expanding the schedules is most of one simulation.
+Combinations that differ only in run rules share one expansion
+(:func:`.engine.prepare`); a key that changes what expands (``preset``,
+``release``, ``outages``, ``covers``, ``interval_from``) or a scenario with
+:class:`~calsim.Backfill` events gives each combination its own (still right,
+only slower). Combinations are independent: with ``jobs`` > 1 they settle in
+that many threads (the column steps run in polars and numpy, which release
+the GIL). Every
+combination's ledger is exactly the one :func:`calsim.simulate` gives for
+:func:`variant` (tested).
+
+Measures (one row per combination, after the grid's columns):
+``done``, ``late`` and ``missed`` (occurrences meant to run: on time, late,
+never; :func:`.views.classified`), ``coalesced``, ``skipped``, ``expired``,
+``failed`` (ledger states), ``longest_gap`` (the longest silence of any
+schedule, :func:`.views.gaps`), ``lateness_p50``/``_p95``/``_max`` (of
+started runs), ``cost``, ``cost_max_period`` (the most any budget's account
+spent in one of its periods, in the budget's own calendar; without budgets
+the most spent in a UTC day) beside ``worst_budget_limit`` (that budget's limit),
+``budget_waits`` and ``budget_wait_max``, ``duplicate_effects`` (effects
+beyond the first, worker-level scenarios), ``windows_never`` and
+``windows_twice`` (data windows never and twice processed,
+:func:`.views.coverage`). Spans are in seconds (floats; null when nothing
+started), so that charts and sorting read them as numbers.
+
+>>> import calsim
+>>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
+>>> sc = calsim.Scenario("x", [job], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+...                      outages=[calsim.Outage("2026-01-01T02:30Z", "2026-01-01T06:30Z")])
+>>> calsim.sweep(sc, {"catchup": ["all", "latest", "skip"]}, jobs=1).select("catchup", "done", "late", "missed").rows()
+[('all', 21, 3, 0), ('latest', 21, 0, 3), ('skip', 20, 0, 4)]
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import numpy as np
+import polars as pl
+
+from ..errors import CalsimError, InputError, check_choice, shown
+from .ledger import Ledger
+from .policy import Policy, with_policy
+from .scenario import Backfill, Budget, Revise, Scenario
+
+__all__ = ["sweep", "variant", "measures", "GRID_SCENARIO_FIELDS", "MEASURES"]
+
+#: Scenario fields a grid may vary.
+GRID_SCENARIO_FIELDS = ("capacity", "seed", "tick", "failures", "workers", "schedulers", "scheduler_skew", "dedupe",
+                        "outages", "release")
+# Keys whose change changes what expands: each combination expands on its own.
+_EXPANDS = {"preset", "release", "outages", "covers", "interval_from"}
+_POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(Policy) if f.init)
+#: The measure columns, in order.
+MEASURES = ("done", "late", "missed", "coalesced", "skipped", "expired", "failed", "longest_gap_s",
+            "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "cost_max_period",
+            "worst_budget_limit", "budget_waits", "budget_wait_max_s", "duplicate_effects", "windows_never",
+            "windows_twice")
+MAX_COMBINATIONS = 10_000
+
+
+def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int | None = None,
+          store: object = None, late_after: object = None, progress: bool | None = None) -> pl.DataFrame:
+    """``scenario`` under every combination of ``grid`` (key -> values), one row of measures each.
+
+    ``jobs``: threads settling combinations at once (default: the machine's
+    CPUs, at most 4; 1: in turn). ``store``: a
+    :class:`~calsim.LedgerStore` (or a DuckDB path) the ledgers are also written
+    to, each named ``<scenario>-<n>`` (the row's ``scenario`` column);
+    ``late_after`` as in :meth:`calsim.Ledger.gaps`. Rows are in the grid's
+    order (the last key varies fastest); ``combination`` labels each row.
+    """
+    if not isinstance(scenario, Scenario):
+        raise InputError(f"sweep.scenario: expected a calsim.Scenario, got {shown(scenario)}")
+    keys, values = _grid(grid, scenario)
+    combos = [dict(zip(keys, vs)) for vs in itertools.product(*values)]
+    jobs = _jobs(jobs, len(combos))
+    names = [f"{scenario.name}-{i + 1:0{len(str(len(combos)))}d}" for i in range(len(combos))]
+    shared = not (_EXPANDS & set(keys)) and not any(isinstance(e, Backfill) for e in scenario.events)
+    # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
+    # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
+    variants = [variant(scenario, c, name=n, apply_policy=not shared) for c, n in zip(combos, names)]
+    keep = store is not None
+    work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
+                                                      for c in combos])
+    results = _run(work, jobs, progress)
+    if keep:
+        _write(store, [r[1] for r in results], variants)
+    rows = []
+    for c, n, (m, _) in zip(combos, names, results):
+        rows.append({"scenario": n, "combination": label(c), **{k: _text(v) for k, v in c.items()}, **m})
+    schema = {"scenario": pl.String, "combination": pl.String, **{k: pl.String for k in keys},
+              **{m: (pl.Float64 if m.endswith("_s") or m in ("cost", "cost_max_period", "worst_budget_limit")
+                     else pl.Int64) for m in MEASURES}}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str | None = None,
+            apply_policy: bool = True) -> Scenario:
+    """``scenario`` with one combination's fields set (what :func:`sweep` simulates for that row).
+
+    ``apply_policy=False`` leaves the schedules as they are (the policy fields are checked, not applied: a sweep
+    sharing its expansion sets them on the prepared schedules).
+
+    >>> import calsim
+    >>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
+    >>> sc = calsim.Scenario("x", [job], "2026-01-01T00:00Z", "2026-01-02T00:00Z")
+    >>> variant(sc, {"catchup": "skip", "capacity": 2}).schedules[0].policy.catchup
+    'skip'
+    """
+    policy: dict[str, Any] = {k: v for k, v in combination.items() if k in _POLICY_FIELDS}
+    fields: dict[str, Any] = {k: v for k, v in combination.items() if k in GRID_SCENARIO_FIELDS}  # (checked there)
+    schedules, events = list(scenario.schedules), list(scenario.events)
+    try:
+        if not apply_policy:
+            _checked(policy, scenario)
+            policy = {}
+        if "preset" in combination:
+            preset = _preset(combination["preset"])
+            schedules = list(preset.apply(schedules))
+            events = [dataclasses.replace(e, schedule=preset.apply(e.schedule))
+                      if isinstance(e, Revise) and e.schedule is not None else e for e in events]
+        if policy:
+            schedules = with_policy(schedules, **policy)
+            events = [dataclasses.replace(e, schedule=with_policy([e.schedule], **policy)[0])
+                      if isinstance(e, Revise) and e.schedule is not None else e for e in events]
+        if "budget_limit" in combination:
+            if not scenario.budgets:
+                raise InputError("sweep.grid: budget_limit: the scenario has no budgets to set a limit on")
+            fields["budgets"] = [dataclasses.replace(b, limit=combination["budget_limit"]) for b in scenario.budgets]
+        return dataclasses.replace(scenario, name=name or scenario.name, schedules=tuple(schedules),
+                                   events=tuple(events), **fields)
+    except CalsimError as exc:
+        raise type(exc)(f"sweep.grid {label(combination)}: {exc}") from None
+
+
+def label(combination: Mapping[str, object]) -> str:
+    """A combination as ``key=value`` pairs, as rows and charts name it.
+
+    >>> label({"catchup": "latest", "max_lateness": "1h"})
+    'catchup=latest, max_lateness=1h'
+    """
+    return ", ".join(f"{k}={_text(v)}" for k, v in combination.items())
+
+
+def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *,
+             late_after: object = None) -> dict[str, Any]:
+    """The measures of one ledger (module docstring), as a dict; ``scenario`` gives its budgets."""
+    from . import views
+
+    frame = ledger.frame if isinstance(ledger, Ledger) else ledger
+    scenario = scenario if scenario is not None else getattr(ledger, "scenario", None)
+    accounts = ledger.accounts if isinstance(ledger, Ledger) else None
+    c = views.classified(frame, late_after=late_after).collect()
+    status = c.group_by("status").len()
+    by_status = dict(zip(status["status"].to_list(), status["len"].to_list()))
+    states = frame.group_by("state").len()
+    by_state = dict(zip(states["state"].cast(pl.String).to_list(), states["len"].to_list()))
+    started = frame.filter(pl.col("started_utc").is_not_null())
+    lat = started["lateness_s"]
+    waits = frame.filter(pl.col("budget_wait_s") > 0)["budget_wait_s"]
+    effects = frame["effects"].drop_nulls()
+    if frame["window_end_utc"].null_count() == frame.height and not len(effects):
+        # No data windows and no repeated effects: each window is its own run's (views.windows_processed), so
+        # never processed is never run and nothing is processed twice.
+        never, twice = int(by_status.get("never", 0)), 0
+    else:
+        cov = views.coverage(frame, late_after=late_after).select(pl.col("never").sum(), pl.col("twice").sum())
+        never, twice = (int(x or 0) for x in cov.collect().row(0))
+    worst, limit = _worst_period(started, scenario, accounts)
+    return {
+        "done": int(by_status.get("on_time", 0)), "late": int(by_status.get("late", 0)),
+        "missed": int(by_status.get("never", 0)),
+        **{s: int(by_state.get(s, 0)) for s in ("coalesced", "skipped", "expired", "failed")},
+        "longest_gap_s": _seconds(_longest_gap(c), 1e6),
+        "lateness_p50_s": _seconds(lat.quantile(0.5) if len(lat) else None),
+        "lateness_p95_s": _seconds(lat.quantile(0.95) if len(lat) else None),
+        "lateness_max_s": _seconds(lat.max() if len(lat) else None),
+        "cost": float(frame["cost"].sum()), "cost_max_period": worst, "worst_budget_limit": limit,
+        "budget_waits": len(waits), "budget_wait_max_s": _seconds(waits.max() if len(waits) else None),
+        "duplicate_effects": int((effects - 1).clip(lower_bound=0).sum()) if len(effects) else 0,
+        "windows_never": never, "windows_twice": twice,
+    }
+
+
+# -- internals ------------------------------------------------------------------------------------
+
+
+def _grid(grid: object, scenario: Scenario) -> tuple[list[str], list[list[object]]]:
+    if not isinstance(grid, Mapping) or not grid:
+        raise InputError(f"sweep.grid: expected a mapping of field -> list of values, got {shown(grid)}")
+    allowed = (*_POLICY_FIELDS, "budget_limit", *GRID_SCENARIO_FIELDS, "preset")
+    keys, values = [], []
+    for key, vals in grid.items():
+        check_choice("sweep.grid", key, allowed, noun="field", error=InputError)
+        if isinstance(vals, (str, bytes)) or not isinstance(vals, Sequence) or not len(vals):
+            raise InputError(f"sweep.grid: {key}: expected a non-empty list of values, got {shown(vals)}")
+        keys.append(str(key))
+        values.append(list(vals))
+    n = math.prod(len(v) for v in values)
+    if n > MAX_COMBINATIONS:
+        raise InputError(f"sweep.grid: {n:,} combinations (allowed up to {MAX_COMBINATIONS:,}; "
+                         f"{' x '.join(str(len(v)) for v in values)})")
+    return keys, values
+
+
+def _jobs(jobs: int | None, n: int) -> int:
+    if jobs is None:
+        jobs = min(4, os.cpu_count() or 1)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"sweep.jobs: {shown(jobs)} (allowed an integer >= 1, or None)")
+    return max(1, min(jobs, n))
+
+
+@dataclasses.dataclass
+class _Work:
+    variants: list[Scenario]
+    shared: bool
+    keep: bool
+    late_after: object
+    policies: list[dict[str, Any]]
+    prepared: Any = None
+
+
+# The work of the settling threads (one sweep at a time per process: set by _run, read by _one).
+_WORK: _Work | None = None
+
+
+def _one(i: int) -> tuple[dict[str, Any], pl.DataFrame | None]:
+    from .engine import prepare, run_local, settle_prepared
+
+    work = _WORK
+    assert work is not None
+    sc = work.variants[i]
+    if work.shared:
+        if work.prepared is None:
+            work.prepared = prepare(work.variants[0])
+        ledger = settle_prepared(sc, work.prepared, scheds=_with_fields(work.prepared.scheds, work.policies[i]))
+    else:
+        ledger = run_local(sc, progress=False)
+    return measures(ledger, sc, late_after=work.late_after), (ledger.frame if work.keep else None)
+
+
+def _with_fields(scheds: list, fields: dict[str, Any]) -> list:
+    """``scheds`` with ``fields`` set on their policies, as :func:`calsim.with_policy` sets them (a schedule
+    without a policy gets ``Policy(**fields)``), without building and validating each schedule again: a copy
+    shares everything but its policy, and each distinct policy is replaced once."""
+    if not fields:
+        return scheds
+    made: dict[object, Policy] = {}
+    out = []
+    for s in scheds:
+        base = s.policy if isinstance(s.policy, Policy) else None
+        key = _key(base)
+        p = made.get(key)
+        if p is None:
+            p = made[key] = dataclasses.replace(base if base is not None else Policy(), **fields)
+        c = copy.copy(s)
+        object.__setattr__(c, "policy", p)
+        out.append(c)
+    return out
+
+
+def _checked(policy: dict[str, Any], scenario: Scenario) -> None:
+    """The policy fields of a combination on each distinct policy of the scenario (its errors, not applied)."""
+    if not policy:
+        return
+    seen: set[object] = set()
+    for s in scenario.schedules:
+        base = s.policy if isinstance(s.policy, Policy) else None
+        if _key(base) not in seen:
+            seen.add(_key(base))
+            dataclasses.replace(base if base is not None else Policy(), **policy)
+
+
+def _key(policy: Policy | None) -> object:
+    """A policy as a dict key: equal policies (a fleet's schedules usually share a few) are one key."""
+    try:
+        hash(policy)
+    except TypeError:  # (a field holding an unhashable value: the object itself)
+        return id(policy)
+    return policy
+
+
+def _run(work: _Work, jobs: int, progress: bool | None) -> list[tuple[dict[str, Any], pl.DataFrame | None]]:
+    global _WORK
+    n = len(work.variants)
+    _WORK = work
+    try:
+        first = [_one(0)]  # in this process: the shared expansion, and the compiled kernels loaded, before forking
+        rest = list(range(1, n))
+        if jobs > 1 and len(rest) > 1:
+            # Threads, not processes: polars' thread pool is not fork-safe, and a spawned process would
+            # expand and load the compiled kernels again. polars and most numpy steps release the GIL.
+            with ThreadPoolExecutor(min(jobs, len(rest))) as pool:
+                return first + list(pool.map(_one, rest))
+        return first + [_one(i) for i in rest]
+    finally:
+        _WORK = None
+
+
+def _write(store: object, frames: list, variants: list[Scenario]) -> None:
+    from ..store import LedgerStore
+
+    own = not isinstance(store, LedgerStore)
+    db: Any = LedgerStore(cast(Any, store)) if own else store
+    try:
+        for frame, sc in zip(frames, variants):
+            db.write(Ledger(sc.name, frame, {}, sc), replace=True)
+    finally:
+        if own:
+            db.close()
+
+
+def _longest_gap(c: pl.DataFrame) -> int | None:
+    """The longest gap (µs) of :func:`.views.gaps` from its classified rows: for each occurrence not on time,
+    the span from its schedule's last run start at or before its due instant (a run starting as it is due lies
+    before it) to the first one after; the largest closed one (None: none)."""
+    missing = c.filter(pl.col("status") != "on_time").select("schedule_id", "due_utc").sort("due_utc")
+    if not missing.height:
+        return None
+    runs = (c.filter(pl.col("status") != "never").select("schedule_id", pl.col("started_utc").alias("_at"))
+            .sort("_at"))
+    spans = (missing
+             .join_asof(runs.rename({"_at": "_from"}), left_on="due_utc", right_on="_from", by="schedule_id",
+                        strategy="backward", check_sortedness=False)
+             .join_asof(runs.rename({"_at": "_to"}), left_on="due_utc", right_on="_to", by="schedule_id",
+                        strategy="forward", allow_exact_matches=False, check_sortedness=False))
+    gap = spans.select((pl.col("_to") - pl.col("_from")).dt.total_microseconds().max()).item()
+    return None if gap is None else int(gap)
+
+
+def _worst_period(started: pl.DataFrame, scenario: Scenario | None,
+                  accounts: dict[str, str] | None) -> tuple[float | None, float | None]:
+    """(the most any budget's account spent in one of its periods, that budget's limit); without budgets the
+    most spent in a UTC day and None."""
+    from ..tz.release import release as get_release
+    from .run_rules import period_index
+    from .scenario_records import accounts as account_of
+
+    if not started.height:
+        return None, None
+    budgets: tuple[Budget, ...] = tuple(scenario.budgets) if scenario is not None else ()
+    if not budgets:
+        day = started.group_by(pl.col("started_utc").dt.date()).agg(pl.col("cost").sum())
+        return float(cast(float, day["cost"].max())), None
+    rel = get_release(scenario.release if scenario is not None else None)
+    of = accounts if accounts is not None else (account_of(scenario.schedules) if scenario is not None else {})
+    acct = started.select(pl.col("schedule_id").cast(pl.String).replace_strict(of, default=None,
+                                                                                return_dtype=pl.String))
+    t = started["started_utc"].dt.epoch("us").to_numpy()
+    cost = started["cost"].to_numpy()
+    worst, limit = -1.0, None
+    for b in budgets:
+        mine = (acct.to_series() == b.account).to_numpy()
+        if not mine.any():
+            continue
+        idx = period_index(rel.table(b.zone), b.period, t[mine])
+        spent = np.bincount(idx - idx.min(), weights=cost[mine]).max()
+        if spent > worst:
+            worst, limit = float(spent), float(b.limit)
+    return (worst, limit) if limit is not None else (0.0, float(max(b.limit for b in budgets)))
+
+
+def _seconds(value: Any, per_second: float = 1.0) -> float | None:
+    return None if value is None else round(float(value) / per_second, 6)
+
+
+def _preset(value: object) -> Any:
+    from ..presets import Preset
+
+    if not isinstance(value, Preset):
+        raise InputError(f"sweep.grid: preset: expected calsim.presets.<scheduler>(...) objects, got {shown(value)}")
+    return value
+
+
+def _text(value: object) -> str:
+    """A grid value as a cell: a preset by name and settings, a duration as given, None as "none"."""
+    from ..presets import Preset
+
+    if isinstance(value, Preset):
+        given = ", ".join(f"{k}={v}" for k, v in value.settings)
+        return f"{value.name}({given})"
+    if value is None:
+        return "none"
+    return str(value)
