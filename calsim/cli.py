@@ -249,6 +249,20 @@ def _active(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def _scenario_options(s: argparse.ArgumentParser, fleet_help: str) -> None:
+    """The input and the scenario options ``simulate`` and ``sweep`` share (``cli_ledgers._scenario`` reads them)."""
+    s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
+    import_options(s)
+    s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
+    s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
+    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
+    s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
+    s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
+    s.add_argument("--outage", action="append", metavar="START/END",
+                   help="scheduler down over [START, END) (repeatable)")
+    s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
+
+
 def _parser() -> _Parser:
     p = _Parser(prog="calsim", description="When recurring schedules really fire.")
     p.add_argument("--version", action="version", version=f"calsim {__version__}")
@@ -331,16 +345,7 @@ def _parser() -> _Parser:
     s.set_defaults(func=_cmd_expand)
 
     s = sub.add_parser("simulate", help="run a fleet through outages, budgets and policies; print the summary")
-    s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
-    import_options(s)
-    s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
-    s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
-    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
-    s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
-    s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
-    s.add_argument("--outage", action="append", metavar="START/END",
-                   help="scheduler down over [START, END) (repeatable)")
-    s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
+    _scenario_options(s, fleet_help)
     s.add_argument("--catchup", default=None, metavar="MODE[,MODE...]", type=_catchup_modes,
                    help="override every schedule's catch-up (all, latest, earliest, skip, bounded, "
                         "earliest_and_latest); several compare")
@@ -354,16 +359,7 @@ def _parser() -> _Parser:
     s.set_defaults(func=simulate_command)
 
     s = sub.add_parser("sweep", help="a scenario under every combination of --grid values, measured side by side")
-    s.add_argument("input", help="a scenario TOML file, or a fleet (" + fleet_help + ")")
-    import_options(s)
-    s.add_argument("--from", dest="start", default=None, help="horizon start (instant)")
-    s.add_argument("--to", dest="end", default=None, help="horizon end (instant)")
-    s.add_argument("--release", default=None, help="version (2026f), latest, installed, system or a path")
-    s.add_argument("--tick", default=None, help="scheduler wake-up period (default 1min)")
-    s.add_argument("--seed", type=int, default=None, help="seed for jitter, durations and failures")
-    s.add_argument("--outage", action="append", metavar="START/END",
-                   help="scheduler down over [START, END) (repeatable)")
-    s.add_argument("--budget", action="append", metavar="ACCOUNT:LIMIT:PERIOD:ZONE", help="a budget (repeatable)")
+    _scenario_options(s, fleet_help)
     s.add_argument("--grid", action="append", required=True, metavar="FIELD=V1,V2,...", type=grid_option,
                    help="a Policy field, budget_limit or a Scenario field and its values (repeatable)")
     s.add_argument("--jobs", type=int, default=None, help="combinations settled at once (default: CPUs, at most 4)")
