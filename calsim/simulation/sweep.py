@@ -95,7 +95,8 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int
     CPUs, at most 4; 1: in turn). ``store``: a
     :class:`~calsim.LedgerStore` (or a DuckDB path) the ledgers are also written
     to, each named ``<scenario>-<n>`` (the row's ``scenario`` column);
-    ``late_after`` as in :meth:`calsim.Ledger.gaps`. Rows are in the grid's
+    ``late_after`` as in :meth:`calsim.Ledger.gaps`; ``progress``: a bar over
+    the combinations (None: in a terminal or notebook, as :func:`calsim.simulate`). Rows are in the grid's
     order (the last key varies fastest); ``combination`` labels each row.
     """
     if not isinstance(scenario, Scenario):
@@ -311,19 +312,30 @@ def _key(policy: Policy | None) -> object:
 
 
 def _run(work: _Work, jobs: int, progress: bool | None) -> list[tuple[dict[str, Any], pl.DataFrame | None]]:
+    from .engine import _progress
+
     global _WORK
     n = len(work.variants)
     _WORK = work
+    bar = _progress(progress, total=n, desc=f"sweep {work.variants[0].name.rsplit('-', 1)[0]}")
     try:
-        first = [_one(0)]  # in this process: the shared expansion, and the compiled kernels loaded, before forking
+        out = [_one(0)]  # first, alone: the shared expansion, and the compiled kernels loaded
+        bar.update(1)
         rest = list(range(1, n))
         if jobs > 1 and len(rest) > 1:
             # Threads, not processes: polars' thread pool is not fork-safe, and a spawned process would
             # expand and load the compiled kernels again. polars and most numpy steps release the GIL.
             with ThreadPoolExecutor(min(jobs, len(rest))) as pool:
-                return first + list(pool.map(_one, rest))
-        return first + [_one(i) for i in rest]
+                for result in pool.map(_one, rest):
+                    out.append(result)
+                    bar.update(1)
+        else:
+            for i in rest:
+                out.append(_one(i))
+                bar.update(1)
+        return out
     finally:
+        bar.close()
         _WORK = None
 
 
