@@ -138,15 +138,14 @@ def interval_openings(scenario: Scenario, ordered: list[Schedule], frame: pl.Dat
     if not which or not frame.height:
         return frame, s_of, tz_of, {}
     due = _place(frame)
-    opening: dict[int, int] = {}
-    drop = np.zeros(frame.height, dtype=bool)
-    for i in which:
-        rows = np.flatnonzero((s_of == i) & (due < BIG))
-        if len(rows):
-            first = rows[np.argmin(due[rows])]
-            drop[first] = True
-            opening[i] = int(due[first])
-    keep = ~drop
+    flagged = np.zeros(len(ordered), dtype=bool)
+    flagged[which] = True
+    rows = np.flatnonzero(flagged[s_of] & (due < BIG))
+    by = rows[np.lexsort((due[rows], s_of[rows]))]  # each schedule's rows by due instant: its first is first
+    first = by[np.r_[True, s_of[by][1:] != s_of[by][:-1]]] if len(by) else by
+    opening = dict(zip(s_of[first].tolist(), due[first].tolist()))
+    keep = np.ones(frame.height, dtype=bool)
+    keep[first] = False
     return frame.filter(pl.Series(keep)), s_of[keep], tz_of[keep], opening
 
 
