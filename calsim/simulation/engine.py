@@ -34,7 +34,7 @@ from .ledger import Ledger, ledger_frame
 from .occurrences import backfill_rows, interval_openings, manual_rows, occurrences, restarted_intervals
 from .scenario_records import accounts
 from .scenario import Backfill, Scenario
-from .state import RunState
+from .state import RunState, schedule_keys
 from .data_windows import data_windows
 from .worker_loop import worker_loop
 
@@ -76,6 +76,7 @@ class Prepared:
     openings: dict
     n_scheduled: int
     logical: np.ndarray | None
+    keys: np.ndarray  # (each schedule's random key: :func:`.state.schedule_keys`)
 
 
 def prepare(scenario: Scenario, *, settle: str = "columns") -> Prepared:
@@ -86,18 +87,18 @@ def prepare(scenario: Scenario, *, settle: str = "columns") -> Prepared:
     frame, s_of, tz_of, openings = interval_openings(scenario, scheds, frame, s_of, tz_of)
     n_scheduled = frame.height
     frame, s_of, tz_of, logical = backfill_rows(scenario, scheds, frame, s_of, tz_of, _ran(scenario, settle))
-    return Prepared(frame, scheds, s_of, tz_of, boundaries, openings, n_scheduled, logical)
+    return Prepared(frame, scheds, s_of, tz_of, boundaries, openings, n_scheduled, logical, schedule_keys(scheds))
 
 
 def settle_prepared(scenario: Scenario, prepared: Prepared, *, settle: str = "columns", bar=None,
-                    scheds: list | None = None) -> Ledger:
-    """Steps 2-4 on prepared rows: the ledger. ``scheds`` (default the prepared ones) are the same schedules in
-    the same order with other run policies (a sweep's combination); ``scenario`` may differ from the prepared
-    one in its run rules only (budgets, capacity, workers, seed), never in what expands."""
+                    policies: list | None = None) -> Ledger:
+    """Steps 2-4 on prepared rows: the ledger. ``policies`` (default the prepared schedules' own) are the run
+    policies of the prepared schedules, in their order (a sweep's combination); ``scenario`` may differ from
+    the prepared one in its run rules only (budgets, capacity, workers, seed), never in what expands."""
     bar = bar if bar is not None else _NoBar()
-    scheds = prepared.scheds if scheds is None else scheds
+    scheds = prepared.scheds
     frame, s_of, tz_of = prepared.frame, prepared.s_of, prepared.tz_of
-    run = RunState(scenario, scheds, frame, s_of, tz_of, prepared.boundaries)
+    run = RunState(scenario, scheds, frame, s_of, tz_of, prepared.boundaries, policies, prepared.keys)
     run.openings = prepared.openings
     if prepared.logical is not None:
         run.backfill, run.logical = np.arange(run.n) >= prepared.n_scheduled, prepared.logical
@@ -129,7 +130,7 @@ def settle_prepared(scenario: Scenario, prepared: Prepared, *, settle: str = "co
     manual = manual_rows(scenario, scheds, run)
     data_windows(run)
     bar.update(1)
-    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(scheds), scenario)
+    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(scheds, run.pol), scenario)
     ledger.settled = dict(run.settled)
     ledger.attempt_log = run.attempt_log
     bar.update(1)

@@ -74,14 +74,16 @@ def parameters(scenario: object) -> object:
     return {k: len(v) if k == "schedules" and isinstance(v, (list, tuple)) else jsonable(v) for k, v in values.items()}
 
 
-def accounts(schedules: Iterable[Schedule]) -> dict[str, str]:
+def accounts(schedules: Iterable[Schedule], policies: Iterable[object] | None = None) -> dict[str, str]:
     """Schedule id -> the account its policy pays from: of its revisions, the highest one with an account.
 
     A :class:`~calsim.Ledger`'s ``accounts`` (the engine calls this) and the
-    ``account`` of every revision's row in :func:`schedule_rows`.
+    ``account`` of every revision's row in :func:`schedule_rows`. ``policies``: the schedules' policies, when
+    they are not their own (a sweep's combination).
     """
-    ordered = sorted(schedules, key=lambda s: (s.id, s.revision))  # stable: of a repeated key, the last one given
-    return {s.id: s.policy.account for s in ordered if isinstance(s.policy, Policy) and s.policy.account}
+    pairs = list(zip(schedules, policies)) if policies is not None else [(s, s.policy) for s in schedules]
+    pairs.sort(key=lambda sp: (sp[0].id, sp[0].revision))  # stable: of a repeated key, the last one given
+    return {s.id: p.account for s, p in pairs if isinstance(p, Policy) and p.account}
 
 
 def _policy_json(policy: object, cache: dict[tuple[type, str], str]) -> str:

@@ -32,7 +32,7 @@ from .scenario import Pause, Resume, Scenario
 if TYPE_CHECKING:
     from .ledger import AttemptLog
 
-__all__ = ["RunState", "S", "R", "NONE", "CHUNK_ROWS", "CHUNK_ROWS_PER_SCHEDULE"]
+__all__ = ["RunState", "S", "R", "NONE", "CHUNK_ROWS", "CHUNK_ROWS_PER_SCHEDULE", "schedule_keys"]
 
 S = {name: i for i, name in enumerate(LEDGER_STATES)}
 R = {name: i for i, name in enumerate(LEDGER_REASONS)}
@@ -40,6 +40,11 @@ NONE = -1
 # Rows per chunk of the streamed per-schedule steps (8 MB per int64 column: cache-sized)...
 CHUNK_ROWS = 1 << 20
 CHUNK_ROWS_PER_SCHEDULE = 8  # ... and at least this many per schedule (per-chunk work on per-schedule arrays)
+
+
+def schedule_keys(scheds: list[Schedule]) -> np.ndarray:
+    """Each schedule's stable random key (:func:`.randomness.id_key` of its id): what its draws derive from."""
+    return np.array([id_key(s.id) for s in scheds], dtype=np.uint64)
 
 
 class RunState:
@@ -51,7 +56,8 @@ class RunState:
     """
 
     def __init__(self, scenario: Scenario, scheds: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
-                 tz_of: np.ndarray, boundaries: list[tuple[int, str, int]]):
+                 tz_of: np.ndarray, boundaries: list[tuple[int, str, int]], policies: list[Policy] | None = None,
+                 keys: np.ndarray | None = None):
         self.sc, self.scheds, self.frame = scenario, scheds, frame
         self.boundaries = boundaries
         self.chunk_rows = (max(1, CHUNK_ROWS), CHUNK_ROWS_PER_SCHEDULE)
@@ -97,10 +103,19 @@ class RunState:
         # (its occurrence's; for a backfill run not its due, which is its arrival). None: no backfill.
         self.backfill: np.ndarray | None = None
         self.logical: np.ndarray | None = None
-        pol = [s.policy if isinstance(s.policy, Policy) else Policy() for s in scheds]
+        default = Policy()
+        pol = policies if policies is not None else [s.policy if isinstance(s.policy, Policy) else default
+                                                     for s in scheds]
         self.pol = pol
         tick = scenario.tick_us
-        arr = lambda f, dt=np.int64: np.array([f(p) for p in pol], dtype=dt)  # noqa: E731
+        # Each table over the distinct policy objects, then gathered: a fleet shares a few (a sweep's
+        # combination always does), and a table is then a few calls, not one per schedule.
+        distinct: dict[int, Policy] = {}
+        for p in pol:
+            distinct.setdefault(id(p), p)
+        place = {k: i for i, k in enumerate(distinct)}
+        of = np.array([place[id(p)] for p in pol], dtype=np.intp)
+        arr = lambda f, dt=np.int64: np.array([f(p) for p in distinct.values()], dtype=dt)[of]  # noqa: E731
         self.p_jitter = arr(lambda p: p.jitter_us)
         self.p_grace = arr(lambda p: tick if p.misfire_grace_us is None else p.misfire_grace_us)
         self.p_maxlate = arr(lambda p: BIG if p.max_lateness_us is None else p.max_lateness_us)
@@ -124,7 +139,7 @@ class RunState:
         budgets = {b.account: i for i, b in enumerate(scenario.budgets)}
         self.p_account = arr(lambda p: budgets.get(p.account, -1) if p.account else -1)
         self.p_onbudget_wait = arr(lambda p: p.on_budget == "wait", bool)
-        self.key = np.array([id_key(s.id) for s in scheds], dtype=np.uint64)
+        self.key = keys if keys is not None else schedule_keys(scheds)
         self.rel = get_release(scenario.release)
         self.budget_tables = [self.rel.table(b.zone) for b in scenario.budgets]
         self.outages = tuple((o.start_us, o.end_us) for o in scenario.outages)

@@ -30,19 +30,10 @@ the GIL). Every
 combination's ledger is exactly the one :func:`calsim.simulate` gives for
 :func:`variant` (tested).
 
-Measures (one row per combination, after the grid's columns):
-``done``, ``late`` and ``missed`` (occurrences meant to run: on time, late,
-never; :func:`.views.classified`), ``coalesced``, ``skipped``, ``expired``,
-``failed`` (ledger states), ``longest_gap`` (the longest silence of any
-schedule, :func:`.views.gaps`), ``lateness_p50``/``_p95``/``_max`` (of
-started runs), ``cost``, ``cost_max_period`` (the most any budget's account
-spent in one of its periods, in the budget's own calendar; without budgets
-the most spent in a UTC day) beside ``worst_budget_limit`` (that budget's limit),
-``budget_waits`` and ``budget_wait_max``, ``duplicate_effects`` (effects
-beyond the first, worker-level scenarios), ``windows_never`` and
-``windows_twice`` (data windows never and twice processed,
-:func:`.views.coverage`). Spans are in seconds (floats; null when nothing
-started), so that charts and sorting read them as numbers.
+Measures (one row per combination, after the grid's columns): :mod:`.measures`
+(runs done, late and missed, the longest silence, lateness, cost against the
+budget, budget waits, duplicate effects, data windows never and twice
+processed).
 
 >>> import calsim
 >>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
@@ -54,7 +45,6 @@ started), so that charts and sorting read them as numbers.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import itertools
 import math
@@ -63,13 +53,13 @@ from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-import numpy as np
 import polars as pl
 
 from ..errors import CalsimError, InputError, check_choice, shown
 from .ledger import Ledger
+from .measures import MEASURES, measures
 from .policy import Policy, with_policy
-from .scenario import Backfill, Budget, Revise, Scenario
+from .scenario import Backfill, Revise, Scenario
 
 __all__ = ["sweep", "variant", "measures", "GRID_SCENARIO_FIELDS", "MEASURES"]
 
@@ -79,11 +69,6 @@ GRID_SCENARIO_FIELDS = ("capacity", "seed", "tick", "failures", "workers", "sche
 # Keys whose change changes what expands: each combination expands on its own.
 _EXPANDS = {"preset", "release", "outages", "covers", "interval_from"}
 _POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(Policy) if f.init)
-#: The measure columns, in order.
-MEASURES = ("done", "late", "missed", "coalesced", "skipped", "expired", "failed", "longest_gap_s",
-            "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "cost_max_period",
-            "worst_budget_limit", "budget_waits", "budget_wait_max_s", "duplicate_effects", "windows_never",
-            "windows_twice")
 MAX_COMBINATIONS = 10_000
 
 
@@ -172,46 +157,6 @@ def label(combination: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={_text(v)}" for k, v in combination.items())
 
 
-def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *,
-             late_after: object = None) -> dict[str, Any]:
-    """The measures of one ledger (module docstring), as a dict; ``scenario`` gives its budgets."""
-    from . import views
-
-    frame = ledger.frame if isinstance(ledger, Ledger) else ledger
-    scenario = scenario if scenario is not None else getattr(ledger, "scenario", None)
-    accounts = ledger.accounts if isinstance(ledger, Ledger) else None
-    c = views.classified(frame, late_after=late_after).collect()
-    status = c.group_by("status").len()
-    by_status = dict(zip(status["status"].to_list(), status["len"].to_list()))
-    states = frame.group_by("state").len()
-    by_state = dict(zip(states["state"].cast(pl.String).to_list(), states["len"].to_list()))
-    started = frame.filter(pl.col("started_utc").is_not_null())
-    lat = started["lateness_s"]
-    waits = frame.filter(pl.col("budget_wait_s") > 0)["budget_wait_s"]
-    effects = frame["effects"].drop_nulls()
-    if frame["window_end_utc"].null_count() == frame.height and not len(effects):
-        # No data windows and no repeated effects: each window is its own run's (views.windows_processed), so
-        # never processed is never run and nothing is processed twice.
-        never, twice = int(by_status.get("never", 0)), 0
-    else:
-        cov = views.coverage(frame, late_after=late_after).select(pl.col("never").sum(), pl.col("twice").sum())
-        never, twice = (int(x or 0) for x in cov.collect().row(0))
-    worst, limit = _worst_period(started, scenario, accounts)
-    return {
-        "done": int(by_status.get("on_time", 0)), "late": int(by_status.get("late", 0)),
-        "missed": int(by_status.get("never", 0)),
-        **{s: int(by_state.get(s, 0)) for s in ("coalesced", "skipped", "expired", "failed")},
-        "longest_gap_s": _seconds(_longest_gap(c), 1e6),
-        "lateness_p50_s": _seconds(lat.quantile(0.5) if len(lat) else None),
-        "lateness_p95_s": _seconds(lat.quantile(0.95) if len(lat) else None),
-        "lateness_max_s": _seconds(lat.max() if len(lat) else None),
-        "cost": float(frame["cost"].sum()), "cost_max_period": worst, "worst_budget_limit": limit,
-        "budget_waits": len(waits), "budget_wait_max_s": _seconds(waits.max() if len(waits) else None),
-        "duplicate_effects": int((effects - 1).clip(lower_bound=0).sum()) if len(effects) else 0,
-        "windows_never": never, "windows_twice": twice,
-    }
-
-
 # -- internals ------------------------------------------------------------------------------------
 
 
@@ -249,6 +194,8 @@ class _Work:
     late_after: object
     policies: list[dict[str, Any]]
     prepared: Any = None
+    classes: Any = None
+    memo: dict = dataclasses.field(default_factory=dict)  # (measures' rows, shared by the combinations)
 
 
 # The work of the settling threads (one sweep at a time per process: set by _run, read by _one).
@@ -264,30 +211,39 @@ def _one(i: int) -> tuple[dict[str, Any], pl.DataFrame | None]:
     if work.shared:
         if work.prepared is None:
             work.prepared = prepare(work.variants[0])
-        ledger = settle_prepared(sc, work.prepared, scheds=_with_fields(work.prepared.scheds, work.policies[i]))
+            work.classes = _classes(work.prepared.scheds)
+        ledger = settle_prepared(sc, work.prepared, policies=_policies(work.classes, work.policies[i]))
     else:
         ledger = run_local(sc, progress=False)
-    return measures(ledger, sc, late_after=work.late_after), (ledger.frame if work.keep else None)
+    return measures(ledger, sc, late_after=work.late_after, memo=work.memo), (ledger.frame if work.keep else None)
 
 
-def _with_fields(scheds: list, fields: dict[str, Any]) -> list:
-    """``scheds`` with ``fields`` set on their policies, as :func:`calsim.with_policy` sets them (a schedule
-    without a policy gets ``Policy(**fields)``), without building and validating each schedule again: a copy
-    shares everything but its policy, and each distinct policy is replaced once."""
-    if not fields:
-        return scheds
-    made: dict[object, Policy] = {}
-    out = []
+def _classes(scheds: list) -> tuple[list[int], list[Policy]]:
+    """The schedules' policies as classes of equal ones: each schedule's class, and one policy per class (a
+    schedule without a policy has the default one). Found once per sweep: a fleet shares a few policies."""
+    default = Policy()
+    by_key: dict[object, int] = {}
+    by_id: dict[int, int] = {}
+    reps: list[Policy] = []
+    of = []
     for s in scheds:
-        base = s.policy if isinstance(s.policy, Policy) else None
-        key = _key(base)
-        p = made.get(key)
-        if p is None:
-            p = made[key] = dataclasses.replace(base if base is not None else Policy(), **fields)
-        c = copy.copy(s)
-        object.__setattr__(c, "policy", p)
-        out.append(c)
-    return out
+        base = s.policy if isinstance(s.policy, Policy) else default
+        c = by_id.get(id(base))
+        if c is None:
+            c = by_id[id(base)] = by_key.setdefault(_key(base), len(reps))
+            if c == len(reps):
+                reps.append(base)
+        of.append(c)
+    return of, reps
+
+
+def _policies(classes: tuple[list[int], list[Policy]], fields: dict[str, Any]) -> list:
+    """Each schedule's policy with ``fields`` set, as :func:`calsim.with_policy` sets them, without building and
+    validating each schedule again: each class of equal policies (:func:`_classes`) is replaced once, and its
+    schedules share the replacement."""
+    of, reps = classes
+    made = [dataclasses.replace(p, **fields) for p in reps] if fields else reps
+    return [made[c] for c in of]
 
 
 def _checked(policy: dict[str, Any], scenario: Scenario) -> None:
@@ -350,60 +306,6 @@ def _write(store: object, frames: list, variants: list[Scenario]) -> None:
     finally:
         if own:
             db.close()
-
-
-def _longest_gap(c: pl.DataFrame) -> int | None:
-    """The longest gap (µs) of :func:`.views.gaps` from its classified rows: for each occurrence not on time,
-    the span from its schedule's last run start at or before its due instant (a run starting as it is due lies
-    before it) to the first one after; the largest closed one (None: none)."""
-    missing = c.filter(pl.col("status") != "on_time").select("schedule_id", "due_utc").sort("due_utc")
-    if not missing.height:
-        return None
-    runs = (c.filter(pl.col("status") != "never").select("schedule_id", pl.col("started_utc").alias("_at"))
-            .sort("_at"))
-    spans = (missing
-             .join_asof(runs.rename({"_at": "_from"}), left_on="due_utc", right_on="_from", by="schedule_id",
-                        strategy="backward", check_sortedness=False)
-             .join_asof(runs.rename({"_at": "_to"}), left_on="due_utc", right_on="_to", by="schedule_id",
-                        strategy="forward", allow_exact_matches=False, check_sortedness=False))
-    gap = spans.select((pl.col("_to") - pl.col("_from")).dt.total_microseconds().max()).item()
-    return None if gap is None else int(gap)
-
-
-def _worst_period(started: pl.DataFrame, scenario: Scenario | None,
-                  accounts: dict[str, str] | None) -> tuple[float | None, float | None]:
-    """(the most any budget's account spent in one of its periods, that budget's limit); without budgets the
-    most spent in a UTC day and None."""
-    from ..tz.release import release as get_release
-    from .run_rules import period_index
-    from .scenario_records import accounts as account_of
-
-    if not started.height:
-        return None, None
-    budgets: tuple[Budget, ...] = tuple(scenario.budgets) if scenario is not None else ()
-    if not budgets:
-        day = started.group_by(pl.col("started_utc").dt.date()).agg(pl.col("cost").sum())
-        return float(cast(float, day["cost"].max())), None
-    rel = get_release(scenario.release if scenario is not None else None)
-    of = accounts if accounts is not None else (account_of(scenario.schedules) if scenario is not None else {})
-    acct = started.select(pl.col("schedule_id").cast(pl.String).replace_strict(of, default=None,
-                                                                                return_dtype=pl.String))
-    t = started["started_utc"].dt.epoch("us").to_numpy()
-    cost = started["cost"].to_numpy()
-    worst, limit = -1.0, None
-    for b in budgets:
-        mine = (acct.to_series() == b.account).to_numpy()
-        if not mine.any():
-            continue
-        idx = period_index(rel.table(b.zone), b.period, t[mine])
-        spent = np.bincount(idx - idx.min(), weights=cost[mine]).max()
-        if spent > worst:
-            worst, limit = float(spent), float(b.limit)
-    return (worst, limit) if limit is not None else (0.0, float(max(b.limit for b in budgets)))
-
-
-def _seconds(value: Any, per_second: float = 1.0) -> float | None:
-    return None if value is None else round(float(value) / per_second, 6)
 
 
 def _preset(value: object) -> Any:

@@ -100,7 +100,7 @@ ALLOW, SKIP, BUFFER_ONE, BUFFER_ALL, CANCEL_OTHER, BUFFER_LATEST = (OVERLAP[k] f
     "allow", "skip", "buffer_one", "buffer_all", "cancel_other", "buffer_latest"))
 _I64 = types.int64
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # (nogil: a sweep settles combinations in threads; this is most of some)
 def settle(jobs, rows, pol, lim, pool, draws, budgets, out):
     """Settle every job; writes each job's terminal state and reason and the rows' outcomes into ``out``.
 

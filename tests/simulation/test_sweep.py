@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-import polars as pl
 import pytest
 
 import calsim
-from calsim.simulation import views
-from calsim.simulation.sweep import MEASURES, _longest_gap, label, measures, variant
+from calsim.simulation.sweep import MEASURES, label, measures, variant
 
 
 def _fleet_scenario(n: int = 40) -> calsim.Scenario:
@@ -98,14 +96,6 @@ def test_budget_limit_needs_budgets():
     sc = dataclasses.replace(_fleet_scenario(5), budgets=())
     with pytest.raises(calsim.InputError, match="budget_limit: the scenario has no budgets"):
         calsim.sweep(sc, {"budget_limit": [1.0]})
-
-
-def test_the_longest_gap_is_the_gap_views_longest(swept):
-    scenario, _ = swept
-    for combo in ({"catchup": "all"}, {"catchup": "skip"}, {"catchup": "latest", "max_lateness": "1h"}):
-        frame = calsim.simulate(variant(scenario, combo), progress=False).frame
-        want = views.gaps(frame).select(pl.col("gap").dt.total_microseconds().max()).collect().item()
-        assert _longest_gap(views.classified(frame).collect()) == want
 
 
 def test_a_combination_is_labelled_by_its_settings():

@@ -1,0 +1,259 @@
+"""The outcome measures of one ledger: what a policy costs and what it leaves undone, as one row of numbers.
+
+:func:`calsim.sweep` gives one row of these per combination, and
+:func:`calsim.plots.tradeoff` draws two of them against each other:
+
+``done``, ``late`` and ``missed`` (occurrences meant to run: on time, late,
+never; :func:`.views.classified`), ``coalesced``, ``skipped``, ``expired``,
+``failed`` (ledger states), ``longest_gap_s`` (the longest silence of any
+schedule, :func:`.views.gaps`), ``lateness_p50_s``/``_p95_s``/``_max_s`` (of
+started runs), ``cost``, ``cost_max_period`` (the most any budget's account
+spent in one of its periods, in the budget's own calendar; without budgets
+the most spent in a UTC day) beside ``worst_budget_limit`` (that budget's
+limit), ``budget_waits`` and ``budget_wait_max_s``, ``duplicate_effects``
+(effects beyond the first, worker-level scenarios), ``windows_never`` and
+``windows_twice`` (data windows never and twice processed,
+:func:`.views.coverage`). Spans are in seconds (floats; null when nothing
+started), so that charts and sorting read them as numbers.
+
+**Why numpy here, when the views are polars.** A sweep measures every
+combination, and measuring through the views (a lazy plan with windows over
+``schedule_id`` per ledger) took longer than settling the combination. The
+status rule (:func:`.views.classified`: a run is late once it starts at or
+after its schedule's next distinct due instant) and the gap rule
+(:func:`.views.gaps`) are computed here on the ledger's integer schedule codes
+with sorts and searches; ``tests/simulation/test_measures.py`` holds them to
+the views on ledgers of every kind. Coverage with data windows or repeated
+effects (worker-level scenarios) is the view's own.
+
+>>> import calsim
+>>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
+>>> sc = calsim.Scenario("x", [job], "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+...                      outages=[calsim.Outage("2026-01-01T02:30Z", "2026-01-01T06:30Z")])
+>>> m = measures(calsim.simulate(sc, progress=False))
+>>> m["done"], m["late"], m["missed"], m["longest_gap_s"] / 3600
+(21, 3, 0, 4.5)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import polars as pl
+
+from ..durations import duration_us
+from .ledger import Ledger
+from .ledger_schema import BY_DESIGN_REASONS, LEDGER_REASONS, LEDGER_STATES
+from .scenario import Budget, Scenario
+
+__all__ = ["measures", "MEASURES"]
+
+#: The measure columns, in order.
+MEASURES = ("done", "late", "missed", "coalesced", "skipped", "expired", "failed", "longest_gap_s",
+            "lateness_p50_s", "lateness_p95_s", "lateness_max_s", "cost", "cost_max_period",
+            "worst_budget_limit", "budget_waits", "budget_wait_max_s", "duplicate_effects", "windows_never",
+            "windows_twice")
+
+_DONE = LEDGER_STATES.index("done")
+_BY_DESIGN = np.array([r in BY_DESIGN_REASONS for r in LEDGER_REASONS], dtype=bool)
+_US = 1_000_000
+_DAY_US = 86_400 * _US
+
+
+def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *, late_after: object = None,
+             memo: dict | None = None) -> dict[str, Any]:
+    """The measures of one ledger (module docstring), as a dict; ``scenario`` gives its budgets (default: the
+    ledger's own); ``late_after`` as in :meth:`calsim.Ledger.gaps`.
+
+    ``memo``: a dict kept by a caller that measures many ledgers of the same rows (a sweep's combinations):
+    what depends on the rows only (each row's next due instant, the rows of each account) is found once and
+    reused while the rows, their schedules and accounts are the same (checked each time)."""
+    from . import views
+
+    # A simulation's own frame keeps schedule_id as integer codes: read them as they are.
+    frame = ledger._frame if isinstance(ledger, Ledger) else ledger
+    scenario = scenario if scenario is not None else getattr(ledger, "scenario", None)
+    accounts = ledger.accounts if isinstance(ledger, Ledger) else None
+    limit = None if late_after is None else duration_us(late_after, "late_after", allow_zero=True)
+    sid, ids = _codes(frame["schedule_id"])
+    due = _us(frame["due_utc"])
+    started = frame["started_utc"].is_not_null().to_numpy()
+    start = _us(frame["started_utc"])
+    meant = ((frame["kind"] == "scheduled") & frame["due_utc"].is_not_null()).to_numpy()
+    reason = frame["reason"].to_physical().fill_null(len(LEDGER_REASONS)).to_numpy()
+    meant &= ~np.append(_BY_DESIGN, False)[reason]
+    budgets: tuple[Budget, ...] = tuple(scenario.budgets) if scenario is not None else ()
+    if budgets and accounts is None:
+        from .scenario_records import accounts as account_of
+
+        accounts = account_of(scenario.schedules) if scenario is not None else {}
+    rows = _rows(memo, sid, ids, due, meant, budgets, accounts or {})
+    state = frame["state"].to_physical().to_numpy()
+    m_start = start[meant]
+    done = state[meant] == _DONE
+    late = done & rows.has_next & (m_start >= rows.next_due)
+    if limit is not None:
+        late |= done & (np.round(frame["lateness_s"].to_numpy()[meant] * _US) > limit)
+    gap = _longest_gap(sid[meant], due[meant], ~done | late, done, m_start)
+    lat = frame["lateness_s"].drop_nulls()
+    waits = frame["budget_wait_s"].filter(frame["budget_wait_s"] > 0)
+    effects = frame["effects"].drop_nulls()
+    if frame["window_end_utc"].null_count() == frame.height and not len(effects):
+        # No data windows and no repeated effects: each window is its own run's (views.windows_processed), so
+        # never processed is never run and nothing is processed twice.
+        never, twice = int((~done).sum()), 0
+    else:
+        cov = views.coverage(frame, late_after=late_after).select(pl.col("never").sum(), pl.col("twice").sum())
+        never, twice = (int(x or 0) for x in cov.collect().row(0))
+    by_state = np.bincount(state, minlength=len(LEDGER_STATES))
+    cost = frame["cost"]
+    worst, budget_limit = _worst_period(rows, started, start, cost.to_numpy(), budgets,
+                                        scenario.release if scenario is not None else None)
+    return {
+        "done": int((done & ~late).sum()), "late": int(late.sum()), "missed": int((~done).sum()),
+        **{s: int(by_state[LEDGER_STATES.index(s)]) for s in ("coalesced", "skipped", "expired", "failed")},
+        "longest_gap_s": _seconds(gap, _US),
+        "lateness_p50_s": _seconds(lat.quantile(0.5) if len(lat) else None),
+        "lateness_p95_s": _seconds(lat.quantile(0.95) if len(lat) else None),
+        "lateness_max_s": _seconds(lat.max() if len(lat) else None),
+        "cost": float(cost.sum()), "cost_max_period": worst, "worst_budget_limit": budget_limit,
+        "budget_waits": len(waits), "budget_wait_max_s": _seconds(waits.max() if len(waits) else None),
+        "duplicate_effects": int((effects - 1).clip(lower_bound=0).sum()) if len(effects) else 0,
+        "windows_never": never, "windows_twice": twice,
+    }
+
+
+@dataclass
+class _Rows:
+    """What the measures need that depends on a ledger's rows only, not on how they were settled."""
+
+    sid: np.ndarray  # (checked, with the three below, before a memo is reused)
+    due: np.ndarray
+    meant: np.ndarray
+    accounts: tuple
+    has_next: np.ndarray  # per row meant to run: its schedule has a later distinct due instant ...
+    next_due: np.ndarray  # ... which is this one
+    by_account: np.ndarray  # rows in account order (of the budgets' accounts), row order within
+    bounds: np.ndarray  # account a's rows are by_account[bounds[a]:bounds[a + 1]]
+
+
+def _rows(memo: dict | None, sid: np.ndarray, ids: list[str], due: np.ndarray, meant: np.ndarray,
+          budgets: tuple[Budget, ...], accounts: dict[str, str]) -> _Rows:
+    names = sorted({b.account for b in budgets})
+    which = (tuple(names), tuple(accounts.get(i) for i in ids))
+    got = memo.get("rows") if memo is not None else None
+    if got is not None and got.accounts == which and np.array_equal(got.sid, sid) \
+            and np.array_equal(got.due, due) and np.array_equal(got.meant, meant):
+        return cast(_Rows, got)
+    has_next, next_due = _next_due(sid[meant], due[meant])
+    code = {a: i for i, a in enumerate(names)}
+    acct = np.array([code.get(accounts.get(i, ""), -1) for i in ids], dtype=np.int64)[sid]
+    by_account = np.argsort(acct, kind="stable")
+    bounds = np.searchsorted(acct[by_account], np.arange(len(names) + 1))
+    rows = _Rows(sid, due, meant, which, has_next, next_due, by_account, bounds)
+    if memo is not None:
+        memo["rows"] = rows
+    return rows
+
+
+def _next_due(sid: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For occurrences meant to run (any order): whether its schedule has a later *distinct* due instant, and
+    which (two rows due at once share the next one): a run starting at or after it is late
+    (:func:`.views.classified`)."""
+    n = len(sid)
+    if not n:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    key, = _keys(sid, due)
+    order = np.argsort(key)  # (rows tied on schedule and due share their next due: any order among them)
+    s_key, s_sid, s_due = key[order], sid[order], due[order]
+    # Runs of equal (schedule, due): each row's next distinct due is the next run's, within its schedule.
+    first = np.ones(n, dtype=bool)
+    first[1:] = s_key[1:] != s_key[:-1]
+    heads = np.flatnonzero(first)
+    group = np.cumsum(first) - 1
+    has_next = np.zeros(len(heads), dtype=bool)
+    has_next[:-1] = s_sid[heads[1:]] == s_sid[heads[:-1]]
+    next_due = np.zeros(len(heads), dtype=np.int64)
+    next_due[:-1] = s_due[heads[1:]]
+    h, d = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
+    h[order], d[order] = has_next[group], next_due[group]
+    return h, d
+
+
+def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.ndarray,
+                 start: np.ndarray) -> int | None:
+    """The longest span, over the ``missing`` rows, from the last start of a ``ran`` row of the same schedule at
+    or before the row's due instant to the first one strictly after it (µs; None: no row has both)."""
+    if not missing.any() or not ran.any():
+        return None
+    q_sid, q_t, r_sid, r_t = sid[missing], due[missing], sid[ran], start[ran]
+    q_key, r_key = _keys(np.concatenate([q_sid, r_sid]), q_t, r_t, split=len(q_sid))
+    order = np.argsort(r_key)
+    r_key, r_sid, r_t = r_key[order], r_sid[order], r_t[order]
+    after = np.searchsorted(r_key, q_key, side="right")  # the first run strictly after; the one before it is
+    before = after - 1  # the last at or before
+    ok = (before >= 0) & (after < len(r_key))
+    before, after, q_sid = before[ok], after[ok], q_sid[ok]
+    ok = (r_sid[before] == q_sid) & (r_sid[after] == q_sid)
+    return int((r_t[after[ok]] - r_t[before[ok]]).max()) if ok.any() else None
+
+
+def _keys(sid: np.ndarray, *times: np.ndarray, split: int | None = None) -> list[np.ndarray]:
+    """One int64 sort key per ``times`` array, ordering (schedule, instant) pairs: ``sid`` is the schedules of
+    the arrays one after the other (``split``: where the second begins, for two). Instants are offsets from the
+    earliest when schedules x span fit in 62 bits (a month of µs fits a million schedules), else their ranks."""
+    sids = [sid] if split is None else [sid[:split], sid[split:]]
+    lo = min(int(t.min()) for t in times)
+    span = max(int(t.max()) for t in times) - lo + 1
+    if (int(sid.max()) + 1) * span < 1 << 62:
+        return [s * span + (t - lo) for s, t in zip(sids, times)]
+    uniq, rank = np.unique(np.concatenate(times), return_inverse=True)
+    ranks = np.split(rank.astype(np.int64), [len(times[0])]) if split is not None else [rank.astype(np.int64)]
+    return [s * len(uniq) + r for s, r in zip(sids, ranks)]
+
+
+def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.ndarray,
+                  budgets: tuple[Budget, ...], release: str | None) -> tuple[float | None, float | None]:
+    """(the most any budget's account spent in one of its periods, that budget's limit) over started runs;
+    without budgets the most spent in a UTC day and None."""
+    from ..tz.release import release as get_release
+    from .run_rules import period_index
+
+    if not started.any():
+        return None, None
+    if not budgets:
+        day = start[started] // _DAY_US
+        return float(np.bincount(day - day.min(), weights=cost[started]).max()), None
+    rel = get_release(release)
+    names = rows.accounts[0]
+    worst, limit = -1.0, None
+    for b in budgets:
+        a = names.index(b.account)
+        mine = rows.by_account[rows.bounds[a]:rows.bounds[a + 1]]
+        mine = mine[started[mine]]
+        if not len(mine):
+            continue
+        idx = period_index(rel.table(b.zone), b.period, start[mine])
+        spent = np.bincount(idx - idx.min(), weights=cost[mine]).max()
+        if spent > worst:
+            worst, limit = float(spent), float(b.limit)
+    return (worst, limit) if limit is not None else (0.0, float(max(b.limit for b in budgets)))
+
+
+def _codes(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
+    """Schedule ids as integer codes and the id of each code (a simulation's frame holds them as an Enum)."""
+    if not isinstance(ids.dtype, pl.Enum):
+        ids = ids.cast(pl.String)
+        ids = ids.cast(pl.Enum(ids.unique().drop_nulls().sort()))
+    return ids.to_physical().to_numpy().astype(np.int64), cast(list, cast(pl.Enum, ids.dtype).categories.to_list())
+
+
+def _us(column: pl.Series) -> np.ndarray:
+    """A datetime column as µs since the epoch (0 where null: read only where it is not)."""
+    return column.dt.epoch("us").fill_null(0).to_numpy()
+
+
+def _seconds(value: Any, per_second: float = 1.0) -> float | None:
+    return None if value is None else round(float(value) / per_second, 6)
