@@ -15,6 +15,7 @@ import json
 import math
 import os
 import time
+import warnings
 
 import calsim.limits as limits
 from ..errors import InputError, StoreError
@@ -23,7 +24,7 @@ from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as fs
 from .dataset import LedgerDataset
 from .metadata import metadata
-from .partitioning import partition, sub_scenario
+from .partitioning import fleet_wide, partition, sub_scenario
 from .worker import run_partition
 
 __all__ = ["simulate", "SCHEDULES_PER_PARTITION"]
@@ -45,6 +46,17 @@ def _token(*parts: object) -> str:
         h.update(repr(p).encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _callers_level() -> int:
+    """The ``stacklevel`` of the first frame outside calsim, seen from the function that calls this one (a
+    warning names the user's line, whether they called ``calsim.simulate`` or this module)."""
+    import sys
+
+    level, frame = 1, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("calsim"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _get_client(client: object):
@@ -164,6 +176,11 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
         threads = sum(client.nthreads().values()) or 1
         partitions = max(2 * threads, math.ceil(len(scenario.schedules) / SCHEDULES_PER_PARTITION))
     bins = partition(scenario, partitions)
+    shared = fleet_wide(scenario)
+    if shared is not None and partitions > 1 and len(scenario.schedules) > 1:
+        warnings.warn(f"engine='dask': {shared} is shared by every schedule of scenario {scenario.name!r}, so it "
+                      "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
+                      UserWarning, stacklevel=_callers_level())
     directory = fs.scenario_directory(output, scenario.name)
     fs.makedirs(directory, storage_options)
     # Not complete until written again at the end.

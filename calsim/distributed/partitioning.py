@@ -7,9 +7,20 @@ What couples schedules, and so must stay in one partition:
   included); accounts are joined with a union-find, so schedules linked
   through any chain of shared accounts land together. An account without a
   budget couples nothing.
-- ``capacity``: a scenario-wide bound on concurrent runs couples the whole
-  fleet, so such a scenario is simulated as **one partition** (on one worker;
-  no speed-up, but the ledger still goes to Parquet and not to the client).
+- a **rate limit** (:class:`~calsim.RateLimit`): schedules whose policy names
+  the same bucket share its tokens;
+- a **breaker** (:class:`~calsim.Breaker`): the schedules in its scope count
+  failures together (``account:<a>`` joins that account's schedules,
+  ``source:<name>`` those of that rate limit's bucket, ``schedule:<id>`` one);
+- ``capacity`` and ``workers``: a scenario-wide bound on concurrent runs, or a
+  pool of workers every run is leased to (with their crashes), couples the
+  whole fleet, so such a scenario is simulated as **one partition** (on one
+  worker; no speed-up, but the ledger still goes to Parquet and not to the
+  client): :func:`fleet_wide` names the resource, and the Dask engine warns.
+
+Everything else a worker-level scenario has is drawn per run (failures and
+their error classes, backoff jitter) or per schedule (duplicate schedulers
+and their skew), so it partitions like any other.
 
 Events follow their schedule (``Pause``/``Resume``/``Trigger`` with a
 ``schedule_id``, ``Revise``); scenario-wide ones (``Pause``/``Resume`` without
@@ -28,6 +39,12 @@ same scenario gives the same ledger whatever the number of partitions.
 [['a', 'b'], ['c']]
 >>> couplings(dataclasses.replace(sc, capacity=1))
 [['a', 'b', 'c']]
+>>> fleet_wide(dataclasses.replace(sc, capacity=1))
+'capacity=1'
+>>> r = dataclasses.replace(c, id="d", policy=calsim.Policy(rate_limit="api"))
+>>> couplings(dataclasses.replace(sc, schedules=[a, b, c, r, dataclasses.replace(r, id="e")], budgets=[],
+...                               rate_limits=[calsim.RateLimit("api", rate="10/min")]))
+[['a'], ['b'], ['c'], ['d', 'e']]
 >>> partition(sc, 2)
 [['a', 'b'], ['c']]
 """
@@ -38,9 +55,10 @@ import dataclasses
 import heapq
 
 from ..simulation.policy import Policy
+from ..simulation.faults import WorkerCrash
 from ..simulation.scenario import Backfill, Pause, Resume, Revise, Scenario, Trigger
 
-__all__ = ["couplings", "partition", "sub_scenario", "account_of"]
+__all__ = ["couplings", "partition", "sub_scenario", "account_of", "fleet_wide"]
 
 
 def account_of(schedule) -> str | None:
@@ -54,16 +72,34 @@ def _revisions(scenario: Scenario) -> list:
     return list(scenario.schedules) + [ev.schedule for ev in scenario.events if isinstance(ev, Revise)]
 
 
+def fleet_wide(scenario: Scenario) -> str | None:
+    """The resource that couples the whole fleet (``"capacity=3"``, ``"workers=Workers(4)"``), None: none.
+
+    A scheduler's concurrency limit and a worker pool are shared by every run, whichever schedule it is of:
+    no cut by schedule keeps what happens to each run.
+    """
+    if scenario.capacity is not None:
+        return f"capacity={scenario.capacity}"
+    if scenario.workers is not None:
+        return f"workers=Workers({scenario.workers.count})"
+    if any(isinstance(e, WorkerCrash) for e in scenario.events):  # (refused without workers; said all the same)
+        return "worker crashes"
+    return None
+
+
 def couplings(scenario: Scenario) -> list[list[str]]:
     """Groups of schedule ids that must be simulated together, each sorted, the groups by first id.
 
-    Schedules paying from the same budgeted account are joined (union-find
-    over accounts); with a ``capacity`` every schedule is in one group.
+    Schedules paying from the same budgeted account, naming the same rate
+    limit or in the same breaker's scope are joined (union-find over accounts,
+    buckets and scopes); with a fleet-wide resource (:func:`fleet_wide`)
+    every schedule is in one group.
     """
     ids = sorted({s.id for s in scenario.schedules})
-    if scenario.capacity is not None:
+    if fleet_wide(scenario) is not None:
         return [ids] if ids else []
-    budgeted = {b.account for b in scenario.budgets}
+    joined = {b.account for b in scenario.budgets} | {br.target for br in scenario.breakers if br.kind == "account"}
+    buckets = {r.name for r in scenario.rate_limits}
     parent: dict[object, object] = {}
 
     def find(x: object) -> object:
@@ -79,8 +115,11 @@ def couplings(scenario: Scenario) -> list[list[str]]:
         node = ("id", s.id)
         find(node)
         acct = account_of(s)
-        if acct in budgeted:
-            ra, rb = find(node), find(("account", acct))
+        bucket = s.policy.rate_limit if isinstance(s.policy, Policy) else None
+        # (a source breaker's scope is a bucket's schedules: the bucket joins them already)
+        for other in ((("account", acct),) if acct in joined else ()) + \
+                ((("bucket", bucket),) if bucket in buckets else ()):
+            ra, rb = find(node), find(other)
             if ra != rb:
                 parent[ra] = rb
     groups: dict[object, list[str]] = {}
@@ -128,6 +167,11 @@ def sub_scenario(scenario: Scenario, ids: set[str]) -> Scenario:
         if keep:
             events.append(ev)
     schedules = [s for s in scenario.schedules if s.id in ids]
-    accounts = {account_of(s) for s in _revisions(scenario) if s.id in ids}
+    revisions = [s for s in _revisions(scenario) if s.id in ids]
+    accounts = {account_of(s) for s in revisions}
     budgets = [b for b in scenario.budgets if b.account in accounts]
-    return dataclasses.replace(scenario, schedules=tuple(schedules), events=tuple(events), budgets=tuple(budgets))
+    # A breaker goes where its scope's schedules are (a scenario refuses one that covers none of its own).
+    covered = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in revisions]
+    breakers = [br for br in scenario.breakers if any(br.covers(i, p) for i, p in covered)]
+    return dataclasses.replace(scenario, schedules=tuple(schedules), events=tuple(events), budgets=tuple(budgets),
+                               breakers=tuple(breakers))

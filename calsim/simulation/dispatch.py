@@ -103,11 +103,6 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
         raise InputError(f"progress: {shown(progress)} (allowed: None, True or False)")
     _check_engine_options(engine, client=client, output=output, progress=progress, settle=settle)
     cap = limits.max_occurrences(max_occurrences)
-    if engine == "dask" and scenario.worker_level:
-        # Workers, rate limits and breakers are shared by the whole fleet: it cannot be cut by schedule.
-        raise InputError("engine: 'dask' cannot simulate a worker-level scenario (workers, crashes, rate limits, "
-                         "breakers, schedulers > 1 or error classes are shared across the fleet, which Dask "
-                         "partitions by schedule); allowed for it: engine='local'")
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
         # the result is a calsim.distributed.LedgerDataset (not held in memory).

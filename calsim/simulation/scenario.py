@@ -323,9 +323,11 @@ class Scenario:
     Workers, crashes, rate limits, breakers, more than one scheduler or
     :class:`~calsim.Failures` with error classes, a cap or jitter make a
     scenario *worker-level*: it is settled one attempt at a time
-    (:mod:`calsim.simulation.worker_loop`), which does not combine with
-    budgets, ``capacity``, overlap modes other than ``"allow"`` and ``"skip"``,
-    ``backlog="in_turn"`` or ``engine="dask"`` (each refused with a clear error).
+    (:mod:`calsim.simulation.worker_loop`), with the scheduler's rules
+    (budgets, overlap, ``max_active``, backlogs in turn, pauses); ``capacity``
+    with ``workers`` is refused (the workers are the capacity). On
+    ``engine="dask"`` it is cut by what its schedules share
+    (:func:`calsim.distributed.couplings`).
     """
 
     name: str

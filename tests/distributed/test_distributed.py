@@ -14,6 +14,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -142,10 +143,50 @@ def test_budget_coupled_schedules_land_in_one_partition(client, scenario, tmp_pa
                                                                     if "tenant-000/job-00001" in g)
 
 
-def test_capacity_makes_one_partition(client, tmp_path):
-    sc = fleet_scenario("cap", capacity=3)
-    ds = simulate(sc, client=client, output=tmp_path, partitions=5)
+def worker_level_scenario() -> calsim.Scenario:
+    """Worker-level without a shared pool: three rate-limit buckets, breakers by account and by bucket, classed
+    failures with jittered backoff, two scheduler instances without a run key (effects twice)."""
+    out = []
+    for i, s in enumerate(examples.fleet(24, seed=5)):
+        base = s.policy if isinstance(s.policy, calsim.Policy) else calsim.Policy()
+        out.append(dataclasses.replace(s, policy=dataclasses.replace(
+            base, duration="2min", effect_at=0.5, account=f"tenant-{i % 4}",
+            rate_limit=("crm", "erp", "mail", None)[i % 4] if i % 5 else "crm")))
+    return calsim.Scenario(
+        "workerlevel", out, "2026-03-01T00:00Z", "2026-03-04T00:00Z", release="2026f", tick="1min", seed=4,
+        rate_limits=[calsim.RateLimit("crm", rate="2/min", burst=1), calsim.RateLimit("erp", rate="1/5min"),
+                     calsim.RateLimit("mail", rate="10/min", burst=3)],
+        breakers=[calsim.Breaker("account:tenant-3", after=2, open_for="10min"),
+                  calsim.Breaker("source:erp", after=3, open_for="5min")],
+        failures=calsim.Failures(0.3, max_attempts=3, backoff="1min", jitter="full",
+                                 classes={"transient": .7, "review": .2, "permanent": .1}),
+        schedulers=2, scheduler_skew="10s", dedupe="none")
+
+
+def test_a_worker_level_scenario_without_a_shared_pool_is_cut_by_bucket_and_breaker_and_equals_local(client, tmp_path):
+    sc = worker_level_scenario()
+    local = calsim.simulate(sc, progress=False).frame
+    # (its meaning: tokens waited for, breakers opened, effects repeated by the second instance)
+    assert local["rate_wait_s"].max() > 0 and (local["reason"] == "breaker_open").any()
+    assert local["effects"].max() == 2
+    ds = simulate(sc, client=client, output=tmp_path, partitions=6)
+    assert ds.partitions >= 3
+    assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
+    group_of = {i: k for k, g in enumerate(couplings(sc)) for i in g}
+    for together in ({s.id for s in sc.schedules if s.policy.rate_limit == b} for b in ("crm", "erp", "mail")):
+        assert len({group_of[i] for i in together}) == 1  # a bucket's schedules share its tokens
+    assert len({group_of[s.id] for s in sc.schedules if s.policy.account == "tenant-3"}) == 1  # and a breaker
+
+
+@pytest.mark.parametrize("world,named", [({"capacity": 3}, "capacity=3"),
+                                         ({"workers": calsim.Workers(3, lease="1h")}, "workers=Workers(3)")])
+def test_a_fleet_wide_resource_runs_as_one_task_and_says_which(client, tmp_path, world, named):
+    sc = worker_level_scenario() if "workers" in world else fleet_scenario("cap")
+    sc = dataclasses.replace(sc, **world)
+    with pytest.warns(UserWarning, match=rf"engine='dask': {re.escape(named)} is shared by every schedule") as w:
+        ds = calsim.simulate(sc, engine="dask", client=client, output=tmp_path)
     assert ds.partitions == 1 and len(ds.files) == 1
+    assert [x.filename for x in w] == [__file__]  # (the warning names the caller's line, not calsim's)
     assert_frame_equal(by_key(ds.frame), by_key(calsim.simulate(sc, progress=False).frame), check_exact=True)
 
 

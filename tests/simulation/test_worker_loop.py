@@ -537,12 +537,6 @@ def test_worker_level_input_is_refused_with_a_message_naming_field_value_and_all
     assert message in str(err.value)
 
 
-def test_dask_refuses_a_worker_level_scenario():
-    sc = calsim.Scenario("x", [S], T0, T1, workers=calsim.Workers(2))
-    with pytest.raises(calsim.InputError, match="engine: 'dask' cannot simulate a worker-level scenario"):
-        calsim.simulate(sc, engine="dask", output="/tmp/never-written")
-
-
 def test_seeded_crashes_are_reproducible_and_move_with_the_seed():
     def crashes(seed):
         sc = calsim.Scenario("x", [S], T0, "2026-01-03T00:00Z", seed=seed,
