@@ -52,7 +52,7 @@ from . import examples, presets
 from ._version import __version__
 
 # Dask sits above the simulation: it is registered here (imported when first used), never imported from below.
-register_engine("dask", "calsim.distributed.client:simulate")
+register_engine("dask", "calsim.distributed.client:simulate", sweep="calsim.distributed.sweep_tasks:sweep")
 del register_engine
 
 __all__ = [

@@ -22,16 +22,27 @@ __all__ = ["simulate", "register_engine"]
 
 ENGINES = ("local", "dask")
 _ENTRY: dict[str, str] = {}  # engine -> "module:function" (simulate(scenario, client=, output=, max_occurrences=))
+# engine -> "module:function" (sweep(scenario, combos, names, late_after=, client=) -> a measures dict per combo)
+_SWEEP_ENTRY: dict[str, str] = {}
 
 
-def register_engine(name: str, entry: str) -> None:
-    """Send ``simulate(..., engine=name)`` to ``entry`` (``"package.module:function"``, imported on first use).
+def register_engine(name: str, entry: str, sweep: str | None = None) -> None:
+    """Send ``simulate(..., engine=name)`` to ``entry`` (``"package.module:function"``, imported on first use), and
+    :func:`calsim.sweep` to ``sweep``.
 
-    >>> register_engine("dask", "calsim.distributed.client:simulate")
+    >>> register_engine("dask", "calsim.distributed.client:simulate", sweep="calsim.distributed.sweep_tasks:sweep")
     """
     if name not in ENGINES or name == "local":
         raise InputError(f"engine: {shown(name)} cannot be registered (allowed: {choices(ENGINES[1:])})")
     _ENTRY[name] = entry
+    if sweep is not None:
+        _SWEEP_ENTRY[name] = sweep
+
+
+def engine_entry(name: str, kind: str = "simulate"):
+    """The registered function of engine ``name`` for ``kind`` (``"simulate"`` or ``"sweep"``), imported now."""
+    module, _, function = (_ENTRY if kind == "simulate" else _SWEEP_ENTRY)[name].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def simulate(scenario: Scenario, *, engine: str = "local", client: object = None, output: object = None,
@@ -106,8 +117,7 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
         # the result is a calsim.distributed.LedgerDataset (not held in memory).
-        module, _, function = _ENTRY[engine].partition(":")
-        on_dask = getattr(importlib.import_module(module), function)
+        on_dask = engine_entry(engine)
         return on_dask(scenario, client=client, output=output, max_occurrences=cap)
     check_scenario(scenario, cap)
     # The engine's own expansions (one per release) are checked against the same limit.

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from ..durations import duration_us
+from ..tz.release import ReleaseLike
 from .ledger import Ledger
 from .ledger_schema import BY_DESIGN_REASONS, LEDGER_REASONS, LEDGER_STATES
 from .scenario import Budget, Scenario
@@ -215,7 +216,7 @@ def _keys(sid: np.ndarray, *times: np.ndarray, split: int | None = None) -> list
 
 
 def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.ndarray,
-                  budgets: tuple[Budget, ...], release: str | None) -> tuple[float | None, float | None]:
+                  budgets: tuple[Budget, ...], release: ReleaseLike) -> tuple[float | None, float | None]:
     """(the most any budget's account spent in one of its periods, that budget's limit) over started runs;
     without budgets the most spent in a UTC day and None."""
     from ..tz.release import release as get_release
@@ -247,7 +248,7 @@ def _codes(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
     if not isinstance(ids.dtype, pl.Enum):
         ids = ids.cast(pl.String)
         ids = ids.cast(pl.Enum(ids.unique().drop_nulls().sort()))
-    return ids.to_physical().to_numpy().astype(np.int64), cast(list, cast(pl.Enum, ids.dtype).categories.to_list())
+    return ids.to_physical().to_numpy().astype(np.int64), cast(pl.Enum, ids.dtype).categories.to_list()
 
 
 def _us(column: pl.Series) -> np.ndarray:

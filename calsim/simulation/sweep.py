@@ -57,6 +57,7 @@ import polars as pl
 
 from ..errors import CalsimError, InputError, check_choice, shown
 from .ledger import Ledger
+from .dispatch import engine_entry
 from .measures import MEASURES, measures
 from .policy import Policy, with_policy
 from .scenario import Backfill, Revise, Scenario
@@ -73,7 +74,8 @@ MAX_COMBINATIONS = 10_000
 
 
 def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int | None = None,
-          store: object = None, late_after: object = None, progress: bool | None = None) -> pl.DataFrame:
+          store: object = None, late_after: object = None, progress: bool | None = None, engine: str = "local",
+          client: object = None) -> pl.DataFrame:
     """``scenario`` under every combination of ``grid`` (key -> values), one row of measures each.
 
     ``jobs``: threads settling combinations at once (default: the machine's
@@ -83,23 +85,38 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int
     ``late_after`` as in :meth:`calsim.Ledger.gaps`; ``progress``: a bar over
     the combinations (None: in a terminal or notebook, as :func:`calsim.simulate`). Rows are in the grid's
     order (the last key varies fastest); ``combination`` labels each row.
+
+    ``engine="dask"`` settles the combinations as tasks on a Dask cluster
+    (``client`` as in :func:`calsim.simulate`), a few per task sharing one
+    expansion: the same rows. Only the measures come back; ``store``, ``jobs``
+    and ``progress`` are for ``engine="local"``.
     """
     if not isinstance(scenario, Scenario):
         raise InputError(f"sweep.scenario: expected a calsim.Scenario, got {shown(scenario)}")
+    check_choice("sweep.engine", engine, ("local", "dask"), noun="engine", error=InputError)
+    if engine == "dask":
+        for name, value in (("store", store), ("jobs", jobs), ("progress", progress or None)):
+            if value is not None:
+                raise InputError(f"sweep.{name}: {shown(value)} is not used by engine='dask' (its workers settle "
+                                 f"the combinations and only the measures come back); allowed with engine='dask': "
+                                 f"None")
+    elif client is not None:
+        raise InputError(f"sweep.client: {shown(client)} is not used by engine='local'; client is for "
+                         "engine='dask'")
     keys, values = _grid(grid, scenario)
     combos = [dict(zip(keys, vs)) for vs in itertools.product(*values)]
-    jobs = _jobs(jobs, len(combos))
     names = [f"{scenario.name}-{i + 1:0{len(str(len(combos)))}d}" for i in range(len(combos))]
-    shared = not (_EXPANDS & set(keys)) and not any(isinstance(e, Backfill) for e in scenario.events)
-    # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
-    # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
-    variants = [variant(scenario, c, name=n, apply_policy=not shared) for c, n in zip(combos, names)]
-    keep = store is not None
-    work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
-                                                      for c in combos])
-    results = _run(work, jobs, progress)
-    if keep:
-        _write(store, [r[1] for r in results], variants)
+    if engine == "dask":
+        for c, n in zip(combos, names):  # each combination checked here, before anything is submitted
+            variant(scenario, c, name=n, apply_policy=False)
+        on_dask = engine_entry("dask", "sweep")
+        got = on_dask(scenario, combos, names, late_after=late_after, client=client)
+        results: list[tuple[dict[str, Any], pl.DataFrame | None]] = [(m, None) for m in got]
+    else:
+        results, variants = measured(scenario, combos, names, jobs=_jobs(jobs, len(combos)), late_after=late_after,
+                                     keep=store is not None, progress=progress)
+        if store is not None:
+            _write(store, [r[1] for r in results], variants)
     rows = []
     for c, n, (m, _) in zip(combos, names, results):
         rows.append({"scenario": n, "combination": label(c), **{k: _text(v) for k, v in c.items()}, **m})
@@ -107,6 +124,21 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int
               **{m: (pl.Float64 if m.endswith("_s") or m in ("cost", "cost_max_period", "worst_budget_limit")
                      else pl.Int64) for m in MEASURES}}
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def measured(scenario: Scenario, combos: list[dict[str, Any]], names: list[str], *, jobs: int = 1,
+             late_after: object = None, keep: bool = False, progress: bool | None = False,
+             ) -> tuple[list[tuple[dict[str, Any], pl.DataFrame | None]], list[Scenario]]:
+    """Each combination's measures (and ledger frame with ``keep``), in order, and its scenario: the work of
+    :func:`sweep` in this process (a Dask task runs it on its share of the combinations)."""
+    keys = {k for c in combos for k in c}
+    shared = not (_EXPANDS & keys) and not any(isinstance(e, Backfill) for e in scenario.events)
+    # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
+    # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
+    variants = [variant(scenario, c, name=n, apply_policy=not shared) for c, n in zip(combos, names)]
+    work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
+                                                      for c in combos])
+    return _run(work, jobs, progress), variants
 
 
 def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str | None = None,

@@ -278,6 +278,63 @@ def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenari
         "_scenario.json", *(f"part-{k:05d}.parquet" for k in range(4))]
 
 
+SWEEP_GRID = {"catchup": ["all", "latest", "skip"], "budget_limit": [20.0, 40.0], "max_active": [1, 2]}
+
+
+def test_a_sweep_on_dask_gives_the_local_rows_from_at_least_three_tasks(client, scenario):
+    local = calsim.sweep(scenario, SWEEP_GRID, jobs=1)
+    on_dask = calsim.sweep(scenario, SWEEP_GRID, engine="dask", client=client)
+    assert local.height == 12
+    assert_frame_equal(on_dask, local, check_exact=True)
+    assert on_dask["late"].sum() > 0 and on_dask["budget_waits"].sum() > 0  # (its meaning: budgets bind)
+    from calsim.distributed.sweep_tasks import MIN_TASKS, shares
+    assert len(shares(12, max(MIN_TASKS, 2 * sum(client.nthreads().values())))) >= 3
+
+
+def test_a_worker_killed_in_the_middle_of_a_sweep_loses_and_doubles_no_row(client, scenario, tmp_path):
+    marker = tmp_path / "killed"
+
+    class KillFirstSweepTask(distributed.WorkerPlugin):
+        """SIGKILLs its worker shortly after the first sweep task starts executing (once, cluster-wide)."""
+
+        name = "calsim-test-kill-sweep"
+
+        def __init__(self, marker: str):
+            self.marker = marker
+
+        def transition(self, key, start, finish, **kwargs):
+            if finish != "executing" or not str(key).startswith("calsim-sweep-"):
+                return
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+    sc = dataclasses.replace(scenario, name="killed-sweep")  # (other task keys than the test above)
+    client.register_plugin(KillFirstSweepTask(str(marker)))
+    try:
+        on_dask = calsim.sweep(sc, SWEEP_GRID, engine="dask", client=client)
+    finally:
+        client.unregister_worker_plugin(KillFirstSweepTask.name)
+    assert marker.exists()
+    client.wait_for_workers(2, timeout=60)
+    assert not on_dask["scenario"].is_duplicated().any()
+    assert_frame_equal(on_dask, calsim.sweep(sc, SWEEP_GRID, jobs=1), check_exact=True)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"engine": "dask", "store": "x.duckdb"}, r"^sweep\.store: 'x\.duckdb' is not used by engine='dask'"),
+    ({"engine": "dask", "jobs": 2}, r"^sweep\.jobs: 2 is not used by engine='dask'"),
+    ({"engine": "local", "client": "tcp://nowhere:8786"}, r"^sweep\.client: 'tcp://nowhere:8786' is not used by "
+                                                           r"engine='local'"),
+    ({"engine": "dusk"}, r"^sweep\.engine: unknown engine 'dusk'"),
+])
+def test_a_sweep_option_the_engine_would_not_honour_is_refused_naming_it(scenario, kwargs, message):
+    with pytest.raises(InputError, match=message):
+        calsim.sweep(scenario, {"catchup": ["all"]}, **kwargs)
+
+
 def test_engine_errors_come_back_as_calsim_errors(client, tmp_path):
     s = calsim.Schedule("strict", "America/New_York", "2026-03-01T02:30", "FREQ=DAILY", gap="reject")
     sc = calsim.Scenario("strict", [s], "2026-03-01T00:00Z", "2026-03-10T00:00Z")
