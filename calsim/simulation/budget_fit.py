@@ -14,7 +14,7 @@ from .order import group_running_max, one_cost_fit
 from .run_rules import BIG, fits
 from .state import RunState
 
-__all__ = ["fit_arrivals", "fit_one_charge", "one_charge_counts", "last_before"]
+__all__ = ["fit_arrivals", "fit_one_charge", "one_charge_counts", "last_before", "going_k", "started"]
 
 
 def one_charge_counts(run: RunState, members: list[int], a: np.ndarray) -> np.ndarray:
@@ -67,7 +67,7 @@ def fit_arrivals(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, 
         cand = np.flatnonzero(undecided & fits(spent[a], x, lim))
         if not len(cand):
             return start
-        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, run.fixed_duration)]
+        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, run.fixed_duration, going_k(run, lastF))]
         if not len(ch):
             return start
         sums = _running_sums(x[ch], a[ch], spent)
@@ -81,7 +81,7 @@ def fit_arrivals(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, 
         new = ch[ch < first_miss[a[ch]]]
         start[new] = True
         if len(new):
-            np.maximum.at(lastF, s[new], fin[new])
+            started(lastF, s[new], fin[new])
         # An account whose chained candidates all fitted is done (what is left
         # never fits); the others go on after their first misfit.
         done = np.ones(nb, dtype=bool)
@@ -105,7 +105,8 @@ def fit_one_charge(run: RunState, s: np.ndarray, a: np.ndarray, c: np.ndarray, f
     by a start already made.
     """
     n = len(s)
-    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, run.fixed_duration)
+    k = going_k(run, lastF)
+    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, run.fixed_duration, k)
     cs = np.cumsum(chain)
     cs -= chain  # arrivals passing the check before each row
     head = np.empty(n, dtype=bool)
@@ -117,16 +118,32 @@ def fit_one_charge(run: RunState, s: np.ndarray, a: np.ndarray, c: np.ndarray, f
     start = chain & ~after
     st = np.flatnonzero(start)
     if len(st):
-        np.maximum.at(lastF, s[st], fin[st])
+        started(lastF, s[st], fin[st])
     turned = ~chain & ~after
     if len(skip_rows):
         late = skip_rows[after[skip_rows]]
-        turned[late] = c[late] < lastF[s[late]]
+        turned[late] = c[late] < (lastF[s[late]] if k is None else lastF[s[late], k[s[late]] - 1])
     return start, turned
 
 
+def going_k(run: RunState, lastF: np.ndarray) -> np.ndarray | None:
+    """Per schedule, how many runs may be going (``max_active``, at least 1) when ``lastF`` keeps each one's
+    latest finishes (2-D, :mod:`.budget_going`); None when it keeps the last one only (every k is 1)."""
+    return np.maximum(run.p_max_active, 1).astype(np.int64) if lastF.ndim == 2 else None
+
+
+def started(lastF: np.ndarray, s: np.ndarray, fin: np.ndarray) -> None:
+    """Record started runs (schedule ``s``, finish ``fin``) in ``lastF``."""
+    if lastF.ndim == 2:
+        from .budget_going import push_finishes
+
+        push_finishes(lastF, s.astype(np.int64), fin.astype(np.int64))
+    else:
+        np.maximum.at(lastF, s, fin)
+
+
 def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray, cand: np.ndarray,
-           lastF: np.ndarray, fixed: bool) -> np.ndarray:
+           lastF: np.ndarray, fixed: bool, k: np.ndarray | None = None) -> np.ndarray:
     """Which of the candidates ``cand`` pass the overlap check if every candidate that passes it starts.
 
     A ``skip`` arrival is turned away when it comes before its schedule's
@@ -137,6 +154,9 @@ def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray,
     is (that one is going): only runs of two or more such arrivals need a
     look one by one. (With one ``fixed`` duration per schedule, finishes
     grow with starts: the latest earlier finish is the previous one.)
+    With ``k`` (some schedule may have more than one run going: ``lastF``
+    keeps each one's latest finishes), the candidates are walked in order
+    (:func:`.budget_going.chain_k`).
     """
     ok = np.ones(len(cand), dtype=bool)
     if not len(skip_rows):
@@ -144,6 +164,11 @@ def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray,
     pos = np.flatnonzero(np.isin(cand, skip_rows, assume_unique=True)) if len(skip_rows) < len(s) \
         else np.arange(len(cand))
     if not len(pos):
+        return ok
+    if k is not None:
+        from .budget_going import chain_k
+
+        ok[pos] = chain_k(s.astype(np.int64), c, fin, cand[pos].astype(np.int64), lastF, k)
         return ok
     g = cand[pos]
     o = np.argsort(s[g], kind="stable")
@@ -168,10 +193,10 @@ def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray,
         cont[1:] &= flag[:-1] & ~head[1:]
         if cont.any():
             L = before  # for a flagged arrival: the last finish of a start before it
-            for k in np.flatnonzero(cont).tolist():
-                lk = int(f_g[k - 1]) if chain[k - 1] else int(L[k - 1])
-                L[k] = lk
-                chain[k] = int(c_g[k]) >= lk
+            for j in np.flatnonzero(cont).tolist():
+                lk = int(f_g[j - 1]) if chain[j - 1] else int(L[j - 1])
+                L[j] = lk
+                chain[j] = int(c_g[j]) >= lk
         ok[pos] = chain
     return ok
 

@@ -3,9 +3,10 @@
 The event loop's rules for an account touch nothing outside it (without a
 capacity limit, the only state shared across accounts), so accounts can be
 settled separately. An account is settled here when overlap is ``allow`` or
-``skip`` for each of its schedules, none of them works through a backlog in
-turn, and its budget's local periods never go back in time (no zone
-transition moving local time back across a period boundary).
+``skip`` for each of its schedules (any ``max_active``: :mod:`.budget_going`
+keeps the runs going), none of them works through a backlog in turn, and
+its budget's local periods never go back in time (no zone transition moving
+local time back across a period boundary).
 Runs may fail and be retried, last a drawn (lognormal) time and cost
 different amounts: each row's occupancy, success and charge (cost times
 attempts) are its own. The rules are :mod:`.run_rules`' (period, charge,
@@ -19,7 +20,7 @@ import numpy as np
 from ..times import US
 from .run_rules import (ARRIVES, BIG, COALESCED_HELD, EXPIRES, OVERLAP, SKIPPED_HELD, beyond, paused, period_index,
                     period_of, period_start, up)
-from .budget_fit import fit_arrivals, fit_one_charge, last_before, one_charge_counts
+from .budget_fit import fit_arrivals, fit_one_charge, going_k, last_before, one_charge_counts
 from .state import NONE, R, S, RunState
 
 __all__ = ["budget_periods"]
@@ -54,7 +55,6 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
     ok = np.ones(nb, dtype=bool)
     hard = ~np.isin(run.p_overlap, [OVERLAP["allow"], OVERLAP["skip"]])
     hard |= run.p_in_turn
-    hard |= run.p_max_active > 1  # (settled here: one run going at a time)
     ok[acct[paying & hard]] = False
     groups: dict[tuple[str, str], list[int]] = {}
     for a, b in enumerate(budgets):
@@ -135,7 +135,10 @@ def budget_periods(run: RunState, rows: np.ndarray) -> np.ndarray:
         gid[members] = k
     g_s = np.where(paying, gid[np.where(paying, acct, 0)], -1).astype(np.int16)
     one = len(groups) == 1
-    lastF = np.full(len(run.scheds), -BIG, dtype=np.int64)  # each schedule's last start's finish so far
+    # Each schedule's last start's finish so far; with max_active k > 1 on a skip schedule, its k latest
+    # (:mod:`.budget_going`; an allow schedule is never turned away, whatever its max_active).
+    kmax = int(run.p_max_active[run.p_overlap == OVERLAP["skip"]].max(initial=1))
+    lastF = np.full(len(run.scheds) if kmax == 1 else (len(run.scheds), kmax), -BIG, dtype=np.int64)
     for k, ((_zone, period), members) in enumerate(groups.items()):
         if one:  # every fast row is of this group: no gathers
             rows_g, s_g, a_g, c_g, u_g = fr, s_f, a_f, pk, u_f
@@ -268,7 +271,8 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
     occ = run.p_dur[s] if run.fixed_duration else run.finish[rows] - run.pick[rows]
     fin = u + occ  # when each arrival would finish if it started
     skip_rows = np.flatnonzero(run.p_overlap[s] == OVERLAP["skip"])
-    lastF0 = lastF[s[skip_rows]]  # before this period's starts: for the overlap verdicts below
+    # before this period's starts: for the overlap verdicts below
+    lastF0 = lastF[s[skip_rows]] if lastF.ndim == 1 else lastF.copy()
     # Held into a pause (only a held run can be: a pick in one was skipped by columns.pickup): never starts.
     held_paused = np.zeros(len(rows), dtype=bool) if pauses else np.zeros(0, dtype=bool)
     for member, spans in pauses:
@@ -292,7 +296,14 @@ def _period_step(run: RunState, parts: list[tuple], limits: np.ndarray, K: np.nd
     # when it arrived (the last start before it in arrival order), else no room.
     if turned is None:
         turned = np.zeros(len(rows), dtype=bool)
-        if len(skip_rows):
+        if len(skip_rows) and lastF.ndim == 2:
+            from .budget_going import going_before_k
+
+            k = going_k(run, lastF)
+            assert k is not None  # (lastF keeps k finishes each)
+            going = going_before_k(s.astype(np.int64), fin, start, skip_rows, lastF0, k)
+            turned[skip_rows] = ~start[skip_rows] & (c[skip_rows] < going)
+        elif len(skip_rows):
             # (Not started: a finish before every arrival, so that it turns none away.)
             floor = int(c[skip_rows].min()) - 1
             going = last_before(s[skip_rows], np.where(start[skip_rows], fin[skip_rows], floor), lastF0)

@@ -21,7 +21,7 @@ running past the end), and a run still waiting for budget at the end is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
@@ -38,7 +38,7 @@ from .state import RunState, schedule_keys
 from .data_windows import data_windows
 from .worker_loop import worker_loop
 
-__all__ = ["run_local", "prepare", "settle_prepared", "Prepared", "SETTLE"]
+__all__ = ["run_local", "prepare", "settle_prepared", "settle_run", "ledger_of", "Prepared", "SETTLE"]
 
 # How order-dependent rows are settled: "columns" (default) uses the column
 # paths wherever they are exact; "events" sends every row that runs through
@@ -77,6 +77,7 @@ class Prepared:
     n_scheduled: int
     logical: np.ndarray | None
     keys: np.ndarray  # (each schedule's random key: :func:`.state.schedule_keys`)
+    base: dict = field(default_factory=dict)  # (the run states' columns read from the frame: :class:`.RunState`)
 
 
 def prepare(scenario: Scenario, *, settle: str = "columns") -> Prepared:
@@ -96,9 +97,30 @@ def settle_prepared(scenario: Scenario, prepared: Prepared, *, settle: str = "co
     policies of the prepared schedules, in their order (a sweep's combination); ``scenario`` may differ from
     the prepared one in its run rules only (budgets, capacity, workers, seed), never in what expands."""
     bar = bar if bar is not None else _NoBar()
+    run, manual = settle_run(scenario, prepared, settle=settle, bar=bar, policies=policies)
+    bar.update(1)
+    ledger = ledger_of(scenario, run, manual)
+    bar.update(1)
+    bar.close()
+    return ledger
+
+
+def ledger_of(scenario: Scenario, run: RunState, manual: list[dict]) -> Ledger:
+    """Step 4's ledger from settled columns (:func:`settle_run`)."""
+    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(run.scheds, run.pol), scenario)
+    ledger.settled = dict(run.settled)
+    ledger.attempt_log = run.attempt_log
+    return ledger
+
+
+def settle_run(scenario: Scenario, prepared: Prepared, *, settle: str = "columns", bar=None,
+               policies: list | None = None) -> tuple[RunState, list[dict]]:
+    """Steps 2-3 and the manual runs, on prepared rows (as :func:`settle_prepared`): the settled columns,
+    before any ledger frame is built (a sweep measures them as they are)."""
+    bar = bar if bar is not None else _NoBar()
     scheds = prepared.scheds
     frame, s_of, tz_of = prepared.frame, prepared.s_of, prepared.tz_of
-    run = RunState(scenario, scheds, frame, s_of, tz_of, prepared.boundaries, policies, prepared.keys)
+    run = RunState(scenario, scheds, frame, s_of, tz_of, prepared.boundaries, policies, prepared.keys, prepared.base)
     run.openings = prepared.openings
     if prepared.logical is not None:
         run.backfill, run.logical = np.arange(run.n) >= prepared.n_scheduled, prepared.logical
@@ -129,13 +151,7 @@ def settle_prepared(scenario: Scenario, prepared: Prepared, *, settle: str = "co
     bar.update(1)
     manual = manual_rows(scenario, scheds, run)
     data_windows(run)
-    bar.update(1)
-    ledger = Ledger(scenario.name, ledger_frame(scenario.name, run, manual), accounts(scheds, run.pol), scenario)
-    ledger.settled = dict(run.settled)
-    ledger.attempt_log = run.attempt_log
-    bar.update(1)
-    bar.close()
-    return ledger
+    return run, manual
 
 
 def _ran(scenario: Scenario, settle: str) -> pl.DataFrame | None:

@@ -49,7 +49,7 @@ from .ledger import Ledger
 from .ledger_schema import BY_DESIGN_REASONS, LEDGER_REASONS, LEDGER_STATES
 from .scenario import Budget, Scenario
 
-__all__ = ["measures", "MEASURES"]
+__all__ = ["measures", "measures_of_run", "MEASURES"]
 
 #: The measure columns, in order.
 MEASURES = ("done", "late", "missed", "coalesced", "skipped", "expired", "failed", "longest_gap_s",
@@ -77,40 +77,92 @@ def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *,
     frame = ledger._frame if isinstance(ledger, Ledger) else ledger
     scenario = scenario if scenario is not None else getattr(ledger, "scenario", None)
     accounts = ledger.accounts if isinstance(ledger, Ledger) else None
-    limit = None if late_after is None else duration_us(late_after, "late_after", allow_zero=True)
     sid, ids = _codes(frame["schedule_id"])
-    due = _us(frame["due_utc"])
-    started = frame["started_utc"].is_not_null().to_numpy()
-    start = _us(frame["started_utc"])
     meant = ((frame["kind"] == "scheduled") & frame["due_utc"].is_not_null()).to_numpy()
     reason = frame["reason"].to_physical().fill_null(len(LEDGER_REASONS)).to_numpy()
     meant &= ~np.append(_BY_DESIGN, False)[reason]
+    effects = frame["effects"].drop_nulls().to_numpy()
+    plain = frame["window_end_utc"].null_count() == frame.height and not len(effects)
+    coverage = None if plain else views.coverage(frame, late_after=late_after)
+    cols = _Columns(sid, ids, _us(frame["due_utc"]), meant, frame["state"].to_physical().to_numpy(),
+                    frame["started_utc"].is_not_null().to_numpy(), _us(frame["started_utc"]),
+                    frame["lateness_s"].to_numpy(), frame["cost"].to_numpy(), frame["budget_wait_s"].to_numpy(),
+                    effects, coverage)
+    return _measure(cols, scenario, accounts, late_after, memo)
+
+
+def measures_of_run(run: Any, scenario: Scenario, accounts: dict[str, str], *, late_after: object = None,
+                    memo: dict | None = None) -> dict[str, Any] | None:
+    """:func:`measures` of the ledger the settled columns ``run`` (a :class:`.state.RunState`) would make, read
+    from the columns themselves (a sweep builds no ledger frame it does not keep); None when that ledger would
+    hold more than the columns (manual runs are the caller's to rule out), i.e. worker-level effects or data
+    windows (then measure the ledger)."""
+    if run.effects is not None or run.window is not None:
+        return None
+    memo = memo if memo is not None else {}
+    key = id(run.scheds)
+    if memo.get("codes", (None,))[0] != key:  # (id-level codes: revisions of a schedule are one schedule)
+        code: dict[str, int] = {}
+        per_sched = np.array([code.setdefault(s.id, len(code)) for s in run.scheds], dtype=np.int64)
+        memo["codes"] = (key, per_sched, list(code))
+    _, per_sched, ids = memo["codes"]
+    # (the engine's reason codes are LEDGER_REASONS' places, -1 for none: the appended entry)
+    meant = run.has_due & ~np.append(_BY_DESIGN, False)[run.reason]
+    if run.backfill is not None:
+        meant &= ~run.backfill
+    started = run.started
+    # (lateness and cost exactly as the ledger frame computes them: ledger.ledger_frame)
+    lateness = np.subtract(run.start, run.eligible) / 1e6
+    cols = _Columns(per_sched[run.s], ids, run.due, meant, run.state, started, run.start, lateness, run.costs(),
+                    run.budget_wait, np.zeros(0, dtype=np.int64), None)
+    return _measure(cols, scenario, accounts, late_after, memo)
+
+
+@dataclass
+class _Columns:
+    """A ledger's columns the measures read, as numpy arrays (row for row)."""
+
+    sid: np.ndarray  # schedule id codes ...
+    ids: list[str]  # ... and the id of each code
+    due: np.ndarray  # µs (any value where the row has none)
+    meant: np.ndarray  # occurrences meant to run (:func:`.views.classified`)
+    state: np.ndarray  # LEDGER_STATES codes
+    started: np.ndarray
+    start: np.ndarray  # µs, where started
+    lateness: np.ndarray  # s, where started
+    cost: np.ndarray
+    budget_wait: np.ndarray  # s
+    effects: np.ndarray  # of the rows that have a count (worker-level)
+    coverage: pl.LazyFrame | None  # :func:`.views.coverage`, when data windows or repeated effects make it needed
+
+
+def _measure(cols: _Columns, scenario: Scenario | None, accounts: dict[str, str] | None, late_after: object,
+             memo: dict | None) -> dict[str, Any]:
+    limit = None if late_after is None else duration_us(late_after, "late_after", allow_zero=True)
     budgets: tuple[Budget, ...] = tuple(scenario.budgets) if scenario is not None else ()
     if budgets and accounts is None:
         from .scenario_records import accounts as account_of
 
         accounts = account_of(scenario.schedules) if scenario is not None else {}
-    rows = _rows(memo, sid, ids, due, meant, budgets, accounts or {})
-    state = frame["state"].to_physical().to_numpy()
+    sid, due, meant, started, start = cols.sid, cols.due, cols.meant, cols.started, cols.start
+    rows = _rows(memo, sid, cols.ids, due, meant, budgets, accounts or {})
     m_start = start[meant]
-    done = state[meant] == _DONE
+    done = cols.state[meant] == _DONE
     late = done & rows.has_next & (m_start >= rows.next_due)
     if limit is not None:
-        late |= done & (np.round(frame["lateness_s"].to_numpy()[meant] * _US) > limit)
-    gap = _longest_gap(sid[meant], due[meant], ~done | late, done, m_start)
-    lat = frame["lateness_s"].drop_nulls()
-    waits = frame["budget_wait_s"].filter(frame["budget_wait_s"] > 0)
-    effects = frame["effects"].drop_nulls()
-    if frame["window_end_utc"].null_count() == frame.height and not len(effects):
+        late |= done & (np.round(cols.lateness[meant] * _US) > limit)
+    gap = _longest_gap(sid[meant], due[meant], ~done | late, done, m_start, rows.order)
+    lat = pl.Series(cols.lateness[started], dtype=pl.Float64)
+    waits = cols.budget_wait[cols.budget_wait > 0]
+    if cols.coverage is None:
         # No data windows and no repeated effects: each window is its own run's (views.windows_processed), so
         # never processed is never run and nothing is processed twice.
         never, twice = int((~done).sum()), 0
     else:
-        cov = views.coverage(frame, late_after=late_after).select(pl.col("never").sum(), pl.col("twice").sum())
+        cov = cols.coverage.select(pl.col("never").sum(), pl.col("twice").sum())
         never, twice = (int(x or 0) for x in cov.collect().row(0))
-    by_state = np.bincount(state, minlength=len(LEDGER_STATES))
-    cost = frame["cost"]
-    worst, budget_limit = _worst_period(rows, started, start, cost.to_numpy(), budgets,
+    by_state = np.bincount(cols.state, minlength=len(LEDGER_STATES))
+    worst, budget_limit = _worst_period(rows, started, start, cols.cost, budgets,
                                         scenario.release if scenario is not None else None)
     return {
         "done": int((done & ~late).sum()), "late": int(late.sum()), "missed": int((~done).sum()),
@@ -119,9 +171,9 @@ def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *,
         "lateness_p50_s": _seconds(lat.quantile(0.5) if len(lat) else None),
         "lateness_p95_s": _seconds(lat.quantile(0.95) if len(lat) else None),
         "lateness_max_s": _seconds(lat.max() if len(lat) else None),
-        "cost": float(cost.sum()), "cost_max_period": worst, "worst_budget_limit": budget_limit,
+        "cost": float(np.sum(cols.cost)), "cost_max_period": worst, "worst_budget_limit": budget_limit,
         "budget_waits": len(waits), "budget_wait_max_s": _seconds(waits.max() if len(waits) else None),
-        "duplicate_effects": int((effects - 1).clip(lower_bound=0).sum()) if len(effects) else 0,
+        "duplicate_effects": int(np.clip(cols.effects - 1, 0, None).sum()),
         "windows_never": never, "windows_twice": twice,
     }
 
@@ -136,6 +188,7 @@ class _Rows:
     accounts: tuple
     has_next: np.ndarray  # per row meant to run: its schedule has a later distinct due instant ...
     next_due: np.ndarray  # ... which is this one
+    order: np.ndarray  # the rows meant to run by (schedule, due instant)
     by_account: np.ndarray  # rows in account order (of the budgets' accounts), row order within
     bounds: np.ndarray  # account a's rows are by_account[bounds[a]:bounds[a + 1]]
 
@@ -148,24 +201,24 @@ def _rows(memo: dict | None, sid: np.ndarray, ids: list[str], due: np.ndarray, m
     if got is not None and got.accounts == which and np.array_equal(got.sid, sid) \
             and np.array_equal(got.due, due) and np.array_equal(got.meant, meant):
         return cast(_Rows, got)
-    has_next, next_due = _next_due(sid[meant], due[meant])
+    has_next, next_due, order = _next_due(sid[meant], due[meant])
     code = {a: i for i, a in enumerate(names)}
     acct = np.array([code.get(accounts.get(i, ""), -1) for i in ids], dtype=np.int64)[sid]
     by_account = np.argsort(acct, kind="stable")
     bounds = np.searchsorted(acct[by_account], np.arange(len(names) + 1))
-    rows = _Rows(sid, due, meant, which, has_next, next_due, by_account, bounds)
+    rows = _Rows(sid, due, meant, which, has_next, next_due, order, by_account, bounds)
     if memo is not None:
         memo["rows"] = rows
     return rows
 
 
-def _next_due(sid: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _next_due(sid: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For occurrences meant to run (any order): whether its schedule has a later *distinct* due instant, and
     which (two rows due at once share the next one): a run starting at or after it is late
-    (:func:`.views.classified`)."""
+    (:func:`.views.classified`); and the rows' order by (schedule, due instant)."""
     n = len(sid)
     if not n:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     key, = _keys(sid, due)
     order = np.argsort(key)  # (rows tied on schedule and due share their next due: any order among them)
     s_key, s_sid, s_due = key[order], sid[order], due[order]
@@ -180,19 +233,24 @@ def _next_due(sid: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     next_due[:-1] = s_due[heads[1:]]
     h, d = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
     h[order], d[order] = has_next[group], next_due[group]
-    return h, d
+    return h, d, order
 
 
-def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.ndarray,
-                 start: np.ndarray) -> int | None:
+def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.ndarray, start: np.ndarray,
+                 order: np.ndarray | None = None) -> int | None:
     """The longest span, over the ``missing`` rows, from the last start of a ``ran`` row of the same schedule at
-    or before the row's due instant to the first one strictly after it (µs; None: no row has both)."""
+    or before the row's due instant to the first one strictly after it (µs; None: no row has both).
+
+    ``order``: the rows by (schedule, due instant), when known: a schedule's runs usually start in the order
+    they were due, so the runs taken in that order are often sorted by start already (checked; else sorted)."""
     if not missing.any() or not ran.any():
         return None
-    q_sid, q_t, r_sid, r_t = sid[missing], due[missing], sid[ran], start[ran]
+    r_pos = order[ran[order]] if order is not None else np.flatnonzero(ran)
+    q_sid, q_t, r_sid, r_t = sid[missing], due[missing], sid[r_pos], start[r_pos]
     q_key, r_key = _keys(np.concatenate([q_sid, r_sid]), q_t, r_t, split=len(q_sid))
-    order = np.argsort(r_key)
-    r_key, r_sid, r_t = r_key[order], r_sid[order], r_t[order]
+    if len(r_key) > 1 and not (r_key[1:] >= r_key[:-1]).all():
+        o = np.argsort(r_key)
+        r_key, r_sid, r_t = r_key[o], r_sid[o], r_t[o]
     after = np.searchsorted(r_key, q_key, side="right")  # the first run strictly after; the one before it is
     before = after - 1  # the last at or before
     ok = (before >= 0) & (after < len(r_key))
@@ -229,18 +287,33 @@ def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.
         return float(np.bincount(day - day.min(), weights=cost[started]).max()), None
     rel = get_release(release)
     names = rows.accounts[0]
-    worst, limit = -1.0, None
-    for b in budgets:
-        a = names.index(b.account)
-        mine = rows.by_account[rows.bounds[a]:rows.bounds[a + 1]]
-        mine = mine[started[mine]]
+    spent = np.full(len(budgets), -1.0)  # the most each budget's account spent in one of its periods
+    # Budgets of one calendar (zone and period kind) together: one period index over their started rows.
+    calendars: dict[tuple[str, str], list[int]] = {}
+    for i, b in enumerate(budgets):
+        calendars.setdefault((b.zone, b.period), []).append(i)
+    for (zone, period), members in calendars.items():
+        accts = sorted({names.index(budgets[i].account) for i in members})
+        parts = [rows.by_account[rows.bounds[a]:rows.bounds[a + 1]] for a in accts]
+        mine = np.concatenate(parts)
+        keep = started[mine]
+        mine = mine[keep]
         if not len(mine):
             continue
-        idx = period_index(rel.table(b.zone), b.period, start[mine])
-        spent = np.bincount(idx - idx.min(), weights=cost[mine]).max()
-        if spent > worst:
-            worst, limit = float(spent), float(b.limit)
-    return (worst, limit) if limit is not None else (0.0, float(max(b.limit for b in budgets)))
+        place = np.repeat(np.arange(len(accts)), [len(p) for p in parts])[keep]  # (each row's account, 0..)
+        idx = period_index(rel.table(zone), period, start[mine])
+        idx -= idx.min()
+        # (per account and period, the costs summed in row order: as one bincount per account would)
+        sums = np.bincount(place * (int(idx.max()) + 1) + idx, weights=cost[mine],
+                           minlength=len(accts) * (int(idx.max()) + 1)).reshape(len(accts), -1)
+        ran = np.bincount(place, minlength=len(accts)) > 0
+        most = {a: m for a, m, r in zip(accts, sums.max(axis=1).tolist(), ran.tolist()) if r}
+        for i in members:
+            spent[i] = most.get(names.index(budgets[i].account), -1.0)
+    if not (spent >= 0).any():
+        return 0.0, float(max(b.limit for b in budgets))
+    first = int(np.argmax(spent))  # (the first budget to reach the most, as budgets are read in order)
+    return float(spent[first]), float(budgets[first].limit)
 
 
 def _codes(ids: pl.Series) -> tuple[np.ndarray, list[str]]:

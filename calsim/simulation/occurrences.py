@@ -285,7 +285,9 @@ def _place(frame: pl.DataFrame) -> np.ndarray:
 
 def manual_rows(scenario: Scenario, scheds: list[Schedule], run: RunState) -> list[dict]:
     """Trigger events: manual runs at the first wake-up at or after the trigger (they move nothing)."""
-    out = []
+    out: list[dict] = []
+    if not any(isinstance(ev, Trigger) for ev in scenario.events):
+        return out
     by_id: dict[str, int] = {}
     for i, s in enumerate(scheds):
         by_id.setdefault(s.id, i)

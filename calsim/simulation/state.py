@@ -57,7 +57,9 @@ class RunState:
 
     def __init__(self, scenario: Scenario, scheds: list[Schedule], frame: pl.DataFrame, s_of: np.ndarray,
                  tz_of: np.ndarray, boundaries: list[tuple[int, str, int]], policies: list[Policy] | None = None,
-                 keys: np.ndarray | None = None):
+                 keys: np.ndarray | None = None, base: dict | None = None):
+        """``base``: a dict shared by the run states of one occurrence frame (a sweep's combinations): the
+        columns read from the frame, and the reasons of rows without an instant, found once."""
         self.sc, self.scheds, self.frame = scenario, scheds, frame
         self.boundaries = boundaries
         self.chunk_rows = (max(1, CHUNK_ROWS), CHUNK_ROWS_PER_SCHEDULE)
@@ -65,13 +67,17 @@ class RunState:
         self.n = n
         # The narrowest schedule index: gathers of per-schedule tables read
         # less, and a stable sort on a 16-bit key is a radix sort.
-        self.s: np.ndarray = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
+        base = base if base is not None else {}
+        if not base:
+            base["s"] = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
+            base["nominal"] = us_of(frame["nominal_local"])
+            base["fold"] = frame["fold"].to_numpy()
+            base["has_due"] = frame["due_utc"].is_not_null().to_numpy()
+            base["due"] = us_of(frame["due_utc"])
+            base["no_run"] = _no_run_reasons(frame, base["has_due"])
+        self.s: np.ndarray = base["s"]
         self.tz_of = tz_of
-        self.nominal = us_of(frame["nominal_local"])
-        self.fold = frame["fold"].to_numpy()
-        due = frame["due_utc"]
-        self.has_due = due.is_not_null().to_numpy()
-        self.due = us_of(due)
+        self.nominal, self.fold, self.has_due, self.due = base["nominal"], base["fold"], base["has_due"], base["due"]
         self.state = np.full(n, -1, dtype=np.int8)
         self.reason = np.full(n, NONE, dtype=np.int8)
         self.eligible = self.due  # the same array until eligibility adds jitter (copy on write)
@@ -147,15 +153,8 @@ class RunState:
         self.pauses = self._pause_spans()
 
         # Rows without an instant are settled now, with the reason their notes give.
-        no_run = np.flatnonzero(~self.has_due)
+        no_run, reason = base["no_run"]
         if len(no_run):
-            notes = frame["notes"].gather(pl.Series(no_run))
-            merged = notes.list.eval(pl.element().str.starts_with("merged_into:")).list.any().to_numpy()
-            excluded = notes.list.eval(pl.element().str.starts_with("excluded:")).list.any().to_numpy()
-            # A scheduler whose own walk stalled (calsim.emulation: dst_stuck:<scheduler>) never runs it again.
-            stuck = notes.list.eval(pl.element().str.starts_with("dst_stuck:")).list.any().to_numpy()
-            reason = np.where(merged, R["merged"], np.where(excluded, R["calendar"],
-                                                            np.where(stuck, R["stuck"], R["dst_gap"])))
             self.state[no_run] = S["skipped"]
             self.reason[no_run] = reason
 
@@ -208,11 +207,28 @@ class RunState:
                         if span[1] == BIG and span[0] <= ev.at_us:
                             span[1] = ev.at_us
         out: dict[int, list[tuple[int, int]]] = {}
+        if not spans:
+            return out
         for i, s in enumerate(self.scheds):
             mine = spans.get(None, []) + spans.get(s.id, [])
             if mine:
                 out[i] = sorted((a, b) for a, b in mine)
         return out
+
+
+def _no_run_reasons(frame: pl.DataFrame, has_due: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows without an instant, and the reason their notes give (``skipped`` is their state)."""
+    no_run = np.flatnonzero(~has_due)
+    if not len(no_run):
+        return no_run, np.zeros(0, dtype=np.int8)
+    notes = frame["notes"].gather(pl.Series(no_run))
+    merged = notes.list.eval(pl.element().str.starts_with("merged_into:")).list.any().to_numpy()
+    excluded = notes.list.eval(pl.element().str.starts_with("excluded:")).list.any().to_numpy()
+    # A scheduler whose own walk stalled (calsim.emulation: dst_stuck:<scheduler>) never runs it again.
+    stuck = notes.list.eval(pl.element().str.starts_with("dst_stuck:")).list.any().to_numpy()
+    reason = np.where(merged, R["merged"], np.where(excluded, R["calendar"],
+                                                    np.where(stuck, R["stuck"], R["dst_gap"])))
+    return no_run, reason.astype(np.int8)
 
 
 def us_of(col: pl.Series) -> np.ndarray:

@@ -107,8 +107,9 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int
     combos = [dict(zip(keys, vs)) for vs in itertools.product(*values)]
     names = [f"{scenario.name}-{i + 1:0{len(str(len(combos)))}d}" for i in range(len(combos))]
     if engine == "dask":
+        reps = _classes(_revisions(scenario))[1]
         for c, n in zip(combos, names):  # each combination checked here, before anything is submitted
-            variant(scenario, c, name=n, apply_policy=False)
+            variant(scenario, c, name=n, apply_policy=False, _reps=reps)
         on_dask = engine_entry("dask", "sweep")
         got = on_dask(scenario, combos, names, late_after=late_after, client=client)
         results: list[tuple[dict[str, Any], pl.DataFrame | None]] = [(m, None) for m in got]
@@ -135,18 +136,20 @@ def measured(scenario: Scenario, combos: list[dict[str, Any]], names: list[str],
     shared = not (_EXPANDS & keys) and not any(isinstance(e, Backfill) for e in scenario.events)
     # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
     # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
-    variants = [variant(scenario, c, name=n, apply_policy=not shared) for c, n in zip(combos, names)]
+    reps = _classes(_revisions(scenario))[1] if shared else None
+    variants = [variant(scenario, c, name=n, apply_policy=not shared, _reps=reps) for c, n in zip(combos, names)]
     work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
                                                       for c in combos])
     return _run(work, jobs, progress), variants
 
 
 def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str | None = None,
-            apply_policy: bool = True) -> Scenario:
+            apply_policy: bool = True, _reps: list[Policy] | None = None) -> Scenario:
     """``scenario`` with one combination's fields set (what :func:`sweep` simulates for that row).
 
     ``apply_policy=False`` leaves the schedules as they are (the policy fields are checked, not applied: a sweep
-    sharing its expansion sets them on the prepared schedules).
+    sharing its expansion sets them on the prepared schedules; ``_reps``, the scenario's distinct policies when
+    the caller knows them, are what is checked).
 
     >>> import calsim
     >>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
@@ -159,7 +162,7 @@ def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str 
     schedules, events = list(scenario.schedules), list(scenario.events)
     try:
         if not apply_policy:
-            _checked(policy, scenario)
+            _checked(policy, _reps if _reps is not None else _classes(_revisions(scenario))[1])
             policy = {}
         if "preset" in combination:
             preset = _preset(combination["preset"])
@@ -235,7 +238,9 @@ _WORK: _Work | None = None
 
 
 def _one(i: int) -> tuple[dict[str, Any], pl.DataFrame | None]:
-    from .engine import prepare, run_local, settle_prepared
+    from .engine import ledger_of, prepare, run_local, settle_run
+    from .measures import measures_of_run
+    from .scenario_records import accounts
 
     work = _WORK
     assert work is not None
@@ -244,7 +249,13 @@ def _one(i: int) -> tuple[dict[str, Any], pl.DataFrame | None]:
         if work.prepared is None:
             work.prepared = prepare(work.variants[0])
             work.classes = _classes(work.prepared.scheds)
-        ledger = settle_prepared(sc, work.prepared, policies=_policies(work.classes, work.policies[i]))
+        run, manual = settle_run(sc, work.prepared, policies=_policies(work.classes, work.policies[i]))
+        if not work.keep and not manual:  # (measured from the columns: no ledger frame to build)
+            got = measures_of_run(run, sc, accounts(run.scheds, run.pol), late_after=work.late_after,
+                                  memo=work.memo)
+            if got is not None:
+                return got, None
+        ledger = ledger_of(sc, run, manual)
     else:
         ledger = run_local(sc, progress=False)
     return measures(ledger, sc, late_after=work.late_after, memo=work.memo), (ledger.frame if work.keep else None)
@@ -278,16 +289,17 @@ def _policies(classes: tuple[list[int], list[Policy]], fields: dict[str, Any]) -
     return [made[c] for c in of]
 
 
-def _checked(policy: dict[str, Any], scenario: Scenario) -> None:
+def _checked(policy: dict[str, Any], reps: list[Policy]) -> None:
     """The policy fields of a combination on each distinct policy of the scenario (its errors, not applied)."""
-    if not policy:
-        return
-    seen: set[object] = set()
-    for s in scenario.schedules:
-        base = s.policy if isinstance(s.policy, Policy) else None
-        if _key(base) not in seen:
-            seen.add(_key(base))
-            dataclasses.replace(base if base is not None else Policy(), **policy)
+    if policy:
+        for p in reps:
+            dataclasses.replace(p, **policy)
+
+
+def _revisions(scenario: Scenario) -> list:
+    """Every schedule revision a combination's policy fields are set on: the fleet's and the ``Revise`` events'."""
+    return list(scenario.schedules) + [e.schedule for e in scenario.events
+                                       if isinstance(e, Revise) and e.schedule is not None]
 
 
 def _key(policy: Policy | None) -> object:

@@ -52,10 +52,13 @@ def column_budget_scenarios(draw, kind="all", overlaps=("allow", "skip"), near_m
         acct = draw(st.sampled_from(accounts + [None]))
         catchup = draw(st.sampled_from(["all", "latest", "earliest", "skip", "bounded"]))
         cost = draw(st.sampled_from([0.0, 0.1, 0.3, 1.0, 2.0, 5.0])) if mixed else base[acct] if acct else 1.0
+        overlap = draw(st.sampled_from(overlaps))
+        going = [2, 3] if kind == "max_active" else [None, None, None, 1, 2, 3]
         pol = calsim.Policy(
             catchup=catchup, limit=draw(st.integers(1, 3)) if catchup == "bounded" else None,
             max_lateness=draw(st.sampled_from([None, "2h", "1d"])),
-            overlap=draw(st.sampled_from(overlaps)), duration=durations(draw, kind),
+            overlap=overlap, duration=durations(draw, kind),
+            max_active=draw(st.sampled_from(going)) if overlap != "allow" else None,
             jitter=draw(st.sampled_from([None, None, "3min"])), cost=cost, account=acct,
             on_budget=draw(st.sampled_from(["wait", "wait", "skip"])),
             backlog="in_turn" if near_miss == "in_turn" and i == 0 else "at_once",
@@ -114,6 +117,12 @@ def test_budgets_with_everything_combined_by_columns_equal_the_event_loop(sc):
 
 
 @SETTINGS
+@given(column_budget_scenarios(kind="max_active", overlaps=("skip", "skip", "allow")))
+def test_budgets_with_several_runs_of_a_schedule_going_by_columns_equal_the_event_loop(sc):
+    same_ledger(sc)
+
+
+@SETTINGS
 @given(column_budget_scenarios(kind="pauses"))
 def test_budgets_with_a_paused_schedule_by_columns_equal_the_event_loop(sc):
     same_ledger(sc)
@@ -139,6 +148,8 @@ def fleet(n, case, budget):
             kw["duration"] = LogNormal("1min", "10min")
         if case == "mixed":
             kw["cost"] = [1.0, 2.0, 5.0, 0.1][i % 4]
+        if case == "max_active":
+            kw.update(max_active=2, duration="50min")
         out.append(calsim.with_policy([s], **kw)[0])
     tenants = sorted({s.policy.account for s in out})
     events = [e for s in out[::10] for e in (calsim.Pause("2026-10-12T00:00Z", s.id),
@@ -149,7 +160,8 @@ def fleet(n, case, budget):
                            failures=Failures(0.3, max_attempts=3, backoff="1min") if case == "failures" else None)
 
 
-@pytest.mark.parametrize("case,budget", [("failures", 120), ("lognormal", 100), ("mixed", 200), ("pauses", 100)])
+@pytest.mark.parametrize("case,budget", [("failures", 120), ("lognormal", 100), ("mixed", 200), ("pauses", 100),
+                                         ("max_active", 100)])
 def test_a_fleet_with_binding_budgets_is_settled_by_columns_without_the_event_loop(case, budget):
     sc = fleet(150, case, budget)
     settled = same_ledger(sc)
@@ -157,6 +169,8 @@ def test_a_fleet_with_binding_budgets_is_settled_by_columns_without_the_event_lo
     assert settled["budget_periods"] > sum(settled.values()) // 2  # most runs: the budget binds most days
     frame = calsim.simulate(sc, progress=False).frame
     assert (frame["budget_wait_s"] > 0).any()
+    if case == "max_active":
+        assert (frame["reason"] == "overlap").any()  # (two runs going turn a third away)
 
 
 def test_a_smaller_charge_after_one_that_does_not_fit_still_starts():

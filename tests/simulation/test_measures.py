@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import calsim
@@ -98,3 +98,17 @@ def test_sort_keys_order_schedule_then_instant_whether_offsets_fit_or_ranks_are_
     pairs = np.lexsort((np.concatenate([a, b]), np.concatenate([sid, sid])))
     assert (np.diff(both[pairs]) >= 0).all()  # the keys' order is the pairs' order, ties equal
     assert (ka[:50] == kb[:50]).all()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.sampled_from([None, "0s", "20min"]))
+def test_measures_read_from_the_settled_columns_equal_those_of_the_ledger_they_make(sc, late_after):
+    from calsim.simulation.engine import ledger_of, prepare, settle_run
+    from calsim.simulation.measures import measures_of_run
+    from calsim.simulation.scenario_records import accounts
+
+    run, manual = settle_run(sc, prepare(sc))
+    got = measures_of_run(run, sc, accounts(run.scheds, run.pol), late_after=late_after)
+    ledger = ledger_of(sc, run, manual)
+    assume(not manual and got is not None)  # (manual runs and worker-level columns are the ledger's to measure)
+    assert got == measures(ledger, late_after=late_after)
