@@ -196,7 +196,13 @@ class _Rows:
 def _rows(memo: dict | None, sid: np.ndarray, ids: list[str], due: np.ndarray, meant: np.ndarray,
           budgets: tuple[Budget, ...], accounts: dict[str, str]) -> _Rows:
     names = sorted({b.account for b in budgets})
-    which = (tuple(names), tuple(accounts.get(i) for i in ids))
+    seen = memo.get("which") if memo is not None else None
+    if seen is not None and seen[0] is accounts and seen[1] is ids and seen[2] == names:
+        which = seen[3]
+    else:
+        which = (tuple(names), tuple(accounts.get(i) for i in ids))
+        if memo is not None:
+            memo["which"] = (accounts, ids, names, which)
     got = memo.get("rows") if memo is not None else None
     if got is not None and got.accounts == which and np.array_equal(got.sid, sid) \
             and np.array_equal(got.due, due) and np.array_equal(got.meant, meant):

@@ -232,12 +232,17 @@ def _iter_first_tzif(path: Path):
 # One Release per resolved path and process: its zones are parsed once, and two
 # spellings of one path (a symlink, "2026f" and its wheel's path) share them.
 _BY_PATH: dict[str, Release] = {}
+# A path as given -> its resolved form: resolving walks every component with lstat, and a simulation asks for
+# its release (and each budget's zone) many times; a release's directory does not move while a process runs.
+_RESOLVED: dict[str, str] = {}
 
 
 def release_at(path: Path, label: str | None = None) -> Release:
     """The one :class:`Release` of ``path`` in this process (read on first use); ``label`` names calsim's
     own choices."""
-    key = str(resolved(path))
+    key = _RESOLVED.get(str(path))
+    if key is None:
+        key = _RESOLVED[str(path)] = str(resolved(path))
     r = _BY_PATH.get(key)
     if r is None:
         # A labelled directory is calsim's own choice (installed package, system
