@@ -49,6 +49,7 @@ SUBSTITUTES = {
     'Client("tcp://scheduler.internal:8786")': ("Client(processes=False, n_workers=1, threads_per_worker=1)",
                                                "no cluster at that address here: a local one"),
     'output="/shared/ledgers"': ('output="ledgers"', "a local directory instead of a shared one"),
+    'ledgers = "/shared/ledgers"': ('ledgers = "ledgers"', "the same local directory"),
     'LedgerDataset.open("/shared/ledgers", "incident-latest")': ('LedgerDataset.open("ledgers", "incident-latest")',
                                                                 "the same local directory"),
     'store.compare([ds.name, "incident-all"])': ("store.compare([ds.name])",

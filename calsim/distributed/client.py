@@ -209,4 +209,5 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
                          "every worker, or an object-store URL")
     meta = metadata(scenario, results, __version__, round(time.perf_counter() - t0, 3))
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
+    fs.write_summary(output, storage_options)  # (once the scenario is complete: it is then part of the dataset)
     return LedgerDataset._from_meta(directory, meta, storage_options)

@@ -197,8 +197,11 @@ class LedgerDataset:
         if not files:
             return pl.LazyFrame(schema=LEDGER_SCHEMA)
         lf = fs.scan_parquet(files, self.storage_options)
+        names = lf.collect_schema().names()
+        if "scenario" not in names:  # (the directory names it; datasets of calsim 0.x held it in every file)
+            lf = lf.with_columns(pl.lit(self.name, pl.String).alias("scenario"))
         # A dataset written before the worker-level columns existed reads them as null.
-        lf = with_worker_columns(lf, lf.collect_schema().names())
+        lf = with_worker_columns(lf, names)
         return lf.select(LEDGER_SCHEMA.names()).cast(LEDGER_SCHEMA)
 
     @property

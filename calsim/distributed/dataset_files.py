@@ -4,8 +4,12 @@ Layout under ``output`` (a local directory every worker can see, or an
 fsspec URL)::
 
     <output>/scenario=<name>/part-00000.parquet     one file per partition, LEDGER_SCHEMA columns
-    <output>/scenario=<name>/part-00001.parquet
+    <output>/scenario=<name>/part-00001.parquet         but scenario (hive partitioning: the directory names it)
     <output>/scenario=<name>/_scenario.json         written last: its presence means complete
+    <output>/_metadata, <output>/_common_metadata   Parquet summary files: every complete scenario's parts
+
+``output`` is then a hive-partitioned Parquet dataset that DuckDB, polars,
+pyarrow, pandas and Dask read as it is (:func:`write_summary`).
 
 A file is never seen half written. Locally (a path or a ``file://`` URL) it
 goes through :func:`calsim.atomic.write_atomically`: a temporary name in the
@@ -34,11 +38,13 @@ import polars as pl
 from ..atomic import write_atomically
 from ..errors import InputError
 
-__all__ = ["METADATA_FILE", "scenario_directory", "part_name", "is_part", "is_leftover", "is_url", "filesystem",
+__all__ = ["METADATA_FILE", "SUMMARY_FILES", "write_summary", "scenario_directory", "part_name", "is_part",
+           "is_leftover", "is_url", "filesystem",
            "join", "write_file", "write_bytes", "listdir", "remove", "makedirs", "exists", "read_text",
            "scan_parquet", "polars_reads"]
 
 METADATA_FILE = "_scenario.json"
+SUMMARY_FILES = ("_metadata", "_common_metadata")
 _PART = re.compile(r"^part-(\d{5,})\.parquet$")
 # A temporary file of a killed writer: calsim.atomic's name (12 hex digits), or the
 # 32-digit name calsim wrote before its local writes went through calsim.atomic.
@@ -206,3 +212,56 @@ def scan_parquet(files: tuple[str, ...] | list[str], storage_options: dict | Non
         with fs.open(filesystem(f, storage_options)[1], "rb") as fh:
             parts.append(pl.read_parquet(fh).lazy())
     return pl.concat(parts, how="vertical")
+
+
+def write_summary(output: str, storage_options: dict | None) -> int | None:
+    """Write ``output``'s Parquet summary files: ``_common_metadata`` (the schema) and ``_metadata`` (the footer
+    of every part of every complete scenario, its path relative to ``output``), as Spark and Dask write them,
+    so that a reader plans the dataset from one file (``dask.dataframe.read_parquet``,
+    ``pyarrow.dataset.parquet_dataset``). Returns the parts listed.
+
+    Rebuilt after each run from the footers (a few KiB each: the client reads O(partitions), never rows).
+    When the scenarios' parts differ in schema (one written by an older calsim), none is written and any
+    older one is removed: a summary must describe every file. Two runs into one ``output`` at once may leave
+    the summary of the first to finish; the next run rewrites it.
+    """
+    import pyarrow.parquet as pq
+
+    collector, schema = [], None
+    for d in listdir(output, storage_options):
+        if not d.startswith("scenario="):
+            continue
+        directory = join(output, d)
+        names = listdir(directory, storage_options)
+        if METADATA_FILE not in names:  # (a run in progress or failed: not part of the dataset yet)
+            continue
+        for n in names:
+            if not is_part(n):
+                continue
+            meta = _footer(join(directory, n), storage_options, pq)
+            part_schema = meta.schema.to_arrow_schema()
+            if schema is None:
+                schema = part_schema
+            elif not part_schema.equals(schema):
+                for name in SUMMARY_FILES:
+                    remove(output, name, storage_options)
+                return None
+            meta.set_file_path(f"{d}/{n}")
+            collector.append(meta)
+    if schema is None:
+        for name in SUMMARY_FILES:
+            remove(output, name, storage_options)
+        return 0
+    write_file(output, "_common_metadata", lambda sink: pq.write_metadata(schema, sink), storage_options)
+    write_file(output, "_metadata", lambda sink: pq.write_metadata(schema, sink, metadata_collector=collector),
+               storage_options)
+    return len(collector)
+
+
+def _footer(location: str, storage_options: dict | None, pq):
+    local = _local(location)
+    if local is not None:
+        return pq.read_metadata(local)
+    fs, path = filesystem(location, storage_options)
+    with fs.open(path, "rb") as fh:
+        return pq.read_metadata(fh)

@@ -38,8 +38,11 @@ def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict |
         frame = run_local(sub, progress=False).frame
     t1 = time.perf_counter()
     name = files.part_name(k)
-    size = files.write_file(directory, name, lambda sink: frame.write_parquet(sink, compression="zstd",
-                                                                                statistics=True), storage_options)
+    # Without the scenario column: the directory names it (scenario=<name>, hive partitioning), and a reader
+    # that partitions by it (pyarrow, pandas) refuses a file column of the same name.
+    part = frame.drop("scenario")
+    size = files.write_file(directory, name, lambda sink: part.write_parquet(sink, compression="zstd",
+                                                                               statistics=True), storage_options)
     states = {s: n for s, n in frame.group_by("state").len().iter_rows() if n}
     releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
     return {"partition": k, "path": name, "rows": frame.height, "schedules": len({s.id for s in sub.schedules}),

@@ -373,6 +373,9 @@ def _check_dataset_view(shown: str, view: str, scenario: str, stored: str, versi
     for cols in _COLUMN_SETS[: 1 if version >= 5 else 2]:  # as attach wrote it, under this layout or before
         have = [c for c in cols if c not in WORKER_COLUMNS or c not in nulls]
         bodies.append(dataset_sql(files, have, [c for c in cols if c != "seq"]))
+        # (files that leave the scenario to their directory: the view names it)
+        bodies.append(dataset_sql(files, [c for c in have if c != "scenario"], [c for c in cols if c != "seq"],
+                                  name=scenario))
     if version >= 5:  # a layout-4 view a migration gave the worker-level columns, as NULLs
         bodies.append(wrapped_dataset_sql(dataset_sql(files, None, [c for c in _COLUMN_SETS[1] if c != "seq"]),
                                           WORKER_COLUMNS))

@@ -194,13 +194,16 @@ def add_ledger_columns(con: Any, table: str, columns: tuple[str, ...]) -> None:
     con.execute(f"CREATE OR REPLACE VIEW {identifier(table)} AS {wrapped_dataset_sql(found[1], missing)}")
 
 
-def dataset_sql(files: list[str], have: Iterable[str] | None = None, columns: list[str] | None = None) -> str:
+def dataset_sql(files: list[str], have: Iterable[str] | None = None, columns: list[str] | None = None,
+                name: str | None = None) -> str:
     """The query of an attached dataset's view: the ledger ``columns`` (by default today's) of the Parquet ``files``.
 
     A worker-level column the files lack (``have``: the columns they hold;
     None, all of them) reads as NULL, as does every column of a dataset
-    without files. Written by :meth:`~calsim.LedgerStore.attach` and compared
-    by :mod:`.catalog` with what a store file holds: one definition for both.
+    without files; ``scenario``, which the files of a hive-partitioned
+    dataset leave to their directory, reads as ``name``. Written by
+    :meth:`~calsim.LedgerStore.attach` and compared by :mod:`.catalog` with
+    what a store file holds: one definition for both.
 
     >>> dataset_sql([], columns=["scenario"])
     'SELECT CAST(NULL AS BIGINT) AS seq, CAST(NULL AS VARCHAR) AS "scenario" WHERE false'
@@ -211,8 +214,15 @@ def dataset_sql(files: list[str], have: Iterable[str] | None = None, columns: li
         return ("SELECT CAST(NULL AS BIGINT) AS seq, "
                 + ", ".join(f"CAST(NULL AS {types[c]}) AS {identifier(c)}" for c in columns) + " WHERE false")
     present = set(columns) if have is None else set(have)
-    cols = ", ".join(f"CAST({identifier(c) if c in present or c not in WORKER_COLUMNS else 'NULL'} AS {types[c]}) "
-                     f"AS {identifier(c)}" for c in columns)
+
+    def value(c: str) -> str:
+        if c in present:
+            return identifier(c)
+        if c == "scenario" and name is not None:
+            return literal(name)
+        return "NULL" if c in WORKER_COLUMNS else identifier(c)
+
+    cols = ", ".join(f"CAST({value(c)} AS {types[c]}) AS {identifier(c)}" for c in columns)
     return f"SELECT CAST(NULL AS BIGINT) AS seq, {cols} FROM read_parquet([{literals(files)}])"
 
 

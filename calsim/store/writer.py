@@ -223,7 +223,10 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
                                   f"{db.shown}; pass replace=True to replace it")
     if files:
         source = "read_parquet([" + literals(files) + "])"
-        bad = db.con.execute(f"SELECT count(*) FROM {source} WHERE scenario IS DISTINCT FROM ?", [name]).fetchall()[0]
+        have = {d[0] for d in db.con.execute(f"SELECT * FROM {source} LIMIT 0").description}
+        # (Parts written since datasets are hive-partitioned leave the scenario to their directory.)
+        bad = db.con.execute(f"SELECT count(*) FROM {source} WHERE scenario IS DISTINCT FROM ?",
+                             [name]).fetchall()[0] if "scenario" in have else (0,)
         if bad[0]:
             raise InputError(f"dataset: {bad[0]} rows of {ds.path!r} belong to another scenario than {name!r}")
         keys = ", ".join(identifier(c) for c in KEY[1:])
@@ -235,8 +238,7 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
                                     f"({', '.join(f'{k}={v!s}' for k, v in zip(KEY[1:], dup))}); nothing attached")
         # A dataset written before the worker-level columns existed reads them as null (as a stored
         # ledger migrated to version 5 does); any other column missing fails the attach.
-        have = {d[0] for d in db.con.execute(f"SELECT * FROM {source} LIMIT 0").description}
-        select = dataset_sql(files, have)
+        select = dataset_sql(files, have, name=name)
     else:
         select = dataset_sql([])
 

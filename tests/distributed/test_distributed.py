@@ -204,10 +204,65 @@ def test_files_are_one_per_partition_and_a_rerun_replaces_them(client, scenario,
                                              "part-00002.parquet"]
     fewer = simulate(scenario, client=client, output=tmp_path, partitions=2)
     assert sorted(os.listdir(directory)) == ["_scenario.json", "part-00000.parquet", "part-00001.parquet"]
-    # Reading the directory as a whole (as a store would) sees each row once.
-    everything = pl.read_parquet(str(directory / "*.parquet"))
+    # Reading the dataset as a whole (hive-partitioned: the directory names the scenario) sees each row once.
+    everything = pl.read_parquet(str(tmp_path / "*" / "*.parquet"), hive_partitioning=True)
     assert everything.height == fewer.rows == local.frame.height
     assert not everything.select(list(KEY)).is_duplicated().any()
+
+
+@pytest.fixture(scope="module")
+def two_scenarios(client, scenario, tmp_path_factory):
+    """An output directory holding two complete scenarios (the module's, and the same fleet without its outage)."""
+    out = tmp_path_factory.mktemp("hive")
+    other = dataclasses.replace(scenario, name="no-outage", outages=())
+    return out, [simulate(sc, client=client, output=out, partitions=3) for sc in (scenario, other)]
+
+
+def test_the_output_is_a_hive_partitioned_dataset_duckdb_polars_pyarrow_and_pandas_read_as_it_is(two_scenarios):
+    import duckdb
+    import pandas as pd
+    import pyarrow.dataset as pds
+
+    out, datasets = two_scenarios
+    want = {ds.name: ds.rows for ds in datasets}
+    by_duckdb = dict(duckdb.sql(f"SELECT scenario, count(*) FROM read_parquet('{out}/*/*.parquet', "
+                                "hive_partitioning = true) GROUP BY ALL").fetchall())
+    by_polars = dict(pl.scan_parquet(out / "*" / "*.parquet", hive_partitioning=True).group_by("scenario").len()
+                     .collect().rows())
+    by_pyarrow = pds.dataset(out, format="parquet", partitioning="hive").to_table(columns=["scenario"])
+    by_pandas = pd.read_parquet(out, columns=["scenario", "state"])
+    assert by_duckdb == by_polars == want
+    assert dict(pl.from_arrow(by_pyarrow).group_by("scenario").len().rows()) == want
+    assert by_pandas.groupby("scenario", observed=True).size().to_dict() == want
+    # (the same rows as the local ledger, the scenario read from the directory)
+    frame = pl.read_parquet(out / "scenario=fleet60" / "*.parquet", hive_partitioning=False)
+    assert "scenario" not in frame.columns and frame.height == want["fleet60"]
+
+
+def test_the_summary_file_lists_every_part_of_every_complete_scenario(two_scenarios):
+    import pyarrow.dataset as pds
+    import pyarrow.parquet as pq
+
+    out, datasets = two_scenarios
+    meta = pq.read_metadata(out / "_metadata")
+    paths = sorted({meta.row_group(i).column(0).file_path for i in range(meta.num_row_groups)})
+    assert paths == sorted(f"scenario={ds.name}/part-{k:05d}.parquet" for ds in datasets for k in range(3))
+    assert meta.num_rows == sum(ds.rows for ds in datasets)
+    planned = pds.parquet_dataset(out / "_metadata", partitioning="hive")  # (a reader planning from one file)
+    assert planned.count_rows() == meta.num_rows
+    assert pq.read_schema(out / "_common_metadata").names == [c for c in datasets[0].scan().collect_schema().names()
+                                                             if c != "scenario"]
+
+
+def test_a_run_in_progress_is_not_in_the_summary(two_scenarios, client, scenario):
+    out, datasets = two_scenarios
+    (out / "scenario=fleet60" / "_scenario.json").rename(out / "held.json")  # (as while a run is going)
+    try:
+        from calsim.distributed.dataset_files import write_summary
+        assert write_summary(str(out), None) == 3  # the other scenario's parts only
+    finally:
+        (out / "held.json").rename(out / "scenario=fleet60" / "_scenario.json")
+        write_summary(str(out), None)
 
 
 def test_scenario_json_describes_the_dataset(client, scenario, local, tmp_path):
