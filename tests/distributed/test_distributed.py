@@ -297,32 +297,38 @@ def test_gaps_and_coverage_match_the_local_ledgers(client, scenario, local, tmp_
     assert_frame_equal(ds.coverage(), local.coverage(), check_exact=True)
 
 
-def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenario, local, tmp_path):
-    marker = tmp_path / "killed"
+KILL_PLUGIN = "calsim-test-kill-first"
 
-    class KillFirstPartitionTask(distributed.WorkerPlugin):
-        """SIGKILLs its worker shortly after the first partition task starts executing (once, cluster-wide)."""
 
-        name = "calsim-test-kill-first"
+def kill_first_task(marker: str, prefix: str) -> distributed.WorkerPlugin:
+    """A plugin that SIGKILLs its worker shortly after the first task whose key starts with ``prefix`` starts
+    executing (once, cluster-wide: ``marker`` is created then). (Defined here: cloudpickle sends a local class
+    by value, where the workers could not import this test module.)"""
 
-        def __init__(self, marker: str):
-            self.marker = marker
+    class KillFirstTask(distributed.WorkerPlugin):
+        name = KILL_PLUGIN
 
         def transition(self, key, start, finish, **kwargs):
-            if finish != "executing" or not str(key).startswith("calsim-partition-"):
+            if finish != "executing" or not str(key).startswith(prefix):
                 return
             try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
                 return
             threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGKILL)).start()
 
+    return KillFirstTask()
+
+
+def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenario, local, tmp_path):
+    marker = tmp_path / "killed"
+
     before = set(client.scheduler_info()["workers"])
-    client.register_plugin(KillFirstPartitionTask(str(marker)))
+    client.register_plugin(kill_first_task(str(marker), "calsim-partition-"))
     try:
         ds = simulate(scenario, client=client, output=tmp_path / "out", partitions=4, retries=2)
     finally:
-        client.unregister_worker_plugin(KillFirstPartitionTask.name)
+        client.unregister_worker_plugin(KILL_PLUGIN)
     assert marker.exists()
     client.wait_for_workers(2, timeout=60)
     assert set(client.scheduler_info()["workers"]) != before  # the nanny started a new worker
@@ -349,29 +355,12 @@ def test_a_sweep_on_dask_gives_the_local_rows_from_at_least_three_tasks(client, 
 def test_a_worker_killed_in_the_middle_of_a_sweep_loses_and_doubles_no_row(client, scenario, tmp_path):
     marker = tmp_path / "killed"
 
-    class KillFirstSweepTask(distributed.WorkerPlugin):
-        """SIGKILLs its worker shortly after the first sweep task starts executing (once, cluster-wide)."""
-
-        name = "calsim-test-kill-sweep"
-
-        def __init__(self, marker: str):
-            self.marker = marker
-
-        def transition(self, key, start, finish, **kwargs):
-            if finish != "executing" or not str(key).startswith("calsim-sweep-"):
-                return
-            try:
-                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:
-                return
-            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGKILL)).start()
-
     sc = dataclasses.replace(scenario, name="killed-sweep")  # (other task keys than the test above)
-    client.register_plugin(KillFirstSweepTask(str(marker)))
+    client.register_plugin(kill_first_task(str(marker), "calsim-sweep-"))
     try:
         on_dask = calsim.sweep(sc, SWEEP_GRID, engine="dask", client=client)
     finally:
-        client.unregister_worker_plugin(KillFirstSweepTask.name)
+        client.unregister_worker_plugin(KILL_PLUGIN)
     assert marker.exists()
     client.wait_for_workers(2, timeout=60)
     assert not on_dask["scenario"].is_duplicated().any()
