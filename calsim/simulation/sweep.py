@@ -24,9 +24,13 @@ Combinations that differ only in run rules share one expansion
 (:func:`.engine.prepare`); a key that changes what expands (``preset``,
 ``release``, ``outages``, ``covers``, ``interval_from``) or a scenario with
 :class:`~calsim.Backfill` events gives each combination its own (still right,
-only slower). Combinations are independent: with ``jobs`` > 1 they settle in
-that many threads (the column steps run in polars and numpy, which release
-the GIL). Every
+only slower). Expanding is not most of a *settling*, though: on the benchmark's
+1,000-schedule fleet-month with daily budgets a combination costs about a
+quarter of a simulate (``benchmarks/sweep_benchmark.py``). Combinations are
+independent: with ``jobs`` > 1 they settle in that many threads (large
+combinations only, by default: :data:`THREADS_FROM_ROWS`), or as Dask tasks
+with ``engine="dask"``; each is measured from its settled columns, without a
+ledger frame it does not keep (:func:`.measures.measures_of_run`). Every
 combination's ledger is exactly the one :func:`calsim.simulate` gives for
 :func:`variant` (tested).
 
