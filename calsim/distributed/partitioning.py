@@ -56,7 +56,7 @@ import heapq
 
 from ..simulation.policy import Policy
 from ..simulation.faults import WorkerCrash
-from ..simulation.scenario import Backfill, Pause, Resume, Revise, Scenario, Trigger
+from ..simulation.scenario import Backfill, Pause, Resume, Revise, Scenario, Trigger, revisions
 
 __all__ = ["couplings", "partition", "sub_scenario", "account_of", "fleet_wide"]
 
@@ -65,11 +65,6 @@ def account_of(schedule) -> str | None:
     """The account ``schedule``'s policy pays from, None without one."""
     p = schedule.policy
     return p.account if isinstance(p, Policy) and p.account else None
-
-
-def _revisions(scenario: Scenario) -> list:
-    """Every schedule revision a run can meet: the fleet's and the ``Revise`` events'."""
-    return list(scenario.schedules) + [ev.schedule for ev in scenario.events if isinstance(ev, Revise)]
 
 
 def fleet_wide(scenario: Scenario) -> str | None:
@@ -111,7 +106,7 @@ def couplings(scenario: Scenario) -> list[list[str]]:
             parent[x], x = root, parent[x]
         return root
 
-    for s in _revisions(scenario):
+    for s in revisions(scenario):
         node = ("id", s.id)
         find(node)
         acct = account_of(s)
@@ -139,7 +134,7 @@ def partition(scenario: Scenario, partitions: int) -> list[list[str]]:
     if not groups:
         return []
     weight: dict[str, int] = {}
-    for s in _revisions(scenario):
+    for s in revisions(scenario):
         weight[s.id] = weight.get(s.id, 0) + 1
     n = max(1, min(partitions, len(groups)))
     ranked = sorted(groups, key=lambda g: (-sum(weight[i] for i in g), g[0]))
@@ -167,11 +162,11 @@ def sub_scenario(scenario: Scenario, ids: set[str]) -> Scenario:
         if keep:
             events.append(ev)
     schedules = [s for s in scenario.schedules if s.id in ids]
-    revisions = [s for s in _revisions(scenario) if s.id in ids]
-    accounts = {account_of(s) for s in revisions}
+    kept = [s for s in revisions(scenario) if s.id in ids]
+    accounts = {account_of(s) for s in kept}
     budgets = [b for b in scenario.budgets if b.account in accounts]
     # A breaker goes where its scope's schedules are (a scenario refuses one that covers none of its own).
-    covered = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in revisions]
+    covered = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in kept]
     breakers = [br for br in scenario.breakers if any(br.covers(i, p) for i, p in covered)]
     return dataclasses.replace(scenario, schedules=tuple(schedules), events=tuple(events), budgets=tuple(budgets),
                                breakers=tuple(breakers))

@@ -100,11 +100,10 @@ def measures_of_run(run: Any, scenario: Scenario, accounts: dict[str, str], *, l
     if run.effects is not None or run.window is not None:
         return None
     memo = memo if memo is not None else {}
-    key = id(run.scheds)
-    if memo.get("codes", (None,))[0] != key:  # (id-level codes: revisions of a schedule are one schedule)
+    if memo.get("codes", (None,))[0] is not run.scheds:  # (id-level codes: revisions of a schedule are one)
         code: dict[str, int] = {}
         per_sched = np.array([code.setdefault(s.id, len(code)) for s in run.scheds], dtype=np.int64)
-        memo["codes"] = (key, per_sched, list(code))
+        memo["codes"] = (run.scheds, per_sched, list(code))
     _, per_sched, ids = memo["codes"]
     # (the engine's reason codes are LEDGER_REASONS' places, -1 for none: the appended entry)
     meant = run.has_due & ~np.append(_BY_DESIGN, False)[run.reason]
@@ -225,7 +224,7 @@ def _next_due(sid: np.ndarray, due: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     n = len(sid)
     if not n:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key, = _keys(sid, due)
+    key, = _keys((sid, due))
     order = np.argsort(key)  # (rows tied on schedule and due share their next due: any order among them)
     s_key, s_sid, s_due = key[order], sid[order], due[order]
     # Runs of equal (schedule, due): each row's next distinct due is the next run's, within its schedule.
@@ -253,7 +252,7 @@ def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.
         return None
     r_pos = order[ran[order]] if order is not None else np.flatnonzero(ran)
     q_sid, q_t, r_sid, r_t = sid[missing], due[missing], sid[r_pos], start[r_pos]
-    q_key, r_key = _keys(np.concatenate([q_sid, r_sid]), q_t, r_t, split=len(q_sid))
+    q_key, r_key = _keys((q_sid, q_t), (r_sid, r_t))
     if len(r_key) > 1 and not (r_key[1:] >= r_key[:-1]).all():
         o = np.argsort(r_key)
         r_key, r_sid, r_t = r_key[o], r_sid[o], r_t[o]
@@ -265,18 +264,18 @@ def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.
     return int((r_t[after[ok]] - r_t[before[ok]]).max()) if ok.any() else None
 
 
-def _keys(sid: np.ndarray, *times: np.ndarray, split: int | None = None) -> list[np.ndarray]:
-    """One int64 sort key per ``times`` array, ordering (schedule, instant) pairs: ``sid`` is the schedules of
-    the arrays one after the other (``split``: where the second begins, for two). Instants are offsets from the
-    earliest when schedules x span fit in 62 bits (a month of µs fits a million schedules), else their ranks."""
-    sids = [sid] if split is None else [sid[:split], sid[split:]]
+def _keys(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """One int64 sort key per ``(schedule, instant)`` pair of arrays, all on one scale: instants are offsets
+    from the earliest when schedules x span fit in 62 bits (a month of µs fits a million schedules), else
+    their ranks among all the instants."""
+    times = [t for _, t in pairs]
     lo = min(int(t.min()) for t in times)
     span = max(int(t.max()) for t in times) - lo + 1
-    if (int(sid.max()) + 1) * span < 1 << 62:
-        return [s * span + (t - lo) for s, t in zip(sids, times)]
+    if max(int(s.max()) for s, _ in pairs) + 1 < (1 << 62) // span:
+        return [s * span + (t - lo) for s, t in pairs]
     uniq, rank = np.unique(np.concatenate(times), return_inverse=True)
-    ranks = np.split(rank.astype(np.int64), [len(times[0])]) if split is not None else [rank.astype(np.int64)]
-    return [s * len(uniq) + r for s, r in zip(sids, ranks)]
+    ranks = np.split(rank.astype(np.int64), np.cumsum([len(t) for t in times])[:-1])
+    return [s * len(uniq) + r for (s, _), r in zip(pairs, ranks)]
 
 
 def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.ndarray,

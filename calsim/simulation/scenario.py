@@ -32,7 +32,8 @@ from ..tz.release import Release, ReleaseLike  # noqa: F401 (Release: ReleaseLik
 from .faults import Breaker, RateLimit, WorkerCrash, Workers
 from .policy import Failures, Policy
 
-__all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Backfill", "Revise", "TzUpgrade", "Period"]
+__all__ = ["Scenario", "Outage", "Budget", "Pause", "Resume", "Trigger", "Backfill", "Revise", "TzUpgrade", "Period",
+           "revisions"]
 
 Period = Literal["day", "week", "month"]
 OutageKind = Literal["down", "suspend"]
@@ -467,3 +468,9 @@ class Scenario:
         return (self.workers is not None or bool(self.rate_limits) or bool(self.breakers) or self.schedulers > 1
                 or any(isinstance(e, WorkerCrash) for e in self.events)
                 or (self.failures is not None and self.failures.worker_level))
+
+
+def revisions(scenario: Scenario) -> list:
+    """Every schedule revision a run can meet: the fleet's, then the ``Revise`` events'."""
+    return list(scenario.schedules) + [e.schedule for e in scenario.events
+                                       if isinstance(e, Revise) and e.schedule is not None]

@@ -64,7 +64,7 @@ from .ledger import Ledger
 from .dispatch import engine_entry
 from .measures import MEASURES, measures
 from .policy import Policy, with_policy
-from .scenario import Backfill, Revise, Scenario
+from .scenario import Backfill, Revise, Scenario, revisions
 
 __all__ = ["sweep", "variant", "measures", "GRID_SCENARIO_FIELDS", "MEASURES"]
 
@@ -112,7 +112,7 @@ def sweep(scenario: Scenario, grid: Mapping[str, Sequence[object]], *, jobs: int
     combos = [dict(zip(keys, vs)) for vs in itertools.product(*values)]
     names = [f"{scenario.name}-{i + 1:0{len(str(len(combos)))}d}" for i in range(len(combos))]
     if engine == "dask":
-        reps = _classes(_revisions(scenario))[1]
+        reps = _classes(revisions(scenario))[1]
         for c, n in zip(combos, names):  # each combination checked here, before anything is submitted
             variant(scenario, c, name=n, apply_policy=False, _reps=reps)
         on_dask = engine_entry("dask", "sweep")
@@ -141,7 +141,7 @@ def measured(scenario: Scenario, combos: list[dict[str, Any]], names: list[str],
     shared = not (_EXPANDS & keys) and not any(isinstance(e, Backfill) for e in scenario.events)
     # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
     # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
-    reps = _classes(_revisions(scenario))[1] if shared else None
+    reps = _classes(revisions(scenario))[1] if shared else None
     variants = [variant(scenario, c, name=n, apply_policy=not shared, _reps=reps) for c, n in zip(combos, names)]
     work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
                                                       for c in combos])
@@ -167,7 +167,7 @@ def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str 
     schedules, events = list(scenario.schedules), list(scenario.events)
     try:
         if not apply_policy:
-            _checked(policy, _reps if _reps is not None else _classes(_revisions(scenario))[1])
+            _checked(policy, _reps if _reps is not None else _classes(revisions(scenario))[1])
             policy = {}
         if "preset" in combination:
             preset = _preset(combination["preset"])
@@ -311,12 +311,6 @@ def _checked(policy: dict[str, Any], reps: list[Policy]) -> None:
     if policy:
         for p in reps:
             dataclasses.replace(p, **policy)
-
-
-def _revisions(scenario: Scenario) -> list:
-    """Every schedule revision a combination's policy fields are set on: the fleet's and the ``Revise`` events'."""
-    return list(scenario.schedules) + [e.schedule for e in scenario.events
-                                       if isinstance(e, Revise) and e.schedule is not None]
 
 
 def _key(policy: Policy | None) -> object:

@@ -93,7 +93,7 @@ def test_sort_keys_order_schedule_then_instant_whether_offsets_fit_or_ranks_are_
     sid = rng.integers(0, schedules, 5_000)
     a, b = (rng.integers(0, span_us, 5_000) + 1_800_000_000 * 10**6 for _ in range(2))
     a[:50] = b[:50]  # (ties across the two arrays)
-    ka, kb = _keys(np.concatenate([sid, sid]), a, b, split=5_000)
+    ka, kb = _keys((sid, a), (sid, b))
     both = np.concatenate([ka, kb])
     pairs = np.lexsort((np.concatenate([a, b]), np.concatenate([sid, sid])))
     assert (np.diff(both[pairs]) >= 0).all()  # the keys' order is the pairs' order, ties equal
