@@ -44,10 +44,12 @@ import numpy as np
 import polars as pl
 
 from ..durations import duration_us
+from ..times import DAY_US, US
 from ..tz.release import ReleaseLike
 from .ledger import Ledger
 from .ledger_schema import BY_DESIGN_REASONS, LEDGER_REASONS, LEDGER_STATES
 from .scenario import Budget, Scenario
+from .state import us_of
 
 __all__ = ["measures", "measures_of_run", "MEASURES"]
 
@@ -59,8 +61,6 @@ MEASURES = ("done", "late", "missed", "coalesced", "skipped", "expired", "failed
 
 _DONE = LEDGER_STATES.index("done")
 _BY_DESIGN = np.array([r in BY_DESIGN_REASONS for r in LEDGER_REASONS], dtype=bool)
-_US = 1_000_000
-_DAY_US = 86_400 * _US
 
 
 def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *, late_after: object = None,
@@ -84,8 +84,8 @@ def measures(ledger: Ledger | pl.DataFrame, scenario: Scenario | None = None, *,
     effects = frame["effects"].drop_nulls().to_numpy()
     plain = frame["window_end_utc"].null_count() == frame.height and not len(effects)
     coverage = None if plain else views.coverage(frame, late_after=late_after)
-    cols = _Columns(sid, ids, _us(frame["due_utc"]), meant, frame["state"].to_physical().to_numpy(),
-                    frame["started_utc"].is_not_null().to_numpy(), _us(frame["started_utc"]),
+    cols = _Columns(sid, ids, us_of(frame["due_utc"]), meant, frame["state"].to_physical().to_numpy(),
+                    frame["started_utc"].is_not_null().to_numpy(), us_of(frame["started_utc"]),
                     frame["lateness_s"].to_numpy(), frame["cost"].to_numpy(), frame["budget_wait_s"].to_numpy(),
                     effects, coverage)
     return _measure(cols, scenario, accounts, late_after, memo)
@@ -149,7 +149,7 @@ def _measure(cols: _Columns, scenario: Scenario | None, accounts: dict[str, str]
     done = cols.state[meant] == _DONE
     late = done & rows.has_next & (m_start >= rows.next_due)
     if limit is not None:
-        late |= done & (np.round(cols.lateness[meant] * _US) > limit)
+        late |= done & (np.round(cols.lateness[meant] * US) > limit)
     gap = _longest_gap(sid[meant], due[meant], ~done | late, done, m_start, rows.order)
     lat = pl.Series(cols.lateness[started], dtype=pl.Float64)
     waits = cols.budget_wait[cols.budget_wait > 0]
@@ -166,7 +166,7 @@ def _measure(cols: _Columns, scenario: Scenario | None, accounts: dict[str, str]
     return {
         "done": int((done & ~late).sum()), "late": int(late.sum()), "missed": int((~done).sum()),
         **{s: int(by_state[LEDGER_STATES.index(s)]) for s in ("coalesced", "skipped", "expired", "failed")},
-        "longest_gap_s": _seconds(gap, _US),
+        "longest_gap_s": _seconds(gap, US),
         "lateness_p50_s": _seconds(lat.quantile(0.5) if len(lat) else None),
         "lateness_p95_s": _seconds(lat.quantile(0.95) if len(lat) else None),
         "lateness_max_s": _seconds(lat.max() if len(lat) else None),
@@ -288,7 +288,7 @@ def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.
     if not started.any():
         return None, None
     if not budgets:
-        day = start[started] // _DAY_US
+        day = start[started] // DAY_US
         return float(np.bincount(day - day.min(), weights=cost[started]).max()), None
     rel = get_release(release)
     names = rows.accounts[0]
@@ -327,11 +327,6 @@ def _codes(ids: pl.Series) -> tuple[np.ndarray, list[str]]:
         ids = ids.cast(pl.String)
         ids = ids.cast(pl.Enum(ids.unique().drop_nulls().sort()))
     return ids.to_physical().to_numpy().astype(np.int64), cast(pl.Enum, ids.dtype).categories.to_list()
-
-
-def _us(column: pl.Series) -> np.ndarray:
-    """A datetime column as µs since the epoch (0 where null: read only where it is not)."""
-    return column.dt.epoch("us").fill_null(0).to_numpy()
 
 
 def _seconds(value: Any, per_second: float = 1.0) -> float | None:
