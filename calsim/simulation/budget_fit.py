@@ -67,7 +67,7 @@ def fit_arrivals(run: RunState, rows: np.ndarray, s: np.ndarray, a: np.ndarray, 
         cand = np.flatnonzero(undecided & fits(spent[a], x, lim))
         if not len(cand):
             return start
-        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, run.fixed_duration, going_k(run, lastF))]
+        ch = cand[_chain(s, c, fin, skip_rows, cand, lastF, going_k(run, lastF))]
         if not len(ch):
             return start
         sums = _running_sums(x[ch], a[ch], spent)
@@ -106,7 +106,7 @@ def fit_one_charge(run: RunState, s: np.ndarray, a: np.ndarray, c: np.ndarray, f
     """
     n = len(s)
     k = going_k(run, lastF)
-    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, run.fixed_duration, k)
+    chain = _chain(s, c, fin, skip_rows, np.arange(n), lastF, k)
     cs = np.cumsum(chain)
     cs -= chain  # arrivals passing the check before each row
     head = np.empty(n, dtype=bool)
@@ -143,21 +143,22 @@ def started(lastF: np.ndarray, s: np.ndarray, fin: np.ndarray) -> None:
 
 
 def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray, cand: np.ndarray,
-           lastF: np.ndarray, fixed: bool, k: np.ndarray | None = None) -> np.ndarray:
+           lastF: np.ndarray, k: np.ndarray | None = None) -> np.ndarray:
     """Which of the candidates ``cand`` pass the overlap check if every candidate that passes it starts.
 
-    A ``skip`` arrival is turned away when it comes before its schedule's
-    last start's finish. Starts (``u``) never decrease along a schedule's
-    arrivals and a finish is never before its start, so an arrival at or
-    after every earlier candidate's finish (started or not) is never turned
-    away, and one before that, right after a candidate that passed, always
-    is (that one is going): only runs of two or more such arrivals need a
-    look one by one. (With one ``fixed`` duration per schedule, finishes
-    grow with starts: the latest earlier finish is the previous one.)
-    With ``k`` (some schedule may have more than one run going: ``lastF``
-    keeps each one's latest finishes), the candidates are walked in order
-    (:func:`.budget_going.chain_k`).
+    A ``skip`` arrival is turned away when ``k`` runs of its schedule are
+    going (one, ``k`` None: its last start's finish is after it). Whether
+    one passes depends on which earlier ones passed, so the ``skip``
+    candidates are walked in arrival order, compiled
+    (:func:`.budget_going.chain_k`; with one run at a time ``lastF``, each
+    schedule's latest finish, is that walk's table of one column: a passing
+    run starts at or after every earlier start's finish, so its own finish
+    is the latest). A vectorised pre-pass with a Python walk over the
+    conflicting stretches, what this was, cost 60% of a sweep's budget
+    periods after an outage (thousands of conflicts a period).
     """
+    from .budget_going import chain_k
+
     ok = np.ones(len(cand), dtype=bool)
     if not len(skip_rows):
         return ok
@@ -165,39 +166,9 @@ def _chain(s: np.ndarray, c: np.ndarray, fin: np.ndarray, skip_rows: np.ndarray,
         else np.arange(len(cand))
     if not len(pos):
         return ok
-    if k is not None:
-        from .budget_going import chain_k
-
-        ok[pos] = chain_k(s.astype(np.int64), c, fin, cand[pos].astype(np.int64), lastF, k)
-        return ok
-    g = cand[pos]
-    o = np.argsort(s[g], kind="stable")
-    g, pos = g[o], pos[o]
-    s_g, c_g, f_g = s[g], c[g], fin[g]
-    head = np.empty(len(g), dtype=bool)
-    head[0] = True
-    np.not_equal(s_g[1:], s_g[:-1], out=head[1:])
-    # before each: the latest finish of the schedule's earlier candidates, or its last start's
-    before = np.empty(len(g), dtype=np.int64)
-    if fixed:
-        before[1:] = f_g[:-1]
-    else:
-        before[1:], _ = group_running_max(f_g, head)
-    before[head] = -BIG
-    np.maximum(before, lastF[s_g], out=before)
-    flag = c_g < before
-    if flag.any():
-        chain = ~flag
-        cont = flag.copy()
-        cont[0] = False
-        cont[1:] &= flag[:-1] & ~head[1:]
-        if cont.any():
-            L = before  # for a flagged arrival: the last finish of a start before it
-            for j in np.flatnonzero(cont).tolist():
-                lk = int(f_g[j - 1]) if chain[j - 1] else int(L[j - 1])
-                L[j] = lk
-                chain[j] = int(c_g[j]) >= lk
-        ok[pos] = chain
+    if k is None:
+        lastF, k = lastF.reshape(-1, 1), np.ones(len(lastF), dtype=np.int64)
+    ok[pos] = chain_k(s.astype(np.int64), c, fin, cand[pos].astype(np.int64), lastF, k)
     return ok
 
 

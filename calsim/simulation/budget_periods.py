@@ -188,6 +188,10 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
     pauses = _pause_groups(run)
     period_fn = period_of(run.budget_tables[members[0]], b0.period)
     starts, stops, steps = cuts
+    # Each period's successor opens when a backlog is held: found for every period with picks at once (a
+    # scalar period_start resolves one wall time a call).
+    opening = dict(zip(steps, period_start(run.budget_tables[members[0]], b0.period,
+                                           np.asarray(steps, dtype=np.int64) + 1).tolist())) if steps else {}
     pending: dict[int, tuple] = {}  # period -> the backlog arriving in it (rows, s, a, c, u)
     i = 0
     while i < len(steps) or pending:
@@ -206,7 +210,7 @@ def _periods(run: RunState, members: list[int], rows: np.ndarray, s: np.ndarray,
         if held is None:
             continue
         h_rows, h_s, h_a, h_since = held
-        T = period_start(run.budget_tables[members[0]], b0.period, j + 1)
+        T = opening[j] if j in opening else int(period_start(run.budget_tables[members[0]], b0.period, j + 1))
         if T >= end:
             # The loop ignores openings at or past the horizon's end: what
             # waits then never gets budget.

@@ -37,7 +37,7 @@ effects (worker-level scenarios) is the view's own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
@@ -188,8 +188,20 @@ class _Rows:
     has_next: np.ndarray  # per row meant to run: its schedule has a later distinct due instant ...
     next_due: np.ndarray  # ... which is this one
     order: np.ndarray  # the rows meant to run by (schedule, due instant)
-    by_account: np.ndarray  # rows in account order (of the budgets' accounts), row order within
-    bounds: np.ndarray  # account a's rows are by_account[bounds[a]:bounds[a + 1]]
+    acct: np.ndarray  # each row's account: its place in ``accounts[0]`` (the budgets' accounts), -1 for none
+    calendars: dict = field(default_factory=dict)  # (zone, period kind) -> :meth:`calendar`
+
+    def calendar(self, names: list[str]) -> tuple[np.ndarray, list[int]]:
+        """Each row's place among the accounts ``names`` (a calendar's budgets: -1 for another or none) and
+        those accounts' places in ``accounts[0]``, found once per calendar."""
+        key = tuple(names)
+        hit = self.calendars.get(key)
+        if hit is None:
+            accts = sorted({self.accounts[0].index(a) for a in names})
+            local = np.full(len(self.accounts[0]) + 1, -1, dtype=np.int64)  # (the last entry: no account)
+            local[accts] = np.arange(len(accts))
+            hit = self.calendars[key] = (local[self.acct], accts)
+        return hit
 
 
 def _rows(memo: dict | None, sid: np.ndarray, ids: list[str], due: np.ndarray, meant: np.ndarray,
@@ -209,9 +221,7 @@ def _rows(memo: dict | None, sid: np.ndarray, ids: list[str], due: np.ndarray, m
     has_next, next_due, order = _next_due(sid[meant], due[meant])
     code = {a: i for i, a in enumerate(names)}
     acct = np.array([code.get(accounts.get(i, ""), -1) for i in ids], dtype=np.int64)[sid]
-    by_account = np.argsort(acct, kind="stable")
-    bounds = np.searchsorted(acct[by_account], np.arange(len(names) + 1))
-    rows = _Rows(sid, due, meant, which, has_next, next_due, order, by_account, bounds)
+    rows = _Rows(sid, due, meant, which, has_next, next_due, order, acct)
     if memo is not None:
         memo["rows"] = rows
     return rows
@@ -250,8 +260,9 @@ def _longest_gap(sid: np.ndarray, due: np.ndarray, missing: np.ndarray, ran: np.
     they were due, so the runs taken in that order are often sorted by start already (checked; else sorted)."""
     if not missing.any() or not ran.any():
         return None
-    r_pos = order[ran[order]] if order is not None else np.flatnonzero(ran)
-    q_sid, q_t, r_sid, r_t = sid[missing], due[missing], sid[r_pos], start[r_pos]
+    # (queries in key order too: a searchsorted of sorted queries walks the runs once, not at random)
+    r_pos, q_pos = (order[m[order]] for m in (ran, missing)) if order is not None else (ran, missing)
+    q_sid, q_t, r_sid, r_t = sid[q_pos], due[q_pos], sid[r_pos], start[r_pos]
     q_key, r_key = _keys((q_sid, q_t), (r_sid, r_t))
     if len(r_key) > 1 and not (r_key[1:] >= r_key[:-1]).all():
         o = np.argsort(r_key)
@@ -298,14 +309,11 @@ def _worst_period(rows: _Rows, started: np.ndarray, start: np.ndarray, cost: np.
     for i, b in enumerate(budgets):
         calendars.setdefault((b.zone, b.period), []).append(i)
     for (zone, period), members in calendars.items():
-        accts = sorted({names.index(budgets[i].account) for i in members})
-        parts = [rows.by_account[rows.bounds[a]:rows.bounds[a + 1]] for a in accts]
-        mine = np.concatenate(parts)
-        keep = started[mine]
-        mine = mine[keep]
+        code, accts = rows.calendar([budgets[i].account for i in members])  # (each row's account, 0.., or -1)
+        mine = np.flatnonzero(started & (code >= 0))
         if not len(mine):
             continue
-        place = np.repeat(np.arange(len(accts)), [len(p) for p in parts])[keep]  # (each row's account, 0..)
+        place = code[mine]
         idx = period_index(rel.table(zone), period, start[mine])
         idx -= idx.min()
         # (per account and period, the costs summed in row order: as one bincount per account would)

@@ -183,8 +183,12 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
 
     demand: np.ndarray = np.zeros(len(budgets) * span, dtype=np.float64)
     longest = int(run.p_dur[paying].max()) if run.fixed_duration else 0  # the longest occupancy of a paying run
-    for lo, hi in run.chunks():
+    chunks = list(run.chunks())
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # (one chunk's cells, for the second pass below)
+    for lo, hi in chunks:
         rows, s_c, cell = cells(lo, hi)
+        if len(chunks) == 1:
+            kept[lo] = rows, cell
         if unit is not None:
             demand += np.bincount(cell, minlength=len(demand)) * unit
         else:
@@ -221,8 +225,8 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
         return None
     need = need.ravel()
     out = np.zeros(run.n, dtype=bool)
-    for lo, hi in run.chunks():
-        rows, _, cell = cells(lo, hi)
+    for lo, hi in chunks:
+        rows, cell = kept[lo] if lo in kept else cells(lo, hi)[::2]
         out[lo + rows[need[cell]]] = True
     return out
 

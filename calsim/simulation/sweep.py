@@ -55,7 +55,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import polars as pl
 
@@ -64,7 +64,7 @@ from .ledger import Ledger
 from .dispatch import engine_entry
 from .measures import MEASURES, measures
 from .policy import Policy, with_policy
-from .scenario import Backfill, Revise, Scenario, revisions
+from .scenario import Backfill, Budget, Revise, Scenario, revisions
 
 __all__ = ["sweep", "variant", "measures", "GRID_SCENARIO_FIELDS", "MEASURES"]
 
@@ -73,6 +73,7 @@ GRID_SCENARIO_FIELDS = ("capacity", "seed", "tick", "failures", "workers", "sche
                         "outages", "release")
 # Keys whose change changes what expands: each combination expands on its own.
 _EXPANDS = {"preset", "release", "outages", "covers", "interval_from"}
+_P = TypeVar("_P", Policy, Budget)
 _POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(Policy) if f.init)
 MAX_COMBINATIONS = 10_000
 
@@ -142,19 +143,21 @@ def measured(scenario: Scenario, combos: list[dict[str, Any]], names: list[str],
     # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
     # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
     reps = _classes(revisions(scenario))[1] if shared else None
-    variants = [variant(scenario, c, name=n, apply_policy=not shared, _reps=reps) for c, n in zip(combos, names)]
+    made: dict = {}  # (each distinct policy with a combination's fields: checked here, applied by _one)
+    variants = [variant(scenario, c, name=n, apply_policy=not shared, _reps=reps, _made=made)
+                for c, n in zip(combos, names)]
     work = _Work(variants, shared, keep, late_after, [{k: v for k, v in c.items() if k in _POLICY_FIELDS}
-                                                      for c in combos])
+                                                      for c in combos], made=made)
     return _run(work, jobs, progress), variants
 
 
 def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str | None = None,
-            apply_policy: bool = True, _reps: list[Policy] | None = None) -> Scenario:
+            apply_policy: bool = True, _reps: list[Policy] | None = None, _made: dict | None = None) -> Scenario:
     """``scenario`` with one combination's fields set (what :func:`sweep` simulates for that row).
 
     ``apply_policy=False`` leaves the schedules as they are (the policy fields are checked, not applied: a sweep
     sharing its expansion sets them on the prepared schedules; ``_reps``, the scenario's distinct policies when
-    the caller knows them, are what is checked).
+    the caller knows them, are what is checked; ``_made`` keeps the checked policies for :func:`_policies`).
 
     >>> import calsim
     >>> job = calsim.Schedule("h", "UTC", "2026-01-01T00:00", "0 * * * *")
@@ -167,7 +170,7 @@ def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str 
     schedules, events = list(scenario.schedules), list(scenario.events)
     try:
         if not apply_policy:
-            _checked(policy, _reps if _reps is not None else _classes(revisions(scenario))[1])
+            _checked(policy, _reps if _reps is not None else _classes(revisions(scenario))[1], _made)
             policy = {}
         if "preset" in combination:
             preset = _preset(combination["preset"])
@@ -181,7 +184,7 @@ def variant(scenario: Scenario, combination: Mapping[str, object], *, name: str 
         if "budget_limit" in combination:
             if not scenario.budgets:
                 raise InputError("sweep.grid: budget_limit: the scenario has no budgets to set a limit on")
-            fields["budgets"] = [dataclasses.replace(b, limit=combination["budget_limit"]) for b in scenario.budgets]
+            fields["budgets"] = [_replaced(b, {"limit": combination["budget_limit"]}, _made) for b in scenario.budgets]
         return dataclasses.replace(scenario, name=name or scenario.name, schedules=tuple(schedules),
                                    events=tuple(events), **fields)
     except CalsimError as exc:
@@ -243,6 +246,7 @@ class _Work:
     prepared: Any = None
     classes: Any = None
     memo: dict = dataclasses.field(default_factory=dict)  # (measures' rows, shared by the combinations)
+    made: dict = dataclasses.field(default_factory=dict)  # (policies with fields set: _replaced)
     accounts: dict | None = None
     rows: int = 0  # (of the first combination)
 
@@ -263,7 +267,7 @@ def _one(i: int) -> tuple[dict[str, Any], pl.DataFrame | None]:
         if work.prepared is None:
             work.prepared = prepare(work.variants[0])
             work.classes = _classes(work.prepared.scheds)
-        run, manual = settle_run(sc, work.prepared, policies=_policies(work.classes, work.policies[i]))
+        run, manual = settle_run(sc, work.prepared, policies=_policies(work.classes, work.policies[i], work.made))
         work.rows = run.n
         if not work.keep and not manual:  # (measured from the columns: no ledger frame to build)
             if work.accounts is None or "account" in work.policies[i]:
@@ -297,20 +301,37 @@ def _classes(scheds: list) -> tuple[list[int], list[Policy]]:
     return of, reps
 
 
-def _policies(classes: tuple[list[int], list[Policy]], fields: dict[str, Any]) -> list:
+def _policies(classes: tuple[list[int], list[Policy]], fields: dict[str, Any], made: dict | None = None) -> list:
     """Each schedule's policy with ``fields`` set, as :func:`calsim.with_policy` sets them, without building and
     validating each schedule again: each class of equal policies (:func:`_classes`) is replaced once, and its
     schedules share the replacement."""
     of, reps = classes
-    made = [dataclasses.replace(p, **fields) for p in reps] if fields else reps
-    return [made[c] for c in of]
+    new = [_replaced(p, fields, made) for p in reps] if fields else reps
+    return [new[c] for c in of]
 
 
-def _checked(policy: dict[str, Any], reps: list[Policy]) -> None:
+def _checked(policy: dict[str, Any], reps: list[Policy], made: dict | None = None) -> None:
     """The policy fields of a combination on each distinct policy of the scenario (its errors, not applied)."""
     if policy:
         for p in reps:
-            dataclasses.replace(p, **policy)
+            _replaced(p, policy, made)
+
+
+def _replaced(p: _P, fields: dict[str, Any], made: dict | None) -> _P:
+    """``p`` (a policy or a budget) with ``fields`` set (validated again by its ``__post_init__``), made once per
+    sweep in ``made``: a grid's combinations share their fields (the benchmark's 24 share 12 policies and 2
+    budget limits), and checking them before the run makes each one already. Fields are keyed with their types
+    (``1`` and ``1.0`` stay apart); an object or value that cannot be hashed is replaced every time."""
+    try:
+        key = (p, tuple((k, type(v), v) for k, v in fields.items()))
+        hit = made.get(key) if made is not None else None
+    except TypeError:
+        return dataclasses.replace(p, **fields)
+    if hit is None:
+        hit = dataclasses.replace(p, **fields)
+        if made is not None:
+            made[key] = hit
+    return hit
 
 
 def _key(policy: Policy | None) -> object:

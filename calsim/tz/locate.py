@@ -38,14 +38,17 @@ from .sources import DirSource, WheelSource
 __all__ = ["shipped_dir", "cache_dir", "installed_dir", "system_dir", "wheel_versions", "offline_releases",
            "version_key"]
 
+# calsim/tz/locate.py -> the source tree's root is three levels up. (Resolved once: every ``release("2026f")``
+# looks through the offline releases, and resolving a path is most of that.)
+_SOURCE_TREE = Path(__file__).resolve().parents[2]
+
 
 def shipped_dir() -> Path:
     """Where the wheels shipped with calsim live (``data/tzdata`` of the source tree).
 
     A non-editable install puts them under ``<prefix>/share/calsim/tzdata``.
     """
-    # calsim/tz/locate.py -> the source tree's root is three levels up.
-    here = Path(__file__).resolve().parents[2] / "data" / "tzdata"
+    here = _SOURCE_TREE / "data" / "tzdata"
     if here.is_dir():
         return here
     return Path(sys.prefix) / "share" / "calsim" / "tzdata"
@@ -139,9 +142,22 @@ def offline_releases() -> dict[str, Path]:
     found.update(wheel_versions(shipped_dir()))
     try:
         inst = installed_dir()
-        v = DirSource(inst).version()
+        v = _installed_version(inst)
         if v:
             found.setdefault(v, inst)
     except (UnknownReleaseError, CorruptReleaseError):  # pragma: no cover
         pass
     return found
+
+
+_INSTALLED_SEEN: dict[tuple[str, int, int], str | None] = {}
+
+
+def _installed_version(inst: Path) -> str | None:
+    """The installed package's version, read again only when its directory or the package's (where
+    ``__init__.py`` names the version) changes, as :func:`wheel_versions` does: a release named by version is
+    looked up on every call of ``release``."""
+    key = (str(inst), inst.stat().st_mtime_ns, inst.parent.stat().st_mtime_ns)
+    if key not in _INSTALLED_SEEN:
+        _INSTALLED_SEEN[key] = DirSource(inst).version()
+    return _INSTALLED_SEEN[key]
