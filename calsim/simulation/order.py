@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .run_rules import BIG, OVERLAP, fits, period_index, period_start, up
+from .run_rules import BIG, FITS_TOLERANCE, OVERLAP, fits, period_index, period_start, up
 from .state import RunState
 
 __all__ = ["needs_order", "one_cost_fit", "period_of_rows", "group_running_max"]
@@ -83,15 +83,22 @@ def _overlap_rows(run: RunState) -> np.ndarray | None:
     hits = []
     for lo, hi in run.chunks():
         sel = run.run[lo:hi] if checked.all() else run.run[lo:hi] & checked[run.s[lo:hi]]
-        rows = np.flatnonzero(sel)
-        if not len(rows):
-            continue
-        s_c = run.s[lo:hi][rows]
-        o = np.argsort(s_c, kind="stable")
-        idx = rows[o]
-        idx += lo
-        s_o = s_c[o]
-        del rows, s_c, o
+        if hi - lo == run.n:  # (one chunk: the frame's schedule order, found once per frame, filtered)
+            everyone = run.by_schedule()
+            idx = everyone[sel[everyone]]
+            if not len(idx):
+                continue
+            s_o = run.s[idx]
+        else:
+            rows = np.flatnonzero(sel)
+            if not len(rows):
+                continue
+            s_c = run.s[lo:hi][rows]
+            o = np.argsort(s_c, kind="stable")
+            idx = rows[o]
+            idx += lo
+            s_o = s_c[o]
+            del rows, s_c, o
         st_o = run.pick[idx]
         head = np.empty(len(idx), dtype=bool)  # first row of its schedule in the chunk
         head[0] = True
@@ -168,7 +175,10 @@ def _budget_rows(run: RunState) -> np.ndarray | None:
     day2 = 2 * 86400 * 1_000_000
     ends = np.array([int(np.min(run.pick, where=run_pay, initial=BIG)) - day2,
                      int(np.max(run.pick, where=run_pay, initial=-BIG)) + day2], dtype=np.int64)
-    bounds = [period_index(run.budget_tables[a], b.period, ends) for a, b in enumerate(budgets)]
+    by_calendar: dict[tuple[str, str], np.ndarray] = {}  # (budgets of one zone and period kind share them)
+    bounds = [by_calendar[(b.zone, b.period)] if (b.zone, b.period) in by_calendar else
+              by_calendar.setdefault((b.zone, b.period), period_index(run.budget_tables[a], b.period, ends))
+              for a, b in enumerate(budgets)]
     p0 = min(int(x[0]) for x in bounds)
     span = max(int(x[1]) for x in bounds) - p0 + 1
 
@@ -260,16 +270,18 @@ def _periods_in_order(demand: np.ndarray, limit: float, unused: float, opens: np
     within ``reach`` (the longest occupancy; 0 when no schedule checks
     overlap) of the latest such arrival need order too.
     """
-    need = np.zeros(len(demand), dtype=bool)
+    flags = []
     carry = 0.0
-    for k, d in enumerate(demand.tolist()):
-        need[k] = carry > 0 or not fits(0.0, d, limit)
-        if later[k]:
+    room = limit + FITS_TOLERANCE  # (fits(0.0, x, limit), written out: this walk runs per account and period)
+    for d, lat in zip(demand.tolist(), later.tolist()):
+        flags.append(carry > 0 or not 0.0 + d <= room)
+        if lat:
             carry += d
-        elif fits(0.0, carry + d, limit):
+        elif 0.0 + (carry + d) <= room:
             carry = 0.0
         else:
             carry = carry + d - limit + unused
+    need = np.array(flags, dtype=bool)
     if reach > 0 and need.any():
         ordered = (np.diff(opens) > 0).all()  # (else no reach to trust: everything after)
         edges = np.diff(np.concatenate([[0], need.view(np.int8), [0]]))

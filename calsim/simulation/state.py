@@ -16,7 +16,7 @@ that need order); the rules they share in :mod:`.run_rules`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import polars as pl
@@ -68,6 +68,7 @@ class RunState:
         # The narrowest schedule index: gathers of per-schedule tables read
         # less, and a stable sort on a 16-bit key is a radix sort.
         base = base if base is not None else {}
+        self.base = base
         if not base:
             base["s"] = s_of.astype(np.int16 if len(scheds) < 2**15 else np.int32, copy=False)
             base["nominal"] = us_of(frame["nominal_local"])
@@ -186,6 +187,13 @@ class RunState:
         step = max(rows, per_schedule * len(self.scheds))
         for lo in range(0, self.n, step):
             yield lo, min(self.n, lo + step)
+
+    def by_schedule(self) -> np.ndarray:
+        """Every row in schedule order, row (instant) order within: a stable sort of ``s``, the same for every
+        run state of one frame (a sweep's combinations), so found once."""
+        if "by_schedule" not in self.base:
+            self.base["by_schedule"] = np.argsort(self.s, kind="stable")
+        return cast(np.ndarray, self.base["by_schedule"])
 
     def settle_rows(self, rows: np.ndarray, t: np.ndarray, occupancy: np.ndarray, ok: np.ndarray) -> None:
         """Rows ``rows`` start at ``t`` and occupy their schedule for ``occupancy``: done, or failed."""
