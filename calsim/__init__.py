@@ -80,6 +80,7 @@ __all__ = [
     "examples",
     "presets",
     "load",
+    "write_schedules",
     "load_scenario",
     "from_crontab",
     "from_kubernetes",
@@ -145,6 +146,7 @@ __all__ = [
 # They are imported on first access and then cached in the module's namespace.
 _LAZY = {
     "load": (".importers", "load_any"),
+    "write_schedules": (".importers.schedule_table", "write_schedules"),
     "from_crontab": (".importers", "from_crontab"),
     "from_kubernetes": (".importers", "from_kubernetes"),
     "from_ical": (".importers", "from_ical"),

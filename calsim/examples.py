@@ -16,6 +16,8 @@ The same ``(n, seed)`` gives the same fleet on every machine (numpy's PCG64).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from .calendars import Calendar
@@ -57,8 +59,15 @@ _KINDS = (
 MAX_FLEET = 10_000_000  # schedules as Python objects: ~10 GB beyond this (a million-schedule table is Dask's job)
 
 
-def fleet(n: int, seed: int = 0) -> list[Schedule]:
+def fleet(n: int, seed: int = 0, *, rows: range | None = None) -> list[Schedule]:
     """``n`` schedules, deterministic in ``(n, seed)``; ids ``tenant-<t>/job-<i>``.
+
+    ``rows`` (a ``range`` within ``0..n``): only those of the ``n``, the same
+    objects ``fleet(n, seed)[rows.start:rows.stop]`` gives, built without the
+    others (a Dask worker builds its share of ``example:N`` so).
+
+    >>> fleet(10, rows=range(4, 6)) == fleet(10)[4:6]
+    True
 
     ``n`` is a whole number from 0 to 10,000,000 and ``seed`` one from 0 to
     2**63 - 1 (numpy's generators take no negative seed); anything else is an
@@ -72,6 +81,9 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
     for name, value, hi in (("n", n, MAX_FLEET), ("seed", seed, 2**63 - 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= hi:
             raise InputError(f"fleet: {name} {shown(value)} is not a whole number from 0 to {hi:,}")
+    rows = range(n) if rows is None else rows
+    if not isinstance(rows, range) or rows.step != 1 or not 0 <= rows.start <= rows.stop <= n:
+        raise InputError(f"fleet: rows {shown(rows)} is not a range within 0..{n}")
     rng = np.random.default_rng(seed)
     kinds = [k for k, _ in _KINDS]
     weights = np.array([w for _, w in _KINDS])
@@ -87,8 +99,11 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
     weekdays = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
     cn_business = Calendar.business_days("CN") if "business_daily" in {kinds[i] for i in kind_ix} else None
     out = []
-    for i in range(n):
+    for i in range(rows.stop):
         kind = kinds[kind_ix[i]]
+        drawn = _draw(kind, rng)  # (every earlier row's draws are made: row i is the same whatever rows are built)
+        if i < rows.start:
+            continue
         zone = ZONES[zone_ix[i]]
         hh, mm = _TIMES[time_ix[i]].split(":")
         start = str(np.datetime64("2025-07-01") + np.timedelta64(int(start_day[i]), "D")) + f"T{hh}:{mm}"
@@ -98,8 +113,7 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
         elif kind == "daily_cron":
             rule = f"{int(mm)} {int(hh)} * * *"
         elif kind == "weekly":
-            days = sorted(rng.choice(7, size=int(rng.integers(1, 4)), replace=False))
-            rule = "FREQ=WEEKLY;BYDAY=" + ",".join(weekdays[d] for d in days)
+            rule = "FREQ=WEEKLY;BYDAY=" + ",".join(weekdays[d] for d in cast(list, drawn))
         elif kind == "monthly_31":
             rule = "FREQ=MONTHLY;BYMONTHDAY=31"
             kw["invalid_day"] = str(invalid[i])
@@ -112,17 +126,31 @@ def fleet(n: int, seed: int = 0) -> list[Schedule]:
         elif kind == "hourly_cron":
             rule = f"{int(minutes[i])} * * * *"
         elif kind == "hourly_rrule":
-            rule = f"FREQ=HOURLY;INTERVAL={int(rng.choice([2, 3, 6, 12]))};BYMINUTE={int(minutes[i])}"
+            rule = f"FREQ=HOURLY;INTERVAL={drawn};BYMINUTE={int(minutes[i])}"
         elif kind == "window":
-            rule = Window("08:00", "20:00", str(rng.choice(["30min", "1h", "2h"])), days="MO,TU,WE,TH,FR")
+            rule = Window("08:00", "20:00", drawn, days="MO,TU,WE,TH,FR")
         elif kind == "night_window":
             rule = Window("22:00", "03:00", "30min")
         elif kind == "business_minutes":
             rule = "*/15 9-17 * * 1-5"
         elif kind == "every":
-            rule = Every(str(rng.choice(["2h", "6h", "24h"])))
+            rule = Every(drawn)
         else:  # business_daily: every day, minus what is not a working day in China
             rule = "FREQ=DAILY"
             kw["exclude"] = cn_business
         out.append(Schedule(f"tenant-{tenants[i]:03d}/job-{i:05d}", zone, start, rule, **kw))
     return out
+
+
+def _draw(kind: str, rng: np.random.Generator) -> object:
+    """What row of ``kind`` draws from the fleet's generator as the rows are walked (weekdays, an interval, a
+    period), in the order :func:`fleet` has always drawn it; None for a kind that draws nothing."""
+    if kind == "weekly":
+        return sorted(rng.choice(7, size=int(rng.integers(1, 4)), replace=False))
+    if kind == "hourly_rrule":
+        return int(rng.choice([2, 3, 6, 12]))
+    if kind == "window":
+        return str(rng.choice(["30min", "1h", "2h"]))
+    if kind == "every":
+        return str(rng.choice(["2h", "6h", "24h"]))
+    return None

@@ -63,7 +63,7 @@ from .times import US, instant_us
 if TYPE_CHECKING:
     from .tz.release import ReleaseLike
 
-__all__ = ["DEFAULT_MAX_OCCURRENCES", "ENV", "max_occurrences", "scope", "estimate", "estimates", "check",
+__all__ = ["DEFAULT_MAX_OCCURRENCES", "ENV", "max_occurrences", "scope", "estimate", "estimates", "check", "over_limit",
            "check_count", "per_day", "MARGIN"]
 
 DEFAULT_MAX_OCCURRENCES = 50_000_000
@@ -436,6 +436,10 @@ def check(schedules: Sequence[Schedule], lo: object, hi: object, limit: object =
     total = _total(est)
     if total > cap:
         i = int(np.argmax(est))
-        raise InputError(f"{what}: ~{total:,} occurrences (schedule {_shown(scheds[i].id)} alone ~{int(est[i]):,}) "
-                         f"exceeds the limit {cap:,}; {_HOW}")
+        raise over_limit(what, total, f"schedule {_shown(scheds[i].id)} alone ~{int(est[i]):,}", cap)
     return total
+
+
+def over_limit(what: str, total: int, detail: str, cap: int) -> InputError:
+    """The one-line refusal of ``total`` estimated occurrences over ``cap`` (``detail``: what weighs most)."""
+    return InputError(f"{what}: ~{total:,} occurrences ({detail}) exceeds the limit {cap:,}; {_HOW}")

@@ -97,6 +97,7 @@ EXTRAS = {
     "__version__", "with_policy", "load_scenario", "tzdiff_summary", "GapPolicy", "FoldPolicy", "InvalidDayPolicy",
     "ByLocalHour",  # a gap/fold policy that depends on the local hour (Dagster's DST repair, issue 29)
     "RRule", "Cron", "Calendar", "distributed", "Backfill", "sweep",
+    "write_schedules",  # a fleet as a Parquet table, read by calsim.load and by Dask workers (issue 31)
     "CalsimError", "InputError", "PolicyError", "ReleaseError", "UnknownReleaseError", "CorruptReleaseError",
     "UnknownZoneError", "ResolutionError", "NonexistentTimeError", "AmbiguousTimeError", "RuleError",
     "ScheduleError", "StoreError", "LedgerLockedError",

@@ -100,7 +100,7 @@ def _check_output(output: object) -> str:
 
 def simulate(scenario: Scenario, client: object = None, output: object = None, partitions: int | None = None, *,
              retries: int = 2, storage_options: dict | None = None,
-             max_occurrences: int | None = None) -> LedgerDataset:
+             max_occurrences: int | None = None, schedules: object = None) -> LedgerDataset:
     """Simulate ``scenario`` on a Dask cluster, the ledger written as Parquet under ``output``.
 
     Parameters
@@ -132,6 +132,17 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         estimated occurrences exceed this (see :func:`calsim.simulate`);
         None: ``CALSIM_MAX_OCCURRENCES``, else 100 million. The workers
         check their partitions against the same limit.
+    schedules
+        The fleet, when this process should not hold it: the path of a
+        Parquet schedules table (:func:`calsim.write_schedules`) or
+        ``"example:N[:SEED]"``, read (built) by the workers chunk by chunk
+        (:mod:`.fleet_source`); ``scenario`` is then the world alone, without
+        schedules or events that name one. The client holds the plan: a few
+        numbers per chunk and partition, the keys that couple schedules
+        (accounts, rate-limit buckets), never a schedule. Partitions are
+        chosen by a stable hash of each schedule's coupling key (its budgeted
+        account, else its bucket, else its id), so the ledger is the same
+        whatever the chunking.
 
     Returns
     -------
@@ -156,11 +167,18 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
     if storage_options is not None and not isinstance(storage_options, dict):
         raise InputError(f"storage_options: expected a dict or None, got {type(storage_options).__name__}")
     cap = limits.max_occurrences(max_occurrences)
-    check_scenario(scenario, cap)  # the whole fleet, before anything is partitioned or submitted
+    source = None
+    if schedules is not None:
+        source = _world_only(scenario, schedules)
+    else:
+        check_scenario(scenario, cap)  # the whole fleet, before anything is partitioned or submitted
     if fs.is_url(output):
         fs.filesystem(output, storage_options)  # fails early, naming output, when fsspec cannot open it
     dask_client, owned = _get_client(client)
     try:
+        if source is not None:
+            return _simulate_planned(scenario, source, dask_client, output, partitions, retries, storage_options,
+                                     cap)
         return _simulate(scenario, dask_client, output, partitions, retries, storage_options, cap)
     finally:
         if owned:
@@ -211,3 +229,105 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
     fs.write_summary(output, storage_options)  # (once the scenario is complete: it is then part of the dataset)
     return LedgerDataset._from_meta(directory, meta, storage_options)
+
+
+def _world_only(scenario: Scenario, schedules: object):
+    """The :class:`.fleet_source.FleetSource` of ``schedules``, once ``scenario`` is checked to be a world alone."""
+    from ..simulation.scenario import Backfill, Pause, Resume, Revise, Trigger
+    from .fleet_source import fleet_source
+
+    if scenario.schedules:
+        raise InputError(f"schedules: given with a scenario that has {len(scenario.schedules):,} schedules of its "
+                         "own (allowed: one or the other; the scenario is then the world alone)")
+    named = [ev for ev in scenario.events if isinstance(ev, (Trigger, Backfill, Revise))
+             or (isinstance(ev, (Pause, Resume)) and ev.schedule_id is not None)]
+    if named:
+        raise InputError(f"schedules: scenario.events holds {type(named[0]).__name__} naming a schedule, which a "
+                         "fleet read by the workers cannot check (allowed with schedules=: events of the whole "
+                         "fleet, Pause/Resume without schedule_id, TzUpgrade, WorkerCrash)")
+    return fleet_source(schedules)
+
+
+def _simulate_planned(world: Scenario, source, client, output: str, partitions: int | None, retries: int,
+                      storage_options: dict | None, cap: int) -> LedgerDataset:
+    """:func:`simulate` of a fleet the workers read (``source``): three rounds of tasks, the client holding
+    only their few numbers.
+
+    1. (only when one schedule can join two kinds of key: budgets or account breakers *and* rate limits)
+       each chunk's sets of joined keys, for a union-find over the keys;
+    2. each chunk read, estimated against ``cap`` per release, and written to the partitions of its
+       schedules' keys (``_plan/``, removed at the end); nothing is simulated before the estimates of every
+       chunk are summed and checked, as a local run checks the whole fleet;
+    3. each partition read back from the plan, simulated and written as :func:`simulate` writes it.
+    """
+    from .._version import __version__
+    from .fleet_source import joined
+    from .worker import SCHEDULE_RECORDS, chunk_links, plan_chunk, run_planned
+
+    t0 = time.perf_counter()
+    shared = fleet_wide(world)
+    if partitions is None:
+        threads = sum(client.nthreads().values()) or 1
+        partitions = max(2 * threads, math.ceil(source.rows / SCHEDULES_PER_PARTITION))
+    if shared is not None:
+        if partitions > 1:
+            warnings.warn(f"engine='dask': {shared} is shared by every schedule of scenario {world.name!r}, so it "
+                          "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
+                          UserWarning, stacklevel=_callers_level())
+        partitions = 1
+    accounts = frozenset({b.account for b in world.budgets} | {br.target for br in world.breakers
+                                                                if br.kind == "account"})
+    buckets = frozenset(r.name for r in world.rate_limits)
+    directory = fs.scenario_directory(output, world.name)
+    plan = fs.join(directory, "_plan")
+    fs.makedirs(directory, storage_options)
+    fs.remove(directory, fs.METADATA_FILE, storage_options)  # (not complete until written again at the end)
+    fs.remove_tree(plan, storage_options)
+    fs.makedirs(plan, storage_options)
+    token = _token(world, str(source), source.chunks, directory, partitions, __version__)
+    chunks = range(len(source.chunks))
+    roots: dict = {}
+    if accounts and buckets:
+        links = _gathered(client, [client.submit(chunk_links, source, c, accounts, buckets,
+                                                 key=f"calsim-links-{token}-{c:05d}", retries=retries)
+                                   for c in chunks])
+        roots = joined(sorted({keys for part in links for keys in part}))
+    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, accounts, buckets, roots, partitions,
+                                               plan, storage_options, key=f"calsim-plan-{token}-{c:05d}",
+                                               retries=retries) for c in chunks])
+    total = max((sum(p["estimates"][r] for p in planned) for r in range(len(planned[0]["estimates"]))), default=0) \
+        if planned else 0
+    if total > cap:
+        fs.remove_tree(plan, storage_options)
+        raise limits.over_limit("simulate", total, f"the {source.rows:,} schedules of {source}", cap)
+    where: dict[int, list[int]] = {}
+    for p in planned:
+        for k in p["counts"]:
+            where.setdefault(int(k), []).append(p["chunk"])
+    results = _gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory,
+                                               storage_options, cap, key=f"calsim-partition-{token}-{k:05d}",
+                                               retries=retries) for k in sorted(where)])
+    fs.remove_tree(plan, storage_options)
+    names = {r["path"] for r in results}
+    for name in fs.listdir(directory, storage_options):
+        if (fs.is_part(name) and name not in names) or fs.is_leftover(name):
+            fs.remove(directory, name, storage_options)
+    records = fs.join(directory, SCHEDULE_RECORDS)
+    for name in fs.listdir(records, storage_options):
+        if name not in names:
+            fs.remove(records, name, storage_options)
+    meta = metadata(world, results, __version__, round(time.perf_counter() - t0, 3))
+    meta["parameters"]["schedules"] = sum(r["schedules"] for r in results)
+    meta["schedule_files"] = [f"{SCHEDULE_RECORDS}/{r['path']}" for r in sorted(results, key=lambda r: r["path"])]
+    fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
+    fs.write_summary(output, storage_options)
+    return LedgerDataset._from_meta(directory, meta, storage_options)
+
+
+def _gathered(client, futures: list) -> list:
+    """The results of ``futures``, released as soon as they are in (the client keeps no task's result)."""
+    try:
+        return client.gather(futures)
+    finally:
+        for f in futures:
+            f.release()

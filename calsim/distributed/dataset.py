@@ -101,6 +101,12 @@ def check_metadata(meta: object, where: str) -> None:
     for key in ("release", "calsim_version"):
         if meta.get(key) is not None and not isinstance(meta[key], str):
             raise bad(key, meta[key], "text")
+    records = meta.get("schedule_files", [])
+    if not isinstance(records, list):
+        raise bad("schedule_files", records, "a list")
+    for i, name in enumerate(records):
+        if not (isinstance(name, str) and name.startswith("_schedules/") and fs.is_part(name[len("_schedules/"):])):
+            raise bad(f"schedule_files[{i}]", name, "a file of the dataset (_schedules/part-NNNNN.parquet)")
     schedules = meta.get("schedules", [])
     if not isinstance(schedules, list):
         raise bad("schedules", schedules, "a list")
@@ -220,8 +226,21 @@ class LedgerDataset:
         """A :class:`~calsim.Ledger` on :attr:`frame` (in memory: for small data)."""
         from ..simulation.ledger import Ledger
 
-        accounts = {r["schedule_id"]: r["account"] for r in self.metadata.get("schedules", []) if r.get("account")}
+        records = self.schedule_records()
+        accounts = dict(records.filter(pl.col("account").is_not_null()).select("schedule_id", "account").iter_rows())
         return Ledger(self.name, self.frame, accounts)
+
+    def schedule_records(self) -> pl.DataFrame:
+        """One row per schedule revision (``schedule_id``, ``revision``, ``zone``, ``account``, ``rule``,
+        ``policy``): from ``_scenario.json``, or for a fleet the workers read (``schedules=``) from the files
+        they wrote beside the parts (``_schedules/``)."""
+        from .worker import SCHEDULE_RECORD
+
+        files = self.metadata.get("schedule_files", [])
+        if files:
+            return fs.scan_parquet([fs.join(self.path, f) for f in files], self.storage_options) \
+                .select(list(SCHEDULE_RECORD)).collect()
+        return pl.DataFrame(self.metadata.get("schedules", []), schema=SCHEDULE_RECORD, orient="row")
 
     def counts(self) -> pl.DataFrame:
         """Rows per (kind, state, reason), computed lazily (as :meth:`calsim.Ledger.counts`)."""

@@ -41,7 +41,7 @@ from ..errors import InputError
 __all__ = ["METADATA_FILE", "SUMMARY_FILES", "write_summary", "scenario_directory", "part_name", "is_part",
            "is_leftover", "is_url", "filesystem",
            "join", "write_file", "write_bytes", "listdir", "remove", "makedirs", "exists", "read_text",
-           "scan_parquet", "polars_reads"]
+           "scan_parquet", "polars_reads", "read_bytes", "remove_tree"]
 
 METADATA_FILE = "_scenario.json"
 SUMMARY_FILES = ("_metadata", "_common_metadata")
@@ -265,3 +265,29 @@ def _footer(location: str, storage_options: dict | None, pq):
     fs, path = filesystem(location, storage_options)
     with fs.open(path, "rb") as fh:
         return pq.read_metadata(fh)
+
+
+def read_bytes(location: str, storage_options: dict | None) -> bytes:
+    """The file at ``location`` (``FileNotFoundError`` when it is missing)."""
+    local = _local(location)
+    if local is not None:
+        with open(local, "rb") as fh:
+            return fh.read()
+    fs, path = filesystem(location, storage_options)
+    with fs.open(path, "rb") as fh:
+        return fh.read()
+
+
+def remove_tree(location: str, storage_options: dict | None) -> None:
+    """Remove directory ``location`` and what it holds, if it is there."""
+    import shutil
+
+    local = _local(location)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    fs, path = filesystem(location, storage_options)
+    try:
+        fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass

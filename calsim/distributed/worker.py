@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import time
 
+import polars as pl
+
 import calsim.limits as limits
 from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as files
 
-__all__ = ["run_partition"]
+__all__ = ["run_partition", "chunk_links", "plan_chunk", "run_planned", "SCHEDULE_RECORDS"]
 
 
 def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None,
@@ -48,3 +50,71 @@ def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict |
     return {"partition": k, "path": name, "rows": frame.height, "schedules": len({s.id for s in sub.schedules}),
             "bytes": size, "states": states, "releases": releases,
             "simulate_s": round(t1 - t0, 4), "write_s": round(time.perf_counter() - t1, 4)}
+
+
+def chunk_links(source, c: int, accounts: frozenset[str], buckets: frozenset[str]) -> list[tuple]:
+    """The distinct sets of two or more coupling keys the schedules of chunk ``c`` join
+    (:func:`.fleet_source.coupling_keys`): what the client's union-find needs, never the schedules."""
+    from .fleet_source import coupling_keys, read_chunk
+
+    return sorted({keys for s in read_chunk(source, c) if len(keys := coupling_keys(s, accounts, buckets)) > 1})
+
+
+def plan_chunk(source, c: int, world: Scenario, accounts: frozenset[str], buckets: frozenset[str], roots: dict,
+               partitions: int, plan: str, storage_options: dict | None) -> dict:
+    """Read chunk ``c``, estimate its occurrences, and write its schedules to the partitions they belong to
+    (``<plan>/k<partition>-c<chunk>.pkl``, pickled lists read by :func:`run_planned`); returns the estimate
+    per release of ``world`` and the schedules written per partition."""
+    import pickle
+
+    from .fleet_source import coupling_keys, partition_of, read_chunk
+    from ..simulation.scenario import TzUpgrade
+    from ..tz.release import release
+
+    scheds = read_chunk(source, c)
+    releases = [world.release] + [ev.to for ev in world.events if isinstance(ev, TzUpgrade)]
+    estimates = [int(limits.estimates(scheds, world.start_us, world.end_us, release(r)).sum()) if scheds else 0
+                 for r in releases]
+    parts: dict[int, list] = {}
+    for s in scheds:
+        keys = coupling_keys(s, accounts, buckets)
+        key = roots.get(keys[0], keys[0]) if keys else ("id", s.id)
+        parts.setdefault(partition_of(key, partitions), []).append(s)
+    for k, members in parts.items():
+        files.write_bytes(plan, f"k{k:05d}-c{c:05d}.pkl", pickle.dumps(members, protocol=pickle.HIGHEST_PROTOCOL),
+                          storage_options)
+    return {"chunk": c, "schedules": len(scheds), "estimates": estimates,
+            "counts": {k: len(v) for k, v in parts.items()}}
+
+
+def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory: str,
+                storage_options: dict | None, max_occurrences: int | None = None) -> dict:
+    """Partition ``k`` of a planned run: its schedules from the plan's files of ``chunks``, simulated in
+    ``world`` (its budgets and breakers those of these schedules), written as :func:`run_partition` does; their
+    records (:func:`calsim.simulation.scenario_records.schedule_rows`) go to ``_schedules/part-<k>.parquet``."""
+    import dataclasses
+    import pickle
+
+    from .partitioning import sub_scenario
+    from ..simulation.scenario_records import schedule_rows
+
+    scheds = []
+    for c in chunks:
+        scheds.extend(pickle.loads(files.read_bytes(files.join(plan, f"k{k:05d}-c{c:05d}.pkl"), storage_options)))
+    ids = {s.id for s in scheds}
+    sub = sub_scenario(dataclasses.replace(world, schedules=tuple(scheds)), ids)
+    result = run_partition(sub, k, directory, storage_options, max_occurrences)
+    rows = pl.DataFrame(schedule_rows(sub), schema=SCHEDULE_RECORD, orient="row") if scheds else \
+        pl.DataFrame(schema=SCHEDULE_RECORD)
+    records = files.join(directory, SCHEDULE_RECORDS)
+    files.makedirs(records, storage_options)
+    files.write_file(records, files.part_name(k), lambda sink: rows.write_parquet(sink, compression="zstd"),
+                     storage_options)
+    return result
+
+
+#: Where a planned run keeps its schedule records (one file per partition, beside the ledger's parts: a
+#: directory whose name starts with "_" is not part of the dataset for hive readers).
+SCHEDULE_RECORDS = "_schedules"
+SCHEDULE_RECORD = {"schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String, "account": pl.String,
+                   "rule": pl.String, "policy": pl.String}

@@ -195,25 +195,10 @@ def _allowed(name: str, t: Any, pa: ModuleType) -> str | None:
     return None if ok else f"column {name!r} is {t}; allowed: {allowed}"
 
 
-def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes], size: int, where: str,
-                 wanted: Collection[str], *, max_rows: int, max_bytes: int,
-                 require: Callable[[list[str]], None] | None = None) -> pl.DataFrame:
-    """The columns ``wanted`` (those present) of a Parquet file of ``size`` bytes, within the caps.
-
-    ``pread(offset, n)`` reads at most ``n`` bytes at ``offset`` (the footer
-    and the page headers are read so); ``whole()`` is the file's content,
-    asked for only once everything it declares has been checked, and handed
-    to pyarrow as a buffer (pyarrow reading a Python file object aborts the
-    process at exit when polars is loaded: "terminate called without an
-    active exception", pyarrow 26 and polars 2.1).
-
-    ``where`` starts every message (``"history: runs.parquet"``). Raises
-    :class:`~calsim.errors.InputError` for a file that is not Parquet, one
-    whose footer or page headers declare more than the caps (module
-    docstring), a column of a type the history cannot use, or one pyarrow
-    cannot read. ``require`` is called with the file's column names before
-    any page is read (to refuse a file without the columns the caller needs).
-    """
+def footer_of(pread: Callable[[int, int], bytes], size: int, where: str, *, max_rows: int):
+    """The checked footer of a Parquet file of ``size`` bytes: ``(metadata, arrow schema, last 8 bytes,
+    footer length)``, reading nothing but the footer (steps 1 and 2 of the module docstring, before the
+    columns): at most ``max_rows`` rows, :data:`MAX_ROW_GROUPS` row groups and :data:`MAX_COLUMNS` columns."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -247,6 +232,37 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
         raise _fail(where, f"declares {md.num_row_groups:,} row groups (allowed: at most {MAX_ROW_GROUPS:,})")
     if md.num_columns > MAX_COLUMNS:
         raise _fail(where, f"declares {md.num_columns:,} columns (allowed: at most {MAX_COLUMNS:,})")
+    return md, schema, tail, footer
+
+
+def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes], size: int, where: str,
+                 wanted: Collection[str], *, max_rows: int, max_bytes: int,
+                 require: Callable[[list[str]], None] | None = None,
+                 groups: Collection[int] | None = None,
+                 allowed: Callable[[str, Any, ModuleType], str | None] | None = None) -> pl.DataFrame:
+    """The columns ``wanted`` (those present) of a Parquet file of ``size`` bytes, within the caps.
+
+    ``pread(offset, n)`` reads at most ``n`` bytes at ``offset`` (the footer
+    and the page headers are read so); ``whole()`` is the file's content,
+    asked for only once everything it declares has been checked, and handed
+    to pyarrow as a buffer (pyarrow reading a Python file object aborts the
+    process at exit when polars is loaded: "terminate called without an
+    active exception", pyarrow 26 and polars 2.1).
+
+    ``where`` starts every message (``"history: runs.parquet"``). Raises
+    :class:`~calsim.errors.InputError` for a file that is not Parquet, one
+    whose footer or page headers declare more than the caps (module
+    docstring), a column of a type the history cannot use, or one pyarrow
+    cannot read. ``require`` is called with the file's column names before
+    any page is read (to refuse a file without the columns the caller needs).
+    ``groups``: only these row groups are checked and read (None: all).
+    ``allowed(name, arrow type, pyarrow)``: why a column cannot be read, None when it can (default: the
+    history's columns).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    md, schema, tail, footer = footer_of(pread, size, where, max_rows=max_rows)
     names = schema.names
     if require is not None:
         require(names)
@@ -262,7 +278,7 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
     for n in columns:
         if names.count(n) > 1:
             raise _fail(where, f"column {n!r} appears {names.count(n)} times (allowed: once)")
-        why = _allowed(n, schema.field(n).type, pa)
+        why = (allowed or _allowed)(n, schema.field(n).type, pa)
         if why is not None or n not in leaves:
             raise _fail(where, why or f"column {n!r} is not a flat column")
     rows_seen = 0
@@ -270,11 +286,14 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
     pages = 0
     body_end = size - 8 - footer
     plans = []
+    chosen = set(range(md.num_row_groups)) if groups is None else set(groups)
     for g in range(md.num_row_groups):
         rg = md.row_group(g)
         if rg.num_rows < 0:
             raise _fail(where, f"row group {g} declares {rg.num_rows} rows")
         rows_seen += rg.num_rows
+        if g not in chosen:
+            continue
         for n in columns:
             c = rg.column(leaves[n])
             at = f"row group {g}, column {n!r}"
@@ -309,7 +328,7 @@ def read_parquet(pread: Callable[[int, int], bytes], whole: Callable[[], bytes],
                             coerce_int96_timestamp_unit="us")
     except (pa.ArrowException, OSError, ValueError, MemoryError) as exc:
         raise _pyarrow_error(where, exc) from None
-    return _read_groups(pf, where, columns, md.num_row_groups, max_bytes, pa)
+    return _read_groups(pf, where, columns, sorted(chosen & set(range(md.num_row_groups))), max_bytes, pa)
 
 
 def _check_pages(pread: Callable[[int, int], bytes], where: str, at: str, start: int, compressed: int,
@@ -388,14 +407,15 @@ def _frame(table: Any) -> pl.DataFrame:
     return frame
 
 
-def _read_groups(pf: Any, where: str, columns: list[str], groups: int, max_bytes: int, pa: ModuleType) -> pl.DataFrame:
+def _read_groups(pf: Any, where: str, columns: list[str], groups: list[int], max_bytes: int, pa: ModuleType,
+                 ) -> pl.DataFrame:
     """Each row group's columns, string columns counted as they expand (within ``max_bytes`` in all)."""
     import pyarrow.compute as pc
 
     frames: list[pl.DataFrame] = []
     used = 0
-    first_row = 0
-    for g in range(groups):
+    for g in groups:
+        first_row = sum(pf.metadata.row_group(h).num_rows for h in range(g))  # (rows are numbered in the file)
         try:
             table = pf.read_row_group(g, columns=columns, use_threads=False)
             out = {}
@@ -423,7 +443,6 @@ def _read_groups(pf: Any, where: str, columns: list[str], groups: int, max_bytes
                     used += col.nbytes
                 out[n] = col
             frames.append(_frame(pa.table(out)))
-            first_row += table.num_rows
         except InputError:
             raise
         except (pa.ArrowException, OSError, ValueError, MemoryError) as exc:

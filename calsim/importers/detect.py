@@ -3,6 +3,7 @@
 =========================================================  ===============================
 content                                                    read by
 =========================================================  ===============================
+Parquet (``PAR1``): a schedules table                       :func:`calsim.importers.schedule_table.read`
 ``[[schedule]]`` or ``[scenario]`` (TOML fleet/scenario)    :func:`calsim.importers.fleet.read`
 ``BEGIN:VCALENDAR``                                        :func:`~calsim.importers.from_ical`
 a ``[Timer]`` section (systemd ``.timer`` unit)            :func:`~calsim.importers.from_systemd`
@@ -63,6 +64,7 @@ from .airflow import from_airflow
 from .celery_beat import from_celery_beat
 from .dagster import from_dagster
 from .prefect import from_prefect
+from .schedule_table import is_table, read as read_table
 
 __all__ = ["load_any", "import_any", "detect_format", "detect_text"]
 
@@ -118,7 +120,9 @@ def detect_text(text: str) -> str:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format of the file at ``path`` (its content decides)."""
+    """The format of the file at ``path`` (its content decides; ``"schedules"``: a Parquet schedules table)."""
+    if is_table(path):
+        return "schedules"
     text, _, _ = read_input(Path(path), "load", None)
     return detect_text(text)
 
@@ -141,6 +145,8 @@ def import_any(path: str | Path, *, zone: str = "UTC", strict: bool = False,
     first raises); a scenario file (``[scenario]``) is read whole by :func:`calsim.load_scenario`.
     """
     p = Path(path)
+    if is_table(p):  # (binary: told by its magic bytes, before any text is read)
+        return read_table(p, strict=strict)
     text, _, _ = read_input(p, "load", None)
     fmt = detect_text(text)
     if fmt == "ical":

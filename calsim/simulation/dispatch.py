@@ -47,7 +47,7 @@ def engine_entry(name: str, kind: str = "simulate"):
 
 def simulate(scenario: Scenario, *, engine: str = "local", client: object = None, output: object = None,
              progress: bool | None = None, settle: str = "columns",
-             max_occurrences: int | None = None) -> Ledger:
+             max_occurrences: int | None = None, schedules: object = None) -> Ledger:
     """Simulate ``scenario`` and return its :class:`~calsim.Ledger`.
 
     ``scenario`` is the one positional argument; every option is keyword-only.
@@ -89,7 +89,12 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
         (revisions and every release it uses included; an upper bound, see
         :mod:`calsim.limits`) exceed this. None: the ``CALSIM_MAX_OCCURRENCES``
         environment variable, else 100 million. With ``engine="dask"`` the
-        whole fleet is checked on the client before it is partitioned.
+        whole fleet is checked before it is partitioned.
+    schedules : path, "example:N[:SEED]" or None
+        ``engine="dask"`` only: the fleet, read by the workers from a
+        Parquet schedules table (:func:`calsim.write_schedules`) or built
+        there (:func:`calsim.examples.fleet`), never held by this process;
+        ``scenario`` is then the world alone (no schedules of its own).
 
     Examples
     --------
@@ -112,13 +117,14 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
         raise InputError(f"settle: {settle!r} (allowed: {choices(SETTLE)})")
     if progress is not None and not isinstance(progress, bool):
         raise InputError(f"progress: {shown(progress)} (allowed: None, True or False)")
-    _check_engine_options(engine, client=client, output=output, progress=progress, settle=settle)
+    _check_engine_options(engine, client=client, output=output, progress=progress, settle=settle,
+                          schedules=schedules)
     cap = limits.max_occurrences(max_occurrences)
     if engine == "dask":
         # Partitions run on Dask workers and go to Parquet under ``output``;
         # the result is a calsim.distributed.LedgerDataset (not held in memory).
         on_dask = engine_entry(engine)
-        return on_dask(scenario, client=client, output=output, max_occurrences=cap)
+        return on_dask(scenario, client=client, output=output, max_occurrences=cap, schedules=schedules)
     check_scenario(scenario, cap)
     # The engine's own expansions (one per release) are checked against the same limit.
     with limits.scope(cap):
@@ -126,7 +132,7 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
 
 
 def _check_engine_options(engine: str, *, client: object, output: object, progress: bool | None,
-                          settle: str) -> None:
+                          settle: str, schedules: object = None) -> None:
     """Refuse an option ``engine`` would not honour: a silently dropped option is a wrong answer nobody sees.
 
     >>> _check_engine_options("local", client=None, output="/tmp/x", progress=None, settle="columns")
@@ -138,6 +144,9 @@ def _check_engine_options(engine: str, *, client: object, output: object, progre
             if value is not None:
                 raise InputError(f"{name}: {shown(value)} is not used by engine='local' (it simulates in this process "
                                  "and returns the ledger); client and output are for engine='dask'")
+        if schedules is not None:
+            raise InputError(f"schedules: {shown(schedules)} is read by the workers of engine='dask'; with "
+                             "engine='local' give the scenario its schedules (calsim.load reads a schedules table)")
         return
     if progress:
         raise InputError("progress: True is not used by engine='dask' (it shows no progress bar; the Dask "

@@ -255,10 +255,7 @@ def attach(db: Connection, dataset: object, name: str | None = None, *, replace:
          "calsim_version": [meta.get("calsim_version", __version__)], "schema_version": [SCHEMA_VERSION],
          "rows": [ds.rows], "digest": [content]},
         schema=SCENARIO_ROW)
-    sched = pl.DataFrame(
-        [(name, d["schedule_id"], int(d["revision"]), d.get("zone"), d.get("account"), d.get("rule"), d.get("policy"))
-         for d in meta.get("schedules", [])],
-        schema=SCHEDULE_ROW, orient="row")
+    sched = ds.schedule_records().select(pl.lit(name).alias("scenario"), pl.all()).cast(SCHEDULE_ROW)
 
     def body(con: Any) -> None:
         if rows:
