@@ -137,7 +137,7 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         Parquet schedules table (:func:`calsim.write_schedules`) or
         ``"example:N[:SEED]"``, read (built) by the workers chunk by chunk
         (:mod:`.fleet_source`); ``scenario`` is then the world alone, without
-        schedules or events that name one. The client holds the plan: a few
+        schedules (so without events that name one). The client holds the plan: a few
         numbers per chunk and partition, the keys that couple schedules
         (accounts, rate-limit buckets), never a schedule. Partitions are
         chosen by a stable hash of each schedule's coupling key (its budgeted
@@ -232,19 +232,16 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
 
 
 def _world_only(scenario: Scenario, schedules: object):
-    """The :class:`.fleet_source.FleetSource` of ``schedules``, once ``scenario`` is checked to be a world alone."""
-    from ..simulation.scenario import Backfill, Pause, Resume, Revise, Trigger
+    """The :class:`.fleet_source.FleetSource` of ``schedules``, once ``scenario`` is checked to be a world alone.
+
+    (A world names no schedule: a :class:`~calsim.Scenario` without schedules already refuses an event naming
+    one, so Pause/Resume of one schedule, Trigger, Backfill and Revise have no place with a table yet.)
+    """
     from .fleet_source import fleet_source
 
     if scenario.schedules:
         raise InputError(f"schedules: given with a scenario that has {len(scenario.schedules):,} schedules of its "
                          "own (allowed: one or the other; the scenario is then the world alone)")
-    named = [ev for ev in scenario.events if isinstance(ev, (Trigger, Backfill, Revise))
-             or (isinstance(ev, (Pause, Resume)) and ev.schedule_id is not None)]
-    if named:
-        raise InputError(f"schedules: scenario.events holds {type(named[0]).__name__} naming a schedule, which a "
-                         "fleet read by the workers cannot check (allowed with schedules=: events of the whole "
-                         "fleet, Pause/Resume without schedule_id, TzUpgrade, WorkerCrash)")
     return fleet_source(schedules)
 
 

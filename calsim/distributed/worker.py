@@ -20,6 +20,7 @@ import time
 import polars as pl
 
 import calsim.limits as limits
+from ..simulation.policy import Policy
 from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as files
 
@@ -102,7 +103,10 @@ def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory
     for c in chunks:
         scheds.extend(pickle.loads(files.read_bytes(files.join(plan, f"k{k:05d}-c{c:05d}.pkl"), storage_options)))
     ids = {s.id for s in scheds}
-    sub = sub_scenario(dataclasses.replace(world, schedules=tuple(scheds)), ids)
+    # (the world's breakers whose scope holds some of these schedules: a scenario refuses one covering none)
+    pols = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in scheds]
+    breakers = tuple(br for br in world.breakers if any(br.covers(i, p) for i, p in pols))
+    sub = sub_scenario(dataclasses.replace(world, schedules=tuple(scheds), breakers=breakers), ids)
     result = run_partition(sub, k, directory, storage_options, max_occurrences)
     rows = pl.DataFrame(schedule_rows(sub), schema=SCHEDULE_RECORD, orient="row") if scheds else \
         pl.DataFrame(schema=SCHEDULE_RECORD)

@@ -65,7 +65,7 @@ from ..schedule import Schedule
 from ..simulation.policy import Policy
 from ._result import Imported, Items, Source, attach
 
-__all__ = ["write_schedules", "read", "load", "row_groups", "is_table", "COLUMNS", "MAX_SCHEDULES"]
+__all__ = ["write_schedules", "read", "load", "row_groups", "is_table", "meaning", "COLUMNS", "MAX_SCHEDULES"]
 
 COLUMNS = ("id", "zone", "start", "rule", "every", "window", "gap", "fold", "invalid_day", "exclude", "revision",
            "effective_from", "effective_to", "rdate", "exdate", "policy", "preset")
@@ -249,7 +249,7 @@ def _row(s: Schedule) -> dict[str, Any]:
     if s.policy is not None:
         row["policy"] = _json(_policy(s.policy, at), f"{at}: policy")
     back = _schedule(at, row)
-    if _meaning(back) != _meaning(s):
+    if meaning(back) != meaning(s):
         raise InputError(f"{at}: does not read back as the same schedule from a table row "
                          f"({_first_difference(back, s)}); give its values as text, as a fleet file would")
     return row
@@ -301,7 +301,7 @@ def _policy(policy: object, at: str) -> dict[str, Any]:
     return {k: v for k, v in _plain(policy).items() if v != default.get(k)}
 
 
-def _meaning(s: Schedule) -> tuple:
+def meaning(s: Schedule) -> tuple:
     """What a schedule means, not how its values were given (a datetime start and its ISO text are one)."""
     return (s.id, s.zone, s.rule, s.gap, s.fold, s.invalid_day, s.calendars, s.revision, s.start_wall, s.start_utc,
             s.from_utc, s.to_utc, s.rdate_wall, s.exdate_wall, s.policy)
@@ -310,7 +310,7 @@ def _meaning(s: Schedule) -> tuple:
 def _first_difference(a: Schedule, b: Schedule) -> str:
     names = ("id", "zone", "rule", "gap", "fold", "invalid_day", "exclude", "revision", "start", "start",
              "effective_from", "effective_to", "rdate", "exdate", "policy")
-    for name, x, y in zip(names, _meaning(a), _meaning(b)):
+    for name, x, y in zip(names, meaning(a), meaning(b)):
         if x != y:
             return f"its {name} differs"
-    return "a field differs"  # pragma: no cover - _meaning differed somewhere
+    return "a field differs"  # pragma: no cover - meaning differed somewhere
