@@ -250,8 +250,8 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     """:func:`simulate` of a fleet the workers read (``source``): three rounds of tasks, the client holding
     only their few numbers.
 
-    1. (only when one schedule can join two kinds of key: budgets or account breakers *and* rate limits)
-       each chunk's sets of joined keys, for a union-find over the keys;
+    1. (only when one schedule can join two kinds of key: two of budgets or account breakers, capacity
+       pools and rate limits) each chunk's sets of joined keys, for a union-find over the keys;
     2. each chunk read, estimated against ``cap`` per release, and written to the partitions of its
        schedules' keys (``_plan/``, removed at the end); nothing is simulated before the estimates of every
        chunk are summed and checked, as a local run checks the whole fleet;
@@ -275,6 +275,7 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     accounts = frozenset({b.account for b in world.budgets} | {br.target for br in world.breakers
                                                                 if br.kind == "account"})
     buckets = frozenset(r.name for r in world.rate_limits)
+    kinds = (accounts, buckets, frozenset(world.capacity) if isinstance(world.capacity, dict) else frozenset())
     directory = fs.scenario_directory(output, world.name)
     plan = fs.join(directory, "_plan")
     fs.makedirs(directory, storage_options)
@@ -284,12 +285,12 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     token = _token(world, str(source), source.chunks, directory, partitions, __version__)
     chunks = range(len(source.chunks))
     roots: dict = {}
-    if accounts and buckets:
-        links = _gathered(client, [client.submit(chunk_links, source, c, accounts, buckets,
+    if sum(bool(k) for k in kinds) > 1:  # (one kind of key: no schedule can join two)
+        links = _gathered(client, [client.submit(chunk_links, source, c, kinds,
                                                  key=f"calsim-links-{token}-{c:05d}", retries=retries)
                                    for c in chunks])
         roots = joined(sorted({keys for part in links for keys in part}))
-    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, accounts, buckets, roots, partitions,
+    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, kinds, roots, partitions,
                                                plan, storage_options, key=f"calsim-plan-{token}-{c:05d}",
                                                retries=retries) for c in chunks])
     total = max((sum(p["estimates"][r] for p in planned) for r in range(len(planned[0]["estimates"]))), default=0) \

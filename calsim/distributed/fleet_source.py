@@ -9,8 +9,9 @@ row ranges of :func:`calsim.examples.fleet`). The client reads a table's
 footer only.
 
 A schedule goes to the partition of its **coupling key**: the budgeted
-account it pays from, else the rate-limit bucket it names, else its id; keys
-that one schedule joins (an account and a bucket) are one key
+account it pays from, else the capacity pool it takes slots of, else the
+rate-limit bucket it names, else its id; keys that one schedule joins (an
+account and a bucket, say) are one key
 (:func:`joined`, a union-find the client runs over the few pairs the workers
 report), and a key's partition is a stable hash of it (blake2b), so every
 worker sends a schedule to the same partition without asking anyone.
@@ -110,13 +111,17 @@ def read_chunk(source: FleetSource, c: int) -> list:
     return list(read(source.path, groups=list(source.chunks[c]), strict=True))
 
 
-def coupling_keys(schedule, accounts: frozenset[str], buckets: frozenset[str]) -> tuple[tuple[str, str], ...]:
+def coupling_keys(schedule, accounts: frozenset[str], buckets: frozenset[str],
+                  pools: frozenset[str] = frozenset()) -> tuple[tuple[str, str], ...]:
     """What couples ``schedule`` to others: ``("account", a)`` when its account has a budget (or an account
-    breaker), ``("bucket", b)`` when it names a rate limit; none for a schedule that shares nothing."""
+    breaker), ``("pool", p)`` when it takes slots of a capacity pool, ``("bucket", b)`` when it names a rate
+    limit; none for a schedule that shares nothing (as :func:`calsim.simulation.couplings.couplings` joins)."""
     p = schedule.policy if isinstance(schedule.policy, Policy) else None
     keys = []
     if p is not None and p.account and p.account in accounts:
         keys.append(("account", p.account))
+    if p is not None and p.pool and p.pool in pools:
+        keys.append(("pool", p.pool))
     if p is not None and p.rate_limit and p.rate_limit in buckets:
         keys.append(("bucket", p.rate_limit))
     return tuple(keys)

@@ -53,15 +53,16 @@ def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict |
             "simulate_s": round(t1 - t0, 4), "write_s": round(time.perf_counter() - t1, 4)}
 
 
-def chunk_links(source, c: int, accounts: frozenset[str], buckets: frozenset[str]) -> list[tuple]:
+def chunk_links(source, c: int, kinds: tuple[frozenset[str], ...]) -> list[tuple]:
     """The distinct sets of two or more coupling keys the schedules of chunk ``c`` join
-    (:func:`.fleet_source.coupling_keys`): what the client's union-find needs, never the schedules."""
+    (:func:`.fleet_source.coupling_keys` of the world's accounts, buckets and pools, ``kinds``): what the
+    client's union-find needs, never the schedules."""
     from .fleet_source import coupling_keys, read_chunk
 
-    return sorted({keys for s in read_chunk(source, c) if len(keys := coupling_keys(s, accounts, buckets)) > 1})
+    return sorted({keys for s in read_chunk(source, c) if len(keys := coupling_keys(s, *kinds)) > 1})
 
 
-def plan_chunk(source, c: int, world: Scenario, accounts: frozenset[str], buckets: frozenset[str], roots: dict,
+def plan_chunk(source, c: int, world: Scenario, kinds: tuple[frozenset[str], ...], roots: dict,
                partitions: int, plan: str, storage_options: dict | None) -> dict:
     """Read chunk ``c``, estimate its occurrences, and write its schedules to the partitions they belong to
     (``<plan>/k<partition>-c<chunk>.pkl``, pickled lists read by :func:`run_planned`); returns the estimate
@@ -78,7 +79,7 @@ def plan_chunk(source, c: int, world: Scenario, accounts: frozenset[str], bucket
                  for r in releases]
     parts: dict[int, list] = {}
     for s in scheds:
-        keys = coupling_keys(s, accounts, buckets)
+        keys = coupling_keys(s, *kinds)
         key = roots.get(keys[0], keys[0]) if keys else ("id", s.id)
         parts.setdefault(partition_of(key, partitions), []).append(s)
     for k, members in parts.items():

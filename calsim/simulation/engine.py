@@ -22,6 +22,7 @@ running past the end), and a run still waiting for budget at the end is
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -57,10 +58,35 @@ def run_local(scenario: Scenario, *, settle: str = "columns", progress: bool | N
     >>> run_local(sc).frame["state"].to_list() == run_local(sc, settle="events").frame["state"].to_list()
     True
     """
+    if isinstance(scenario.capacity, dict):
+        return _pooled(scenario, settle, progress)
     bar = _progress(progress, total=5, desc=f"simulate {scenario.name}")
     prepared = prepare(scenario, settle=settle)
     bar.update(1)
     return settle_prepared(scenario, prepared, settle=settle, bar=bar)
+
+
+def _pooled(scenario: Scenario, settle: str, progress: bool | None) -> Ledger:
+    """A scenario with capacity pools (``capacity={"etl": 4, ...}``): each pool's schedules, and those of no
+    pool, settled on their own with that pool's slots as the capacity (they share nothing else:
+    :func:`.couplings.pools_of` refuses pools coupled by a budget, a bucket or a breaker), the ledger their rows
+    in the local order (:func:`.ledger.ledger_order`), as the Dask engine's parts read back are."""
+    from .couplings import pools_of, sub_scenario
+    from .ledger import ledger_order
+
+    parts = [run_local(replace(sub_scenario(scenario, set(ids)), capacity=slots), settle=settle, progress=progress)
+             for slots, ids in pools_of(scenario) if ids]
+    frame = ledger_order(pl.concat([p.frame for p in parts])) if parts else \
+        run_local(replace(scenario, capacity=None), settle=settle, progress=progress).frame
+    ledger = Ledger(scenario.name, frame, {k: v for p in parts for k, v in p.accounts.items()}, scenario)
+    for p in parts:
+        for k, n in p.settled.items():
+            ledger.settled[k] = ledger.settled.get(k, 0) + n
+    logs = [p for p in parts if p.attempt_log is not None]
+    if logs:
+        ledger.attempt_log = lambda: pl.concat([cast(pl.DataFrame, p.attempt_log) for p in logs]) \
+            .sort("started_utc", maintain_order=True)
+    return ledger
 
 
 @dataclass

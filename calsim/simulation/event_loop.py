@@ -61,7 +61,7 @@ def event_loop(run: RunState, rows: np.ndarray) -> None:
                       np.ones(n_s), np.zeros(n_s, dtype=i64)),
         k.Limits(none, none, none, none, none),  # no breakers, no rate limits
         # capacity: the scheduler's own slots (unbounded without it), no lease, no crash
-        k.Pool(count=-1 if sc.capacity is None else int(sc.capacity), lease=BIG, heartbeat=-1, renew=False,
+        k.Pool(count=-1 if sc.slots is None else int(sc.slots), lease=BIG, heartbeat=-1, renew=False,
                cr_t=none, cr_w=none, cr_down=none, scheduler_slots=True),
         # no draws: one attempt (a failed run is retries_exhausted: its retries are in its occupancy)
         k.Draws(seed=0, origin=int(sc.start_us), p_fail=0.0, max_att=1, backoff=0, max_backoff=BIG, jitter_mode=0,

@@ -74,6 +74,10 @@ def check_scenario(scenario: Scenario, max_occurrences: int | None = None) -> in
 
     Returns the largest estimate; see :func:`calsim.limits.check`.
     """
+    if isinstance(scenario.capacity, dict):
+        from .couplings import pools_of
+
+        pools_of(scenario)  # (pools that share something are refused here, before anything runs)
     scheds, _ = revised(scenario)
     cap = limits.max_occurrences(max_occurrences)
     releases = [scenario.release] + [ev.to for ev in scenario.events if isinstance(ev, TzUpgrade)]

@@ -30,7 +30,7 @@ def needs_order(run: RunState, everything: bool = False) -> np.ndarray | None:
     np.add(finish, pick, out=finish, where=todo)  # occupancy -> finish
     if everything:
         return todo.copy()
-    if run.sc.capacity is not None and _max_concurrency(pick[todo], finish[todo]) > run.sc.capacity:
+    if run.sc.slots is not None and _max_concurrency(pick[todo], finish[todo]) > run.sc.slots:
         return todo.copy()  # (every running row: overlap, budgets and turns are then settled in that order too)
     sequential = _overlap_rows(run)
     by_budget = _budget_rows(run)

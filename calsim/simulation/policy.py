@@ -313,6 +313,11 @@ class Policy:
         it), or also every return from an ``Outage(kind="down")`` (beat with
         a lost schedule file starts each entry's count at its restart);
         :func:`.occurrences.restarted_intervals`.
+    pool : str or None
+        The capacity pool whose slots its runs take, with
+        ``Scenario(capacity={"etl": 4, "reports": 2})`` (a Kubernetes
+        namespace's quota, an Airflow pool, a Celery queue's workers);
+        None: no pool (with a number ``capacity``, the scenario's one pool).
 
     >>> Policy(catchup="bounded", limit=2, overlap="buffer_one").limit
     2
@@ -349,6 +354,7 @@ class Policy:
     ahead_runs: int | None = None
     ahead: object = None
     interval_from: IntervalFrom = "schedule"
+    pool: str | None = None
     max_lateness_us: int | None = field(init=False, repr=False, compare=False)
     misfire_grace_us: int | None = field(init=False, repr=False, compare=False)
     jitter_us: int = field(init=False, repr=False, compare=False)
@@ -394,6 +400,9 @@ class Policy:
         set_(self, "ahead_us", _dur(self.ahead, "ahead") or 0)
         if self.rate_limit is not None and (not isinstance(self.rate_limit, str) or not self.rate_limit):
             raise PolicyError(f"rate_limit: expected the name of a RateLimit or None, got {shown(self.rate_limit)}")
+        if self.pool is not None and (not isinstance(self.pool, str) or not self.pool):
+            raise PolicyError(f"pool: expected the name of a capacity pool (a key of Scenario(capacity={{...}})) "
+                              f"or None, got {shown(self.pool)}")
         if (isinstance(self.effect_at, bool) or not isinstance(self.effect_at, (int, float))
                 or not 0 < self.effect_at <= 1):
             raise PolicyError(f"effect_at: {shown(self.effect_at)} (allowed a fraction of the duration in (0, 1])")

@@ -22,6 +22,7 @@ and a ``TypeError``) naming the closest one and every allowed one.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
+from collections.abc import Mapping
 from typing import Literal, get_args
 
 from ..durations import duration_us
@@ -291,8 +292,12 @@ class Scenario:
         Non-overlapping :class:`Outage` spans (default none).
     budgets : sequence of Budget
         One :class:`Budget` per account (default none).
-    capacity : int in 1..2**31 or None
-        Most runs going at once across the fleet (None: unbounded).
+    capacity : int in 1..2**31, mapping of pool name -> int, or None
+        Most runs going at once across the fleet (None: unbounded), or per
+        capacity pool (``{"etl": 4, "reports": 2}``: a run takes a slot of its
+        policy's ``pool``, a run of no pool none). Pools whose schedules share
+        nothing else are settled apart, so they also cut a fleet for the
+        Dask engine (:func:`.couplings.pools_of`).
     events : sequence of Pause, Resume, Trigger, Backfill, Revise, TzUpgrade
         Scenario events (default none).
     failures : Failures or None
@@ -340,7 +345,7 @@ class Scenario:
     tick: object = "1min"
     outages: tuple = ()
     budgets: tuple = ()
-    capacity: int | None = None
+    capacity: int | Mapping[str, int] | None = None
     events: tuple = ()
     failures: Failures | None = None
     seed: int = 0
@@ -387,8 +392,7 @@ class Scenario:
         if len(set(accounts)) != len(accounts):
             raise InputError(f"scenario.budgets: account repeated in {accounts} (one budget per account)")
         set_(self, "budgets", tuple(self.budgets))
-        if self.capacity is not None and (not isinstance(self.capacity, int) or not 1 <= self.capacity <= 2**31):
-            raise InputError(f"scenario.capacity: {shown(self.capacity)} (allowed an integer from 1 to 2**31, or None)")
+        self._check_capacity(scheds)
         ids = {s.id for s in scheds}
         for ev in self.events:
             if isinstance(ev, WorkerCrash):
@@ -420,6 +424,32 @@ class Scenario:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not -2**63 <= self.seed < 2**64:
             raise InputError(f"scenario.seed: expected an integer in -2**63..2**64-1, got {shown(self.seed)}")
         self._check_worker_level(scheds)
+
+    def _check_capacity(self, scheds: tuple) -> None:
+        """``capacity``: None, a number of slots for every run, or slots per pool (``{"etl": 4}``: a run takes a
+        slot of its policy's ``pool``; a run of no pool takes none)."""
+        cap = self.capacity
+        allowed = "allowed an integer from 1 to 2**31, a mapping of pool name -> such an integer, or None"
+        if isinstance(cap, Mapping):
+            pools = dict(sorted(cap.items(), key=lambda kv: str(kv[0])))
+            for name, n in pools.items():
+                if not isinstance(name, str) or not name:
+                    raise InputError(f"scenario.capacity: pool name {shown(name)} ({allowed})")
+                if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 2**31:
+                    raise InputError(f"scenario.capacity: pool {name!r}: {shown(n)} ({allowed})")
+            if not pools:
+                raise InputError(f"scenario.capacity: an empty mapping ({allowed})")
+            object.__setattr__(self, "capacity", pools)
+        elif cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or not 1 <= cap <= 2**31):
+            raise InputError(f"scenario.capacity: {shown(cap)} ({allowed})")
+        if not isinstance(self.capacity, dict):
+            return  # (a pool name means nothing without pools: a number is every run's one pool)
+        pools = self.capacity
+        for s in scheds:
+            pool = s.policy.pool if isinstance(s.policy, Policy) else None
+            if pool is not None and pool not in pools:
+                raise InputError(f"policy.pool: schedule {shown(s.id)} names pool {shown(pool)}, which is not in "
+                                 f"scenario.capacity (allowed: {', '.join(pools)})")
 
     def _check_worker_level(self, scheds: tuple) -> None:
         """Validate the worker-level options (:mod:`.faults`) and what they do not combine with."""
@@ -463,6 +493,13 @@ class Scenario:
             raise InputError(f"scenario.capacity: {self.capacity} with workers=Workers({self.workers.count}): the "
                              "workers are the capacity (allowed one of them: capacity counts runs, workers count "
                              "workers)")
+
+    @property
+    def slots(self) -> int | None:
+        """The capacity as one number of slots (None: unbounded). A scenario with pools is settled pool by pool,
+        each with its pool's number (:func:`.engine.run_local`), so the settling steps never see a mapping."""
+        assert not isinstance(self.capacity, Mapping), "capacity pools are settled apart (engine.run_local)"
+        return self.capacity
 
     @property
     def worker_level(self) -> bool:

@@ -139,7 +139,9 @@ def measured(scenario: Scenario, combos: list[dict[str, Any]], names: list[str],
     """Each combination's measures (and ledger frame with ``keep``), in order, and its scenario: the work of
     :func:`sweep` in this process (a Dask task runs it on its share of the combinations)."""
     keys = {k for c in combos for k in c}
-    shared = not (_EXPANDS & keys) and not any(isinstance(e, Backfill) for e in scenario.events)
+    # (capacity pools are settled apart, each its own expansion: engine.run_local)
+    shared = not (_EXPANDS & keys) and not any(isinstance(e, Backfill) for e in scenario.events) \
+        and not any(isinstance(c.get("capacity", scenario.capacity), Mapping) for c in combos)
     # Each combination is checked before any runs. Sharing the expansion, a combination's schedules are the
     # prepared ones with its policy fields (not rebuilt, which would validate 1,000 schedules each time).
     reps = _classes(revisions(scenario))[1] if shared else None

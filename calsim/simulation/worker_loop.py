@@ -96,7 +96,7 @@ def worker_loop(run: RunState) -> None:
                       cr_t, cr_w, cr_down, False)
     else:  # capacity: one implicit pool of that many of the scheduler's slots (never crashing, no lease, idle
         # while the scheduler is down, as the scheduler-level path's); else any number
-        pool = k.Pool(-1 if sc.capacity is None else int(sc.capacity), BIG, -1, False, cr_t, cr_w, cr_down,
+        pool = k.Pool(-1 if sc.slots is None else int(sc.slots), BIG, -1, False, cr_t, cr_w, cr_down,
                       sc.capacity is not None)
     out = outcomes(len(job_row), n)
     g = budget_groups(run, int(pick.min()) if n else sc.end_us)

@@ -339,6 +339,32 @@ def test_worker_killed_mid_run_is_retried_without_duplicate_rows(client, scenari
         "_scenario.json", *(f"part-{k:05d}.parquet" for k in range(4))]
 
 
+def test_a_capacity_pool_scenario_runs_across_at_least_three_partitions_and_equals_local(client, tmp_path):
+    from capacity_pools import pooled
+
+    sc = pooled()
+    ds = simulate(sc, client=client, output=tmp_path, partitions=6)
+    assert ds.partitions >= 3
+    assert_frame_equal(by_key(ds.frame), by_key(calsim.simulate(sc, progress=False).frame), check_exact=True)
+
+
+def test_a_worker_killed_in_the_middle_of_a_capacity_scenario_loses_and_doubles_no_row(client, tmp_path):
+    from capacity_pools import pooled
+
+    sc = pooled()
+    marker = tmp_path / "killed"
+    client.register_plugin(kill_first_task(str(marker), "calsim-partition-"))
+    try:
+        ds = simulate(sc, client=client, output=tmp_path / "out", partitions=4, retries=2)
+    finally:
+        client.unregister_worker_plugin(KILL_PLUGIN)
+    assert marker.exists()
+    client.wait_for_workers(2, timeout=60)
+    frame = ds.frame
+    assert not frame.select(list(KEY)).is_duplicated().any()
+    assert_frame_equal(by_key(frame), by_key(calsim.simulate(sc, progress=False).frame), check_exact=True)
+
+
 SWEEP_GRID = {"catchup": ["all", "latest", "skip"], "budget_limit": [20.0, 40.0], "max_active": [1, 2]}
 
 
