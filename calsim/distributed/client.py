@@ -134,8 +134,8 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         check their partitions against the same limit.
     schedules
         The fleet, when this process should not hold it: the path of a
-        Parquet schedules table (:func:`calsim.write_schedules`) or
-        ``"example:N[:SEED]"``, read (built) by the workers chunk by chunk
+        Parquet schedules table (:func:`calsim.write_schedules`), of a TOML
+        fleet file, or ``"example:N[:SEED]"``, read (built) by the workers chunk by chunk
         (:mod:`.fleet_source`); ``scenario`` is then the world alone, without
         schedules (so without events that name one). The client holds the plan: a few
         numbers per chunk and partition, the keys that couple schedules

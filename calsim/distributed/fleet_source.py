@@ -1,12 +1,13 @@
-"""Where a Dask run reads its schedules when the client does not hold them: a schedules table or ``example:N``.
+"""Where a Dask run reads its schedules when the client does not hold them: a table, a fleet file, ``example:N``.
 
 A fleet of a million schedules is a few gigabytes as Python objects; the
 machine that submits a run should hold the plan, not the fleet. A
 :class:`FleetSource` is that plan's input side: which file (or synthetic
 fleet) and how it is cut into **chunks** a worker reads on its own (row
 groups of a Parquet schedules table, :mod:`calsim.importers.schedule_table`;
-row ranges of :func:`calsim.examples.fleet`). The client reads a table's
-footer only.
+ranges of a TOML fleet file's ``[[schedule]]`` tables; row ranges of
+:func:`calsim.examples.fleet`). The client reads a table's footer, or counts
+a fleet file's table headers line by line, and nothing else.
 
 A schedule goes to the partition of its **coupling key**: the budgeted
 account it pays from, else the capacity pool it takes slots of, else the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 
 from ..errors import InputError, shown
@@ -42,8 +44,9 @@ CHUNK_ROWS = 50_000
 
 @dataclass(frozen=True)
 class FleetSource:
-    """A fleet the workers read: ``kind`` ``"table"`` (``path``, chunks of row groups) or ``"example"`` (``n``,
-    ``seed``, chunks of row ranges ``(lo, hi)``); ``rows`` schedules in all."""
+    """A fleet the workers read: ``kind`` ``"table"`` (``path``, chunks of row groups), ``"fleet"`` (a fleet
+    file at ``path``, chunks of its tables ``(lo, hi)``) or ``"example"`` (``n``, ``seed``, chunks of row ranges
+    ``(lo, hi)``); ``rows`` schedules in all."""
 
     kind: str
     path: str | None
@@ -57,8 +60,9 @@ class FleetSource:
 
 
 def fleet_source(spec: object, *, chunk_rows: int = CHUNK_ROWS) -> FleetSource:
-    """The :class:`FleetSource` of ``spec``: ``"example:N[:SEED]"`` or the path of a Parquet schedules table
-    (:func:`calsim.write_schedules`); only the table's footer is read. Errors name ``schedules``."""
+    """The :class:`FleetSource` of ``spec``: ``"example:N[:SEED]"``, the path of a Parquet schedules table
+    (:func:`calsim.write_schedules`; only its footer is read) or of a TOML fleet file (its ``[[schedule]]``
+    headers counted line by line; each worker parses it and builds its share). Errors name ``schedules``."""
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str) or not spec:
@@ -81,8 +85,12 @@ def fleet_source(spec: object, *, chunk_rows: int = CHUNK_ROWS) -> FleetSource:
 
     path = os.path.abspath(spec)  # (the workers' working directory is not ours)
     if not is_table(path):
-        raise InputError(f"schedules: {spec!r} is not a Parquet schedules table (write one with "
-                         "calsim.write_schedules; a fleet file is loaded with calsim.load)")
+        tables = _fleet_tables(path)
+        if tables is None:
+            raise InputError(f"schedules: {spec!r} is neither a Parquet schedules table (calsim.write_schedules "
+                             "writes one) nor a fleet file of [[schedule]] tables")
+        cuts = tuple((lo, min(tables, lo + chunk_rows)) for lo in range(0, tables, chunk_rows))
+        return FleetSource("fleet", path, tables, 0, cuts, tables)
     sizes = row_groups(path)
     chunks: list[tuple[int, ...]] = []
     current: list[int] = []
@@ -98,6 +106,20 @@ def fleet_source(spec: object, *, chunk_rows: int = CHUNK_ROWS) -> FleetSource:
     return FleetSource("table", path, 0, 0, tuple(chunks), sum(sizes))
 
 
+_HEADER = re.compile(r"^\s*\[\[\s*schedule\s*\]\]")
+
+
+def _fleet_tables(path: str) -> int | None:
+    """How many ``[[schedule]]`` tables the fleet file at ``path`` holds, counted line by line (the client never
+    parses it: a worker parses it and checks the count); None when it is no fleet file."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            n = sum(1 for line in f if _HEADER.match(line))
+    except OSError as exc:
+        raise InputError(f"schedules: cannot read {path!r} ({exc.strerror or type(exc).__name__})") from None
+    return n or None
+
+
 def read_chunk(source: FleetSource, c: int) -> list:
     """The schedules of chunk ``c`` (on a worker), in the fleet's order; a bad row is an error naming it."""
     if source.kind == "example":
@@ -105,6 +127,12 @@ def read_chunk(source: FleetSource, c: int) -> list:
 
         lo, hi = source.chunks[c]
         return fleet(source.n, source.seed, rows=range(lo, hi))
+    if source.kind == "fleet":
+        from ..importers.fleet import read_rows
+
+        assert source.path is not None
+        lo, hi = source.chunks[c]
+        return read_rows(source.path, range(lo, hi), source.rows)
     from ..importers.schedule_table import read
 
     assert source.path is not None

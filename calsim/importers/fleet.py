@@ -93,7 +93,7 @@ from ..schedule import Schedule
 from ..simulation.policy import LogNormal, Policy
 from ._result import Imported, Items, Source, attach
 
-__all__ = ["load", "read", "read_toml", "refuse_unknown", "header_lines", "where"]
+__all__ = ["load", "read", "read_rows", "read_toml", "refuse_unknown", "header_lines", "where"]
 
 _RULE_KEYS = ("rule", "rrule", "cron", "every", "window")
 _OPTIONAL = ("gap", "fold", "invalid_day", "exclude", "revision", "effective_from", "effective_to", "rdate", "exdate")
@@ -162,6 +162,24 @@ def read(path: str | Path, *, strict: bool = False) -> Imported:
     file is refused).
     """
     return _read(path, strict, follow=True)
+
+
+def read_rows(path: str | Path, rows: range, total: int) -> list[Schedule]:
+    """The schedules of the ``[[schedule]]`` tables numbered ``rows`` (0-based) of a fleet file holding
+    ``total`` of them, each checked as :func:`load` checks it (the first bad one is an error): what a Dask
+    worker builds of its share of a fleet file (the file is parsed whole, only the share is built)."""
+    p, data, text = read_toml(path, "fleet")
+    entries = data.get("schedule")
+    if not isinstance(entries, list) or len(entries) != total:
+        raise ScheduleError(f"fleet: {str(path)!r} holds {len(entries) if isinstance(entries, list) else 0:,} "
+                            f"[[schedule]] tables, not the {total:,} counted when the run was planned (was it "
+                            "changed?)")
+    lines = header_lines(text, "schedule")
+    out = []
+    for i in rows:
+        source = Source("fleet", str(path), line=lines[i] if i < len(lines) else None, item=i + 1)
+        out.append(attach(_schedule(where(p, lines, "schedule", i + 1), entries[i]), source))
+    return out
 
 
 def _read(path: str | Path, strict: bool, *, follow: bool) -> Imported:

@@ -97,6 +97,22 @@ def test_example_n_is_built_on_the_workers_and_gives_the_local_ledger(client, tm
     assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
 
 
+def test_a_fleet_file_is_parsed_by_the_workers_each_building_its_share(client, tmp_path, monkeypatch):
+    import shutil
+
+    from pathlib import Path
+
+    monkeypatch.setattr("calsim.distributed.fleet_source.CHUNK_ROWS", 2)
+    path = tmp_path / "fleet.toml"
+    shutil.copy(Path(calsim.__file__).parents[1] / "data" / "examples" / "fleet.toml", path)
+    schedules = calsim.load(path)
+    plain = world(budgets=[])
+    ds = simulate(plain, client, tmp_path / "out", partitions=4, schedules=str(path))
+    local = calsim.simulate(dataclasses.replace(plain, schedules=schedules), progress=False).frame
+    assert len(fleet_source(str(path), chunk_rows=2).chunks) >= 2
+    assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
+
+
 def test_schedules_joined_by_a_bucket_and_an_account_stay_together_and_equal_local(client, tmp_path):
     """A worker-level world (rate limits, an account breaker): the keys a schedule joins (its budgeted account
     and its bucket) are united from the pairs the workers report, so coupled schedules share a partition."""
