@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import polars as pl
 
@@ -261,14 +262,43 @@ class LedgerDataset:
 
         return views.summary(self.scan(), self.name, streamed=True, parts=self.scans()).collect(engine="streaming")
 
-    def gaps(self) -> pl.DataFrame:
-        """:meth:`calsim.Ledger.gaps` on the scan (reads a few columns of every scheduled row to the client)."""
+    def gaps(self, *, client: object = None) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.gaps`, computed part by part and put back in its order.
+
+        A schedule's rows are all in one part (partitions never split a
+        schedule), so each part's gaps are the ledger's for its schedules:
+        they are computed on the Dask workers (``client``, or the running
+        client when None), else here one part at a time (``client=False``, or
+        no client running): this process holds one part's columns at a time,
+        never the whole ledger's.
+        """
         from ..simulation import views
 
-        return views.gaps(self.scan()).collect()
+        return views.gaps_order(self._per_part("gaps", client))
 
-    def coverage(self) -> pl.DataFrame:
-        """:meth:`calsim.Ledger.coverage` on the scan (reads a few columns of every scheduled row to the client)."""
+    def coverage(self, *, client: object = None) -> pl.DataFrame:
+        """:meth:`calsim.Ledger.coverage`, computed part by part as :meth:`gaps` is."""
         from ..simulation import views
 
-        return views.coverage(self.scan()).collect()
+        return views.coverage_order(self._per_part("coverage", client))
+
+    def _per_part(self, view: str, client: object) -> pl.DataFrame:
+        from ..simulation import views
+        from .worker import part_view
+
+        if not self.files:
+            return getattr(views, view)(self.scan()).collect()
+        if client is None:
+            try:
+                from distributed import get_client
+
+                client = get_client()
+            except (ImportError, ValueError):  # (no Dask, or no client running: here)
+                client = False
+        if client is False:
+            frames = [part_view(f, view, self.storage_options) for f in self.files]
+        else:
+            dask = cast(Any, client)  # (a distributed.Client: dask is not imported to type it)
+            frames = dask.gather([dask.submit(part_view, f, view, self.storage_options, pure=False)
+                                  for f in self.files])
+        return pl.concat(frames)

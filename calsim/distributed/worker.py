@@ -24,7 +24,7 @@ from ..simulation.policy import Policy
 from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as files
 
-__all__ = ["run_partition", "chunk_links", "plan_chunk", "run_planned", "SCHEDULE_RECORDS"]
+__all__ = ["run_partition", "chunk_links", "plan_chunk", "run_planned", "part_view", "SCHEDULE_RECORDS"]
 
 
 def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None,
@@ -123,3 +123,11 @@ def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory
 SCHEDULE_RECORDS = "_schedules"
 SCHEDULE_RECORD = {"schedule_id": pl.String, "revision": pl.Int64, "zone": pl.String, "account": pl.String,
                    "rule": pl.String, "policy": pl.String}
+
+
+def part_view(path: str, view: str, storage_options: dict | None) -> pl.DataFrame:
+    """One ledger view (``"gaps"``, ``"coverage"``: :mod:`calsim.simulation.views`) of one part file: a
+    schedule's rows are all in one part, so the parts' views together are the ledger's."""
+    from ..simulation import views
+
+    return getattr(views, view)(files.scan_parquet([path], storage_options)).collect()

@@ -397,8 +397,19 @@ def gaps(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None, resol
         .select(pl.col("schedule_id").cast(pl.String), "from_utc", "to_utc",
                 round_us((pl.col("to_utc") - pl.col("from_utc")).dt.total_microseconds(), res).cast(US).alias("gap"),
                 "missed", "late", "first_missed_local", "first_missed_utc", "catchup_lateness")
-        .sort(natural_key(pl.col("schedule_id")), "schedule_id", "from_utc", nulls_last=False)
+        .pipe(gaps_order)
     )
+
+
+def gaps_order(frame: pl.LazyFrame | pl.DataFrame):
+    """:func:`gaps`' rows in its order: schedules in natural order, each one's gaps by start (the order parts
+    of a ledger computed apart are put back in: :meth:`calsim.distributed.LedgerDataset.gaps`)."""
+    return frame.sort(natural_key(pl.col("schedule_id")), "schedule_id", "from_utc", nulls_last=False)
+
+
+def coverage_order(frame: pl.LazyFrame | pl.DataFrame):
+    """:func:`coverage`'s rows in its order: schedules in natural order."""
+    return frame.sort(natural_key(pl.col("schedule_id")), "schedule_id")
 
 
 def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -> pl.LazyFrame:
@@ -438,7 +449,7 @@ def coverage(frame: pl.LazyFrame | pl.DataFrame, *, late_after: object = None) -
         .select(pl.col("schedule_id").cast(pl.String),
                 pl.col("occurrences", "on_time", "late", "never", "twice").fill_null(0),
                 "first_never_local", "first_never_utc")
-        .sort(natural_key(pl.col("schedule_id")), "schedule_id")
+        .pipe(coverage_order)
     )
 
 

@@ -289,12 +289,14 @@ def test_summary_and_counts_match_the_local_ledgers(client, scenario, local, tmp
     assert_frame_equal(ds.counts(), local.counts())
 
 
-def test_gaps_and_coverage_match_the_local_ledgers(client, scenario, local, tmp_path):
+@pytest.mark.parametrize("where", ["workers", "here"])
+def test_gaps_and_coverage_computed_part_by_part_match_the_local_ledgers(client, scenario, local, tmp_path, where):
     ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
-    gaps = ds.gaps()
+    on = None if where == "workers" else False  # (None: the running client's workers; False: one part at a time)
+    gaps = ds.gaps(client=on)
     assert gaps.height and gaps.schema["gap"] == pl.Duration("us")
     assert_frame_equal(gaps, local.gaps(), check_exact=True)
-    assert_frame_equal(ds.coverage(), local.coverage(), check_exact=True)
+    assert_frame_equal(ds.coverage(client=on), local.coverage(), check_exact=True)
 
 
 KILL_PLUGIN = "calsim-test-kill-first"
