@@ -258,17 +258,16 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     3. each partition read back from the plan, simulated and written as :func:`simulate` writes it.
     """
     from .._version import __version__
-    from .fleet_source import joined
-    from .worker import SCHEDULE_RECORDS, chunk_links, plan_chunk, run_planned
+    from .worker import SCHEDULE_RECORDS
 
     t0 = time.perf_counter()
-    shared = fleet_wide(world)
+    resource = fleet_wide(world)
     if partitions is None:
         threads = sum(client.nthreads().values()) or 1
         partitions = max(2 * threads, math.ceil(source.rows / SCHEDULES_PER_PARTITION))
-    if shared is not None:
+    if resource is not None:
         if partitions > 1:
-            warnings.warn(f"engine='dask': {shared} is shared by every schedule of scenario {world.name!r}, so it "
+            warnings.warn(f"engine='dask': {resource} is shared by every schedule of scenario {world.name!r}, so it "
                           "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
                           UserWarning, stacklevel=_callers_level())
         partitions = 1
@@ -283,28 +282,16 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     fs.remove_tree(plan, storage_options)
     fs.makedirs(plan, storage_options)
     token = _token(world, str(source), source.chunks, directory, partitions, __version__)
-    chunks = range(len(source.chunks))
-    roots: dict = {}
-    if sum(bool(k) for k in kinds) > 1:  # (one kind of key: no schedule can join two)
-        links = _gathered(client, [client.submit(chunk_links, source, c, kinds,
-                                                 key=f"calsim-links-{token}-{c:05d}", retries=retries)
-                                   for c in chunks])
-        roots = joined(sorted({keys for part in links for keys in part}))
-    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, kinds, roots, partitions,
-                                               plan, storage_options, key=f"calsim-plan-{token}-{c:05d}",
-                                               retries=retries) for c in chunks])
-    total = max((sum(p["estimates"][r] for p in planned) for r in range(len(planned[0]["estimates"]))), default=0) \
-        if planned else 0
-    if total > cap:
-        fs.remove_tree(plan, storage_options)
-        raise limits.over_limit("simulate", total, f"the {source.rows:,} schedules of {source}", cap)
-    where: dict[int, list[int]] = {}
-    for p in planned:
-        for k in p["counts"]:
-            where.setdefault(int(k), []).append(p["chunk"])
-    results = _gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory,
-                                               storage_options, cap, key=f"calsim-partition-{token}-{k:05d}",
-                                               retries=retries) for k in sorted(where)])
+    # The world and the keys once on the cluster, each task given their futures: passed by value, a world with
+    # a budget per tenant (20,000 for a million schedules, ~1 MB pickled) is copied into every task's graph.
+    shared_world, shared_kinds = client.scatter([world, kinds], hash=False)
+    shared = [shared_world, shared_kinds]
+    try:
+        results = _rounds(client, source, plan, directory, storage_options, partitions, retries, cap, token,
+                          shared_world, kinds, shared)
+    finally:
+        for f in shared:
+            f.release()
     fs.remove_tree(plan, storage_options)
     names = {r["path"] for r in results}
     for name in fs.listdir(directory, storage_options):
@@ -320,6 +307,39 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
     fs.write_summary(output, storage_options)
     return LedgerDataset._from_meta(directory, meta, storage_options)
+
+
+def _rounds(client, source, plan: str, directory: str, storage_options: dict | None, partitions: int, retries: int,
+            cap: int, token: str, world, kinds: tuple, shared: list) -> list[dict]:
+    """Rounds 1-3 of :func:`_simulate_planned` (``world``: the scattered world's future; ``kinds`` the keys,
+    scattered as ``shared[1]``; what this scatters joins ``shared``, released by the caller): the partitions'
+    results."""
+    from .fleet_source import joined
+    from .worker import chunk_links, plan_chunk, run_planned
+
+    chunks = range(len(source.chunks))
+    roots: dict = {}
+    if sum(bool(k) for k in kinds) > 1:  # (one kind of key: no schedule can join two)
+        links = _gathered(client, [client.submit(chunk_links, source, c, shared[1],
+                                                 key=f"calsim-links-{token}-{c:05d}", retries=retries)
+                                   for c in chunks])
+        roots = joined(sorted({keys for part in links for keys in part}))
+    shared.append(client.scatter([roots], hash=False)[0])  # (a dict given alone is scattered value by value)
+    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, shared[1], shared[-1], partitions, plan,
+                                               storage_options, key=f"calsim-plan-{token}-{c:05d}", retries=retries)
+                                 for c in chunks])
+    estimates = [p["estimates"] for p in planned]
+    total = max((sum(e[r] for e in estimates) for r in range(len(estimates[0]))), default=0) if estimates else 0
+    if total > cap:
+        fs.remove_tree(plan, storage_options)
+        raise limits.over_limit("simulate", total, f"the {source.rows:,} schedules of {source}", cap)
+    where: dict[int, list[int]] = {}
+    for p in planned:
+        for k in p["counts"]:
+            where.setdefault(int(k), []).append(p["chunk"])
+    return _gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory, storage_options,
+                                            cap, key=f"calsim-partition-{token}-{k:05d}", retries=retries)
+                              for k in sorted(where)])
 
 
 def _gathered(client, futures: list) -> list:
