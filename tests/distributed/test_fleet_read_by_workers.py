@@ -6,14 +6,12 @@ One small LocalCluster (2 worker processes, 1 thread each) serves the module.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import distributed  # a test dependency: the README's test command installs it
 
 import calsim
 from calsim import examples
@@ -44,13 +42,6 @@ def world(name: str = "w", **kw) -> calsim.Scenario:
 
 def by_key(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort(list(KEY))
-
-
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
