@@ -21,7 +21,7 @@ worker sends a schedule to the same partition without asking anyone.
 >>> src.chunks, src.rows
 (((0, 400), (400, 800), (800, 1000)), 1000)
 >>> [s.id for s in read_chunk(src, 2)][:2]
-['tenant-012/job-00800', 'tenant-005/job-00801']
+['tenant-004/job-00800', 'tenant-002/job-00801']
 >>> partition_of(("account", "tenant-a"), 8) == partition_of(("account", "tenant-a"), 8)
 True
 """

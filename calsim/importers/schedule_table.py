@@ -54,6 +54,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,11 +75,17 @@ MAX_SCHEDULES = 10_000_000  # (examples.MAX_FLEET: the largest fleet calsim is b
 
 
 def is_table(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a Parquet file (its first bytes), which :func:`calsim.load` reads as a schedules table."""
+    """Whether ``path`` is a Parquet file (its first bytes), which :func:`calsim.load` reads as a schedules table.
+
+    Only a regular file is opened (a FIFO would block the open for ever): anything else is no table, and the
+    reader that then opens it refuses it by name.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as f:
             return f.read(4) == b"PAR1"
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 
@@ -217,8 +224,7 @@ def write_schedules(schedules: Iterable[Schedule], path: str | os.PathLike[str],
                 written[0] += len(batch)
 
     write_atomically(path, write, "path")
-    n = written[0]
-    return n
+    return written[0]
 
 
 def _row(s: Schedule) -> dict[str, Any]:

@@ -48,7 +48,7 @@ same scenario gives the same ledger however it is cut.
 ...                               rate_limits=[calsim.RateLimit("api", rate="10/min")]))
 [['a'], ['b'], ['c'], ['d', 'e']]
 >>> p = calsim.Policy(pool="etl")
->>> couplings(dataclasses.replace(sc, schedules=[a, dataclasses.replace(c, policy=p),
+>>> couplings(dataclasses.replace(sc, schedules=[a, b, dataclasses.replace(c, policy=p),
 ...                                              dataclasses.replace(c, id="d", policy=p)], capacity={"etl": 2}))
 [['a', 'b'], ['c', 'd']]
 """
