@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 from ..errors import InputError, shown
@@ -113,6 +114,8 @@ def _fleet_tables(path: str) -> int | None:
     """How many ``[[schedule]]`` tables the fleet file at ``path`` holds, counted line by line (the client never
     parses it: a worker parses it and checks the count); None when it is no fleet file."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block the open for ever)
+            raise InputError(f"schedules: {path!r} is not a regular file (a schedules table or a fleet file)")
         with open(path, encoding="utf-8", errors="replace") as f:
             n = sum(1 for line in f if _HEADER.match(line))
     except OSError as exc:

@@ -164,3 +164,10 @@ def test_a_source_is_planned_from_the_tables_footer_and_hashes_keys_stably(table
         __import__("hashlib").blake2b(b"account\0tenant-1", digest_size=8).digest(), "little") % 7
     with pytest.raises(InputError, match=r"schedules: 'example:x' is not 'example:N' or 'example:N:SEED'"):
         fleet_source("example:x")
+
+
+def test_a_fifo_given_as_the_schedules_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=r"schedules: .*fifo' is not a regular file"):
+        fleet_source(str(fifo))
