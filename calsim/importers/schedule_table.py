@@ -26,6 +26,10 @@ Columns, all text but ``revision`` (an integer), null where a fleet file
 ``exdate``
 ``policy``          the fleet file's policy table as a JSON object
 ``preset``          ``{"name": "kubernetes", ...}`` (JSON object)
+``account``,        a :class:`~calsim.Policy` field as a column of its own
+``catchup``, ...    (text, a number or a boolean; a ``LogNormal`` duration only in ``policy``),
+                    merged into the row's policy: a table exported from a
+                    database reads without building JSON
 ==================  ==========================================================
 
 A row is read as the fleet file reads a ``[[schedule]]`` table (the same
@@ -71,6 +75,9 @@ __all__ = ["write_schedules", "read", "load", "row_groups", "is_table", "meaning
 COLUMNS = ("id", "zone", "start", "rule", "every", "window", "gap", "fold", "invalid_day", "exclude", "revision",
            "effective_from", "effective_to", "rdate", "exdate", "policy", "preset")
 _JSON = ("every", "window", "exclude", "rdate", "exdate", "policy", "preset")
+#: Policy fields a table may give as columns of their own (``account``, ``catchup``, ``cost``...), for tables
+#: made elsewhere (a DuckDB or pandas export): merged into the row's policy.
+POLICY_COLUMNS = tuple(f.name for f in dataclasses.fields(Policy) if f.init)
 MAX_SCHEDULES = 10_000_000  # (examples.MAX_FLEET: the largest fleet calsim is built for)
 
 
@@ -128,7 +135,8 @@ def read(path: str | os.PathLike[str], *, groups: Sequence[int] | None = None, s
     where = f"schedules: {name}"
     try:
         frame = read_parquet(lambda at, n: os.pread(fd, n, at), lambda: _whole(fd, size, cap, name), size, where,
-                             COLUMNS, max_rows=MAX_SCHEDULES, max_bytes=4 * cap, require=_required(where),
+                             (*COLUMNS, *POLICY_COLUMNS), max_rows=MAX_SCHEDULES, max_bytes=4 * cap,
+                             require=_required(where),
                              groups=groups, allowed=_allowed)
         sizes = row_groups(path) if groups else []
     finally:
@@ -162,6 +170,9 @@ def _allowed(name: str, t: Any, pa: Any) -> str | None:
     if name == "revision":
         return None if types.is_integer(t) else f"column 'revision' is {t}; allowed: integers"
     text = types.is_string(t) or types.is_large_string(t) or getattr(types, "is_string_view", lambda _: False)(t)
+    if name in POLICY_COLUMNS:  # (a policy field: its own type, as a fleet file's policy table gives it)
+        ok = text or types.is_integer(t) or types.is_floating(t) or types.is_boolean(t)
+        return None if ok else f"column {name!r} is {t}; allowed: text, numbers or booleans"
     return None if text else f"column {name!r} is {t}; allowed: text"
 
 
@@ -178,8 +189,9 @@ def _schedule(at: str, row: dict[str, Any]) -> Schedule:
     from .fleet import _schedule as from_table
 
     entry: dict[str, Any] = {}
+    fields = {k: v for k, v in row.items() if k in POLICY_COLUMNS and v is not None}
     for key, value in row.items():
-        if value is None:
+        if value is None or key in POLICY_COLUMNS:
             continue
         if key in _JSON and not (key == "every" and not value.lstrip().startswith("{")):
             try:
@@ -188,6 +200,13 @@ def _schedule(at: str, row: dict[str, Any]) -> Schedule:
                 raise ScheduleError(f"{at}: {key}: {shown(value)} is not JSON (allowed: a JSON "
                                     f"{'list' if key in ('exclude', 'rdate', 'exdate') else 'object'})") from None
         entry[key] = value
+    if fields:  # (policy fields as columns of their own: merged into the policy a JSON column may give)
+        given = entry.get("policy", {})
+        both = sorted(set(fields) & set(given) if isinstance(given, dict) else ())
+        if both:
+            raise ScheduleError(f"{at}: policy field {both[0]!r} is given twice, as a column and in the policy "
+                                "column (allowed: one of them)")
+        entry["policy"] = {**given, **fields} if isinstance(given, dict) else given
     return from_table(at, entry)
 
 

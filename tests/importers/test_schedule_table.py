@@ -134,3 +134,23 @@ def test_the_columns_are_the_fleet_files_keys():
     from calsim.importers.fleet import _KNOWN
 
     assert set(COLUMNS) == _KNOWN - {"rrule", "cron"}  # (rule holds either text, as a fleet file's rule = does)
+
+
+def test_policy_fields_as_columns_of_their_own_are_the_rows_policy(tmp_path):
+    path = tmp_path / "export.parquet"
+    raw_table(path, [{"id": "a", "zone": "UTC", "start": "2026-01-01T00:00", "rule": "FREQ=DAILY", "account": "t1",
+                      "cost": 2.5, "max_active": 2, "overlap": "skip", "policy": None},
+                     {"id": "b", "zone": "UTC", "start": "2026-01-01T00:00", "rule": "0 * * * *", "account": None,
+                      "cost": 1.0, "max_active": None, "overlap": None, "policy": '{"catchup": "latest"}'}],
+              cost=pa.float64(), max_active=pa.int64())
+    a, b = calsim.load(path)
+    assert a.policy == calsim.Policy(account="t1", cost=2.5, max_active=2, overlap="skip")
+    assert b.policy == calsim.Policy(catchup="latest", cost=1.0)  # (a JSON policy and columns together)
+
+
+def test_a_policy_field_given_as_a_column_and_in_the_policy_is_refused(tmp_path):
+    path = tmp_path / "t.parquet"
+    raw_table(path, [{"id": "a", "zone": "UTC", "start": "2026-01-01T00:00", "rule": "FREQ=DAILY",
+                      "catchup": "all", "policy": '{"catchup": "latest"}'}])
+    with pytest.raises(ScheduleError, match=r"t\.parquet row 1: policy field 'catchup' is given twice"):
+        read(path, strict=True)
