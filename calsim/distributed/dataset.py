@@ -248,7 +248,7 @@ class LedgerDataset:
         return (self.scan().group_by("kind", "state", "reason").len("rows").sort("kind", "state", "reason")
                 .collect())
 
-    def summary(self) -> pl.DataFrame:
+    def summary(self, *, client: object = None) -> pl.DataFrame:
         """One row, the columns of :meth:`calsim.Ledger.summary`, computed lazily over the files.
 
         The same definition (:func:`calsim.simulation.views.summary`) on the
@@ -257,9 +257,17 @@ class LedgerDataset:
         exact ("nearest", as polars' default: :func:`~calsim.simulation.views.nearest_quantiles`);
         sums add in another order than the local ledger does, so a
         non-integral cost or mean wait can differ in the last bits.
+        With a Dask client (``client``, or the running one when None) each
+        part is aggregated on the workers and the client adds a few numbers
+        per part (:mod:`.part_summary`); ``client=False``: here, streamed.
         """
         from ..simulation import views
 
+        dask = self._client(client)
+        if dask is not None and self.files:
+            from .part_summary import summary_on_workers
+
+            return summary_on_workers(self.files, self.name, self.storage_options, dask)
         return views.summary(self.scan(), self.name, streamed=True, parts=self.scans()).collect(engine="streaming")
 
     def gaps(self, *, client: object = None) -> pl.DataFrame:
@@ -288,17 +296,22 @@ class LedgerDataset:
 
         if not self.files:
             return getattr(views, view)(self.scan()).collect()
+        dask = self._client(client)
+        if dask is None:
+            frames = [part_view(f, view, self.storage_options) for f in self.files]
+        else:
+            frames = dask.gather([dask.submit(part_view, f, view, self.storage_options, pure=False)
+                                  for f in self.files])
+        return pl.concat(frames)
+
+    @staticmethod
+    def _client(client: object) -> Any:
+        """The Dask client views run on: ``client``, or the running one when None (None: none, or ``False``)."""
         if client is None:
             try:
                 from distributed import get_client
 
-                client = get_client()
+                return get_client()
             except (ImportError, ValueError):  # (no Dask, or no client running: here)
-                client = False
-        if client is False:
-            frames = [part_view(f, view, self.storage_options) for f in self.files]
-        else:
-            dask = cast(Any, client)  # (a distributed.Client: dask is not imported to type it)
-            frames = dask.gather([dask.submit(part_view, f, view, self.storage_options, pure=False)
-                                  for f in self.files])
-        return pl.concat(frames)
+                return None
+        return None if client is False else cast(Any, client)  # (a distributed.Client, not typed here)

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -240,7 +240,7 @@ def compact_summary(full: pl.DataFrame, features: Iterable[str] = ()) -> pl.Data
 
 
 def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float, ...], *, bins: int = 4096,
-                      small: int = 1 << 20) -> list[float | None]:
+                      small: int = 1 << 20, each: Callable | None = None) -> list[float | None]:
     """Exact quantiles by nearest rank (as polars' ``quantile``) of column ``v``, without holding the column.
 
     ``values``: one lazy frame, or its parts (a dataset's files), read one at
@@ -254,7 +254,8 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
     next range and the values below it are counted exactly. When a range
     holds at most ``small`` values they are read and sorted; a range of one
     value is the answer. Memory: one part, ``bins`` rows per pass and at
-    most ``small`` values.
+    most ``small`` values. ``each(plan)``: runs a pass elsewhere (``plan`` of
+    every part, collected: a Dask dataset's workers), ``values`` then unused.
 
     >>> lf = pl.LazyFrame({"v": [5.0, 1.0, 3.0, 2.0, 4.0]})
     >>> nearest_quantiles(lf, (0.5, 0.95), small=1), [pl.Series([5.0, 1, 3, 2, 4]).quantile(q) for q in (0.5, 0.95)]
@@ -265,10 +266,11 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
     parts = [values] if isinstance(values, pl.LazyFrame) else list(values)
     v = pl.col("v")
 
-    def each(plan) -> pl.DataFrame:  # a plan over every part, one part at a time
-        return pl.concat([plan(p).collect() for p in parts], how="vertical") if parts else pl.DataFrame()
+    def each_part(plan) -> pl.DataFrame:  # a plan over every part, one part at a time (or where each runs it)
+        got = each(plan) if each is not None else [plan(p).collect() for p in parts]
+        return pl.concat(got, how="vertical") if got else pl.DataFrame()
 
-    head = each(lambda p: p.select(pl.len().alias("n"), v.min().alias("lo"), v.max().alias("hi")))
+    head = each_part(lambda p: p.select(pl.len().alias("n"), v.min().alias("lo"), v.max().alias("hi")))
     n = int(head["n"].sum()) if head.height else 0
     if not n:
         return [None for _ in qs]
@@ -285,16 +287,16 @@ def nearest_quantiles(values: pl.LazyFrame | list[pl.LazyFrame], qs: tuple[float
                 break
             inside = lambda p, lo=lo, hi=hi: p.filter(v.is_between(lo, hi))  # noqa: E731
             if count <= small:
-                out.append(each(lambda p, inside=inside: inside(p).select(v))["v"].sort()[k - below])
+                out.append(each_part(lambda p, inside=inside: inside(p).select(v))["v"].sort()[k - below])
                 break
             width = (hi - lo) / bins
             if width > 0 and math.isfinite(width) and math.isfinite(1 / width):  # (polars may multiply by 1/width)
                 b = ((v - lo) / width).floor().clip(0, bins - 1).cast(pl.Int32).alias("b")
             else:  # a range too narrow (subnormal) or too wide (overflow) to cut evenly: lo apart from the rest
                 b = (v > lo).cast(pl.Int32).alias("b")
-            hist = (each(lambda p, b=b, inside=inside: inside(p).group_by(b).agg(pl.len().alias("c"),
-                                                                                 v.min().alias("lo"),
-                                                                                 v.max().alias("hi")))
+            hist = (each_part(lambda p, b=b, inside=inside: inside(p).group_by(b).agg(pl.len().alias("c"),
+                                                                                      v.min().alias("lo"),
+                                                                                      v.max().alias("hi")))
                     .group_by("b").agg(pl.col("c").sum(), pl.col("lo").min(), pl.col("hi").max()).sort("b"))
             before = hist["c"].cum_sum() - hist["c"]
             j = int(((before + below) <= k).arg_true()[-1])  # the last bin starting at or before the rank

@@ -275,10 +275,21 @@ def test_scenario_json_describes_the_dataset(client, scenario, local, tmp_path):
     assert LedgerDataset.open(tmp_path, "fleet60") == ds
 
 
-def test_summary_and_counts_match_the_local_ledgers(client, scenario, local, tmp_path):
+@pytest.mark.parametrize("where", ["workers", "here"])
+def test_summary_and_counts_match_the_local_ledgers(client, scenario, local, tmp_path, where):
     ds = simulate(scenario, client=client, output=tmp_path, partitions=3)
-    assert_frame_equal(ds.summary(), local.summary(full=True), check_exact=True)  # a dataset's summary is full
+    on = None if where == "workers" else False  # (None: part by part on the running client's workers)
+    # (a dataset's summary is full)
+    assert_frame_equal(ds.summary(client=on), local.summary(full=True), check_exact=True)
     assert_frame_equal(ds.counts(), local.counts())
+
+
+def test_a_worker_level_summary_on_the_workers_equals_the_local_one(client, tmp_path):
+    sc = worker_level_scenario()
+    ds = simulate(sc, client=client, output=tmp_path, partitions=6)
+    got = ds.summary()
+    assert got["rate_waits"][0] > 0 and got["breaker_open"][0] > 0
+    assert_frame_equal(got, calsim.simulate(sc, progress=False).summary(full=True), check_exact=True)
 
 
 @pytest.mark.parametrize("where", ["workers", "here"])

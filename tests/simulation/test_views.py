@@ -275,6 +275,18 @@ def test_streamed_quantiles_equal_polars_nearest_quantiles_exactly(values, bins,
     assert got == want
 
 
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=0, max_size=300),
+       cuts=st.lists(st.integers(0, 300), max_size=4), small=st.integers(1, 64))
+def test_quantile_passes_run_elsewhere_over_parts_give_polars_quantiles(values, cuts, small):
+    """``each`` runs every pass over the parts itself (a Dask dataset's workers): the same exact quantiles."""
+    bounds = [0, *sorted(c for c in cuts if c <= len(values)), len(values)]
+    parts = [pl.LazyFrame({"v": values[a:b]}, schema={"v": pl.Float64}) for a, b in zip(bounds, bounds[1:])]
+    qs = (0.5, 0.95)  # (no values given but through each: without it, no quantile could be found)
+    got = views.nearest_quantiles([], qs, bins=4, small=small, each=lambda plan: [plan(p).collect() for p in parts])
+    assert got == [pl.Series(values, dtype=pl.Float64).quantile(q) for q in qs]
+
+
 def test_a_streamed_summary_equals_the_in_memory_summary():
     led = calsim.simulate(calsim.Scenario("s", calsim.with_policy(calsim.examples.fleet(40, seed=2), jitter="7min"),
                                           "2026-03-01T00:00Z", "2026-03-09T00:00Z",
