@@ -68,7 +68,7 @@ def test_a_fleet_read_from_a_table_by_the_workers_gives_the_local_ledger(client,
 
 
 def test_the_ledger_does_not_depend_on_how_the_table_is_chunked_or_partitioned(client, table, local, tmp_path):
-    ds = simulate(world(), client, tmp_path, partitions=3, schedules=table)
+    ds = calsim.simulate(world(), engine="dask", client=client, output=tmp_path, schedules=table)  # (the front door)
     assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
 
 
