@@ -10,6 +10,8 @@ import os
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 
@@ -171,3 +173,33 @@ def test_a_fifo_given_as_the_schedules_is_refused_without_blocking(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(InputError, match=r"schedules: .*fifo' is not a regular file"):
         fleet_source(str(fifo))
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from([None, "t0", "t1", "t2", "t3"]), st.sampled_from([None, "p0", "p1"]),
+                               st.sampled_from([None, "crm", "erp"])), min_size=1, max_size=30),
+       budgeted=st.sets(st.sampled_from(["t0", "t1", "t2", "t3"])), partitions=st.integers(1, 7))
+def test_the_workers_keys_put_every_coupled_group_in_one_partition(rows, budgeted, partitions):
+    """What the workers compute per schedule (its coupling keys, their union-find roots from the pairs the
+    chunks report, a hash) sends every group :func:`calsim.simulation.couplings.couplings` finds to one
+    partition: the two descriptions of what couples schedules agree."""
+    from calsim.simulation.couplings import couplings
+
+    scheds = [calsim.Schedule(f"s{i}", "UTC", "2026-01-01T00:00", "FREQ=DAILY",
+                              policy=calsim.Policy(account=a, pool=p, rate_limit=b))
+              for i, (a, p, b) in enumerate(rows)]
+    pools = {p for _, p, _ in rows if p}
+    w = calsim.Scenario("k", scheds, "2026-01-01T00:00Z", "2026-01-02T00:00Z",
+                        budgets=[calsim.Budget(t, 5.0) for t in sorted(budgeted)],
+                        rate_limits=[calsim.RateLimit(b, rate="1/min") for b in ("crm", "erp")],
+                        capacity={p: 1 for p in sorted(pools)} or None)
+    kinds = (frozenset(budgeted), frozenset({"crm", "erp"}), frozenset(pools))
+    roots = joined([k for s in scheds if len(k := coupling_keys(s, *kinds)) > 1])
+
+    def part(s) -> int:
+        keys = coupling_keys(s, *kinds)
+        return partition_of(roots.get(keys[0], keys[0]) if keys else ("id", s.id), partitions)
+
+    by_id = {s.id: s for s in scheds}
+    for group in couplings(w):
+        assert len({part(by_id[i]) for i in group}) == 1, group
