@@ -100,7 +100,7 @@ def _check_output(output: object) -> str:
 
 def simulate(scenario: Scenario, client: object = None, output: object = None, partitions: int | None = None, *,
              retries: int = 2, storage_options: dict | None = None,
-             max_occurrences: int | None = None, schedules: object = None) -> LedgerDataset:
+             max_occurrences: int | None = None, schedules: object = None, by_date: bool = False) -> LedgerDataset:
     """Simulate ``scenario`` on a Dask cluster, the ledger written as Parquet under ``output``.
 
     Parameters
@@ -143,6 +143,12 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
         chosen by a stable hash of each schedule's coupling key (its budgeted
         account, else its bucket, else its id), so the ledger is the same
         whatever the chunking.
+    by_date
+        Also partition each scenario's files by date (hive, one level below
+        ``scenario=``): ``date=<YYYY-MM-DD>/part-<k>.parquet``, the UTC date
+        of each row's due instant (a row without one: its nominal date), so
+        that readers prune by date (``WHERE date >= '2026-03-01'``). More,
+        smaller files: a partition writes one per date it has rows on.
 
     Returns
     -------
@@ -178,15 +184,15 @@ def simulate(scenario: Scenario, client: object = None, output: object = None, p
     try:
         if source is not None:
             return _simulate_planned(scenario, source, dask_client, output, partitions, retries, storage_options,
-                                     cap)
-        return _simulate(scenario, dask_client, output, partitions, retries, storage_options, cap)
+                                     cap, by_date)
+        return _simulate(scenario, dask_client, output, partitions, retries, storage_options, cap, by_date)
     finally:
         if owned:
             dask_client.close()
 
 
 def _simulate(scenario: Scenario, client, output: str, partitions: int | None, retries: int,
-              storage_options: dict | None, cap: int) -> LedgerDataset:
+              storage_options: dict | None, cap: int, by_date: bool = False) -> LedgerDataset:
     from .._version import __version__
 
     t0 = time.perf_counter()
@@ -207,7 +213,7 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
     futures = []
     for k, ids in enumerate(bins):
         sub = sub_scenario(scenario, set(ids))
-        futures.append(client.submit(run_partition, sub, k, directory, storage_options, cap,
+        futures.append(client.submit(run_partition, sub, k, directory, storage_options, cap, by_date,
                                      key=f"calsim-partition-{token}-{k:05d}", retries=retries))
     try:
         results = client.gather(futures)
@@ -215,16 +221,7 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
         for f in futures:
             f.release()
         del futures
-    names = {r["path"] for r in results}
-    # Parts a previous run with more partitions left, and temporary files of killed attempts.
-    for name in fs.listdir(directory, storage_options):
-        if (fs.is_part(name) and name not in names) or fs.is_leftover(name):
-            fs.remove(directory, name, storage_options)
-    missing = [r["path"] for r in results if not fs.exists(fs.join(directory, r["path"]), storage_options)]
-    if missing:
-        raise StoreError(f"output: the workers wrote {missing[0]!r} (and {len(missing) - 1} more) under "
-                         f"{directory!r}, which this client cannot see; use a directory shared by the client and "
-                         "every worker, or an object-store URL")
+    _tidy(directory, results, storage_options)
     meta = metadata(scenario, results, __version__, round(time.perf_counter() - t0, 3))
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
     fs.write_summary(output, storage_options)  # (once the scenario is complete: it is then part of the dataset)
@@ -246,7 +243,7 @@ def _world_only(scenario: Scenario, schedules: object):
 
 
 def _simulate_planned(world: Scenario, source, client, output: str, partitions: int | None, retries: int,
-                      storage_options: dict | None, cap: int) -> LedgerDataset:
+                      storage_options: dict | None, cap: int, by_date: bool = False) -> LedgerDataset:
     """:func:`simulate` of a fleet the workers read (``source``): three rounds of tasks, the client holding
     only their few numbers.
 
@@ -288,15 +285,13 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     shared = [shared_world, shared_kinds]
     try:
         results = _rounds(client, source, plan, directory, storage_options, partitions, retries, cap, token,
-                          shared_world, kinds, shared)
+                          shared_world, kinds, shared, by_date)
     finally:
         for f in shared:
             f.release()
     fs.remove_tree(plan, storage_options)
+    _tidy(directory, results, storage_options)
     names = {r["path"] for r in results}
-    for name in fs.listdir(directory, storage_options):
-        if (fs.is_part(name) and name not in names) or fs.is_leftover(name):
-            fs.remove(directory, name, storage_options)
     records = fs.join(directory, SCHEDULE_RECORDS)
     for name in fs.listdir(records, storage_options):
         if name not in names:
@@ -310,7 +305,7 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
 
 
 def _rounds(client, source, plan: str, directory: str, storage_options: dict | None, partitions: int, retries: int,
-            cap: int, token: str, world, kinds: tuple, shared: list) -> list[dict]:
+            cap: int, token: str, world, kinds: tuple, shared: list, by_date: bool = False) -> list[dict]:
     """Rounds 1-3 of :func:`_simulate_planned` (``world``: the scattered world's future; ``kinds`` the keys,
     scattered as ``shared[1]``; what this scatters joins ``shared``, released by the caller): the partitions'
     results."""
@@ -338,7 +333,7 @@ def _rounds(client, source, plan: str, directory: str, storage_options: dict | N
         for k in p["counts"]:
             where.setdefault(int(k), []).append(p["chunk"])
     return _gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory, storage_options,
-                                            cap, key=f"calsim-partition-{token}-{k:05d}", retries=retries)
+                                            cap, by_date, key=f"calsim-partition-{token}-{k:05d}", retries=retries)
                               for k in sorted(where)])
 
 
@@ -349,3 +344,26 @@ def _gathered(client, futures: list) -> list:
     finally:
         for f in futures:
             f.release()
+
+
+def _tidy(directory: str, results: list[dict], storage_options: dict | None) -> None:
+    """After the parts are written: remove the parts an earlier run left (more partitions, another date
+    level) and killed attempts' temporary files, then check the client sees every part the workers wrote."""
+    names = {f["path"] for r in results for f in r.get("files", [r])}
+    for path in fs.part_paths(directory, storage_options):
+        if path not in names:
+            where, _, name = path.rpartition("/")
+            fs.remove(fs.join(directory, where) if where else directory, name, storage_options)
+    levels = [name for name in fs.listdir(directory, storage_options) if name.startswith("date=")]
+    for level in ["", *levels]:
+        at = fs.join(directory, level) if level else directory
+        for name in fs.listdir(at, storage_options):
+            if fs.is_leftover(name):
+                fs.remove(at, name, storage_options)
+        if level and not fs.listdir(at, storage_options):  # (a date no part of this run has rows on)
+            fs.remove_tree(at, storage_options)
+    missing = [p for p in sorted(names) if not fs.exists(fs.join(directory, p), storage_options)]
+    if missing:
+        raise StoreError(f"output: the workers wrote {missing[0]!r} (and {len(missing) - 1} more) under "
+                         f"{directory!r}, which this client cannot see; use a directory shared by the client and "
+                         "every worker, or an object-store URL")

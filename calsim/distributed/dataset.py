@@ -69,7 +69,7 @@ def check_metadata(meta: object, where: str) -> None:
     >>> check_metadata({"name": "s", "files": [{"path": "../x.parquet"}], "rows": 0, "partitions": 1}, "m.json")
     Traceback (most recent call last):
     ...
-    calsim.errors.StoreError: path: m.json: files[0].path is '../x.parquet', expected a partition file name (part-NNNNN.parquet)
+    calsim.errors.StoreError: path: m.json: files[0].path is '../x.parquet', expected a partition file name (part-NNNNN.parquet, or date=YYYY-MM-DD/part-NNNNN.parquet)
     """  # noqa: E501  (a doctest output line)
     def bad(field: str, got: object, allowed: str) -> StoreError:
         if isinstance(got, str):
@@ -93,8 +93,9 @@ def check_metadata(meta: object, where: str) -> None:
     for i, f in enumerate(files):
         if not isinstance(f, dict):
             raise bad(f"files[{i}]", f, "an object")
-        if not isinstance(f.get("path"), str) or not fs.is_part(f["path"]):
-            raise bad(f"files[{i}].path", f.get("path"), "a partition file name (part-NNNNN.parquet)")
+        if not isinstance(f.get("path"), str) or not fs.is_part_path(f["path"]):
+            raise bad(f"files[{i}].path", f.get("path"), "a partition file name (part-NNNNN.parquet, or "
+                                                         "date=YYYY-MM-DD/part-NNNNN.parquet)")
     for key in ("created", "horizon_start", "horizon_end"):
         value = meta.get(key)
         if value is not None and not (isinstance(value, str) and _instant(value)):

@@ -41,7 +41,7 @@ from ..errors import InputError
 __all__ = ["METADATA_FILE", "SUMMARY_FILES", "write_summary", "scenario_directory", "part_name", "is_part",
            "is_leftover", "is_url", "filesystem",
            "join", "write_file", "write_bytes", "listdir", "remove", "makedirs", "exists", "read_text",
-           "scan_parquet", "polars_reads", "read_bytes", "remove_tree"]
+           "scan_parquet", "polars_reads", "read_bytes", "remove_tree", "is_part_path", "part_paths", "NO_DATE"]
 
 METADATA_FILE = "_scenario.json"
 SUMMARY_FILES = ("_metadata", "_common_metadata")
@@ -66,6 +66,29 @@ def part_name(k: int) -> str:
 def is_part(name: str) -> bool:
     """Whether ``name`` is a partition file's name."""
     return _PART.match(name) is not None
+
+
+#: A date level's directory (``by_date=True``): ``date=2026-03-08``, or Hive's name for a row without a date.
+_DATE_DIR = re.compile(r"^date=(\d{4}-\d{2}-\d{2}|__HIVE_DEFAULT_PARTITION__)$")
+NO_DATE = "__HIVE_DEFAULT_PARTITION__"
+
+
+def is_part_path(path: str) -> bool:
+    """Whether ``path`` (relative to a scenario's directory) is a part file: ``part-NNNNN.parquet``, or with
+    the date level ``date=YYYY-MM-DD/part-NNNNN.parquet``."""
+    head, _, name = path.rpartition("/")
+    return is_part(name) and (not head or _DATE_DIR.match(head) is not None)
+
+
+def part_paths(directory: str, storage_options: dict | None) -> list[str]:
+    """The part files under a scenario's ``directory`` (relative paths), its date level's included, sorted."""
+    out = []
+    for name in listdir(directory, storage_options):
+        if is_part(name):
+            out.append(name)
+        elif _DATE_DIR.match(name):
+            out.extend(f"{name}/{n}" for n in listdir(join(directory, name), storage_options) if is_part(n))
+    return sorted(out)
 
 
 def is_leftover(name: str) -> bool:
@@ -235,9 +258,7 @@ def write_summary(output: str, storage_options: dict | None) -> int | None:
         names = listdir(directory, storage_options)
         if METADATA_FILE not in names:  # (a run in progress or failed: not part of the dataset yet)
             continue
-        for n in names:
-            if not is_part(n):
-                continue
+        for n in part_paths(directory, storage_options):
             meta = _footer(join(directory, n), storage_options, pq)
             part_schema = meta.schema.to_arrow_schema()
             if schema is None:

@@ -49,8 +49,9 @@ def metadata(scenario: Scenario, results: list[dict], version: str, seconds: flo
         "tick": scenario.tick if isinstance(scenario.tick, str) else str(scenario.tick),
         "partitions": len(results),
         "rows": sum(r["rows"] for r in results),
-        "files": [{"path": r["path"], "rows": r["rows"], "schedules": r["schedules"], "bytes": r["bytes"]}
-                  for r in sorted(results, key=lambda r: r["partition"])],
+        "files": [{"path": f["path"], "rows": f["rows"], "schedules": f["schedules"], "bytes": f["bytes"]}
+                  for r in sorted(results, key=lambda r: r["partition"])
+                  for f in r.get("files", [r])],
         "states": states,
         "calsim_version": version,
         "engine": "dask",

@@ -16,6 +16,7 @@ partial or duplicate part is ever visible.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import polars as pl
 
@@ -28,11 +29,14 @@ __all__ = ["run_partition", "chunk_links", "plan_chunk", "run_planned", "part_vi
 
 
 def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict | None,
-                  max_occurrences: int | None = None) -> dict:
+                  max_occurrences: int | None = None, by_date: bool = False) -> dict:
     """Simulate one sub-scenario, write its ledger as ``part-<k>.parquet``; return a few numbers.
 
     ``max_occurrences`` is the client's limit (the whole fleet was checked
-    against it), so a worker's environment does not decide it.
+    against it), so a worker's environment does not decide it. ``by_date``:
+    one file per UTC date of the rows' due instants (a row without one, by its
+    nominal date), ``date=<YYYY-MM-DD>/part-<k>.parquet``, a hive level readers
+    prune by.
     """
     from ..simulation.engine import run_local  # the engine is loaded on the worker, when a task runs
 
@@ -44,13 +48,31 @@ def run_partition(sub: Scenario, k: int, directory: str, storage_options: dict |
     # Without the scenario column: the directory names it (scenario=<name>, hive partitioning), and a reader
     # that partitions by it (pyarrow, pandas) refuses a file column of the same name.
     part = frame.drop("scenario")
-    size = files.write_file(directory, name, lambda sink: part.write_parquet(sink, compression="zstd",
-                                                                               statistics=True), storage_options)
+    if by_date:
+        day = pl.coalesce(pl.col("due_utc").dt.date(), pl.col("nominal_local").dt.date())
+        groups = [(f"date={d or files.NO_DATE}/{name}", g.drop("_day"))
+                  for (d,), g in part.with_columns(day.alias("_day")).group_by("_day", maintain_order=True)]
+    else:
+        groups = [(name, part)]
+    written = []
+    for path, rows in sorted(groups, key=lambda pg: pg[0]):
+        where, _, file = path.rpartition("/")
+        target = files.join(directory, where) if where else directory
+        if where:
+            files.makedirs(target, storage_options)
+        size = files.write_file(target, file, partial(_write_part, rows), storage_options)
+        written.append({"path": path, "rows": rows.height, "schedules": rows["schedule_id"].n_unique(),
+                        "bytes": size})
     states = {s: n for s, n in frame.group_by("state").len().iter_rows() if n}
     releases = sorted(frame["tzdata"].drop_nulls().unique().to_list())
-    return {"partition": k, "path": name, "rows": frame.height, "schedules": len({s.id for s in sub.schedules}),
-            "bytes": size, "states": states, "releases": releases,
+    return {"partition": k, "path": name, "files": written, "rows": frame.height,
+            "schedules": len({s.id for s in sub.schedules}), "bytes": sum(f["bytes"] for f in written),
+            "states": states, "releases": releases,
             "simulate_s": round(t1 - t0, 4), "write_s": round(time.perf_counter() - t1, 4)}
+
+
+def _write_part(rows: pl.DataFrame, sink) -> None:
+    rows.write_parquet(sink, compression="zstd", statistics=True)
 
 
 def chunk_links(source, c: int, kinds: tuple[frozenset[str], ...]) -> list[tuple]:
@@ -90,7 +112,7 @@ def plan_chunk(source, c: int, world: Scenario, kinds: tuple[frozenset[str], ...
 
 
 def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory: str,
-                storage_options: dict | None, max_occurrences: int | None = None) -> dict:
+                storage_options: dict | None, max_occurrences: int | None = None, by_date: bool = False) -> dict:
     """Partition ``k`` of a planned run: its schedules from the plan's files of ``chunks``, simulated in
     ``world`` (its budgets and breakers those of these schedules), written as :func:`run_partition` does; their
     records (:func:`calsim.simulation.scenario_records.schedule_rows`) go to ``_schedules/part-<k>.parquet``."""
@@ -108,7 +130,7 @@ def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory
     pols = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in scheds]
     breakers = tuple(br for br in world.breakers if any(br.covers(i, p) for i, p in pols))
     sub = sub_scenario(dataclasses.replace(world, schedules=tuple(scheds), breakers=breakers), ids)
-    result = run_partition(sub, k, directory, storage_options, max_occurrences)
+    result = run_partition(sub, k, directory, storage_options, max_occurrences, by_date)
     rows = pl.DataFrame(schedule_rows(sub), schema=SCHEDULE_RECORD, orient="row") if scheds else \
         pl.DataFrame(schema=SCHEDULE_RECORD)
     records = files.join(directory, SCHEDULE_RECORDS)

@@ -526,3 +526,27 @@ class TestAttachToLedgerStore:
             with pytest.raises(calsim.errors.DuplicateKeyError, match="share a key"):
                 fresh.attach(twice)
             assert fresh.scenarios().height == 0
+
+
+def test_a_date_level_partitions_the_files_readers_prune_by_it_and_the_ledger_is_the_same(client, scenario, local,
+                                                                                         tmp_path):
+    import duckdb
+
+    ds = simulate(scenario, client=client, output=tmp_path, partitions=3, by_date=True)
+    assert_frame_equal(by_key(ds.frame), by_key(local.frame), check_exact=True)
+    directory = tmp_path / "scenario=fleet60"
+    days = sorted(p.name for p in directory.iterdir() if p.name.startswith("date="))
+    assert days[0] == "date=2026-03-01" and len(days) == 31 + ("date=__HIVE_DEFAULT_PARTITION__" in days)
+    # each file holds the rows due on its date (by the UTC date of the due instant, else the nominal one)
+    want = (local.frame.group_by(pl.coalesce(pl.col("due_utc").dt.date(), pl.col("nominal_local").dt.date())
+                                 .alias("date")).len().sort("date"))
+    got = duckdb.sql(f"SELECT date, count(*) AS len FROM read_parquet('{tmp_path}/**/*.parquet', "
+                     "hive_partitioning = true) GROUP BY ALL ORDER BY ALL").pl()
+    assert got.rows() == want.rows()
+    assert pl.scan_parquet(f"{tmp_path}/*/*/*.parquet", hive_partitioning=True).filter(
+        pl.col("date") == pl.date(2026, 3, 8)).select(pl.len()).collect().item() == want.filter(
+        pl.col("date") == pl.date(2026, 3, 8))["len"].item()
+    assert LedgerDataset.open(tmp_path, "fleet60").rows == local.frame.height
+    # a run without the date level replaces the files, and no date directory is left
+    simulate(scenario, client=client, output=tmp_path, partitions=2)
+    assert sorted(p.name for p in directory.iterdir()) == ["_scenario.json", "part-00000.parquet", "part-00001.parquet"]

@@ -74,6 +74,12 @@ def test_the_ledger_does_not_depend_on_how_the_table_is_chunked_or_partitioned(c
     assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
 
 
+def test_a_table_run_with_a_date_level_gives_the_local_ledger(client, table, local, tmp_path):
+    ds = simulate(world(), client, tmp_path, partitions=3, schedules=table, by_date=True)
+    assert all("/date=2026-03-" in f for f in ds.files)
+    assert_frame_equal(by_key(ds.frame), by_key(local), check_exact=True)
+
+
 def test_a_budgets_schedules_land_in_one_partition(client, table, tmp_path):
     ds = simulate(world(), client, tmp_path, partitions=6, schedules=table)
     parts = {f: pl.read_parquet(f, columns=["schedule_id"])["schedule_id"].unique().to_list() for f in ds.files}

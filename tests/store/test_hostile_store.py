@@ -1331,6 +1331,9 @@ def hostile_datasets(tmp_path_factory) -> dict:
                                                               + "]" * 300)),
         "a part outside the dataset": variant("outside", files=[{**meta["files"][0], "path": "../../outside.parquet"}]),
         "an absolute part": variant("absolute", files=[{**meta["files"][0], "path": str(root / "outside.parquet")}]),
+        "a date level that climbs out": variant("climbs", files=[{**meta["files"][0],
+                                                                  "path": "date=../../part-00000.parquet"}]),
+        "schedule records outside the dataset": variant("records", schedule_files=["../../part-00000.parquet"]),
         "rows as text": variant("rows", rows="24"),
         "a schedule without its id": variant("schedule", schedules=[{"revision": 1}]),
         "an instant that is not one": variant("instant", created="yesterday"),
@@ -1359,7 +1362,12 @@ ATTACH_CASES = {
     "nested 100,000 deep": ("InputError", r"_scenario.json': JSON nested too deeply \(at most 200 levels\)$"),
     "nested 300 deep in the parameters": ("InputError", r"JSON nested too deeply \(at most 200 levels\)$"),
     "a part outside the dataset": ("StoreError", r"files\[0\].path is '\.\./\.\./outside.parquet', expected a "
-                                                 r"partition file name \(part-NNNNN.parquet\)$"),
+                                                 r"partition file name \(part-NNNNN.parquet, or "
+                                                 r"date=YYYY-MM-DD/part-NNNNN.parquet\)$"),
+    "a date level that climbs out": ("StoreError", r"files\[0\].path is 'date=\.\./\.\./part-00000.parquet', "
+                                                   r"expected a partition file name"),
+    "schedule records outside the dataset": ("StoreError", r"schedule_files\[0\] is '\.\./\.\./part-00000.parquet', "
+                                                           r"expected a file of the dataset"),
     "an absolute part": ("StoreError", r"files\[0\].path is '/.*'\.\.\., expected a partition file name"),
     "rows as text": ("StoreError", r"rows is '24', expected a whole number$"),
     "a schedule without its id": ("StoreError", r"schedules\[0\].schedule_id is None, expected text$"),
