@@ -42,7 +42,7 @@ are UTC and say so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import polars as pl
@@ -51,6 +51,7 @@ import calsim.limits as limits
 from .errors import InputError, UnknownZoneError
 from .expansion import as_schedules, expand_indexed
 from .times import US, instant_us, iso_z
+from .rules.every import Every
 from .tz.release import ReleaseLike, release as get_release
 
 if TYPE_CHECKING:
@@ -181,12 +182,23 @@ def _change_kind() -> pl.Expr:
     return expr.otherwise(pl.lit("moved"))
 
 
+def _moves_with_tzdata(schedule) -> bool:
+    """Whether a release can move ``schedule``'s runs: a calendar rule's wall times resolve with the zone's
+    offsets, and so do the walls of an ``Every`` on the zone's clock (``clock="local"``: each run the previous
+    one's wall time plus the period, :mod:`calsim.expansion`'s walk). An elapsed ``Every`` counts from a UTC
+    anchor: its runs are the same instants under any release, only their local labels change (joined on
+    nominal time, every run would read as moved), so it moves no run."""
+    rule = schedule.parsed_rule
+    return not rule.elapsed or cast(Every, rule).clock == "local"
+
+
 def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object, end: object, *,
            max_occurrences: int | None = None) -> pl.DataFrame:
     """Occurrences of ``schedules`` in ``[start, end)`` whose resolution differs between two releases.
 
-    ``Every`` schedules (elapsed time from a UTC anchor) are never listed:
-    a release changes their local labels, not their instants.
+    ``Every`` schedules of elapsed time (from a UTC anchor) are never listed:
+    a release changes their local labels, not their instants; an ``Every``
+    on the zone's wall clock (``clock="local"``) is, as a calendar rule is.
     Only schedules whose zone :func:`zone_changes` flags (over the window
     widened by two days, since a wall time resolves with offsets near it) are
     re-expanded; the others cannot move.
@@ -225,11 +237,7 @@ def tzdiff(schedules: object, old: ReleaseLike, new: ReleaseLike, start: object,
     if missing:
         raise UnknownZoneError(f"zone: {missing[0]!r} is not in tzdata {b.version}; "
                                "schedules in it cannot be resolved there")
-    # An Every rule counts elapsed time from a UTC anchor: its runs are the same
-    # instants under any release, only their local labels change. Joining them
-    # on nominal time would report every run as moved, so they are left out
-    # (they move no run).
-    picked = [s for s in scheds if s.zone in affected and s.kind != "every"]
+    picked = [s for s in scheds if s.zone in affected and _moves_with_tzdata(s)]
     if not picked:
         return pl.DataFrame(schema=TZDIFF_SCHEMA)
     cap = limits.max_occurrences(max_occurrences)

@@ -94,8 +94,8 @@ def test_identical_releases_have_no_changes():
 
 
 def brute_force(fleet, old, new, start, end):
-    # An Every run is identified by its instant, which no release moves (tzdiff's docstring).
-    fleet = [s for s in fleet if s.kind != "every"]
+    # An elapsed Every run is identified by its instant, which no release moves (tzdiff's docstring).
+    fleet = [s for s in fleet if not (s.kind == "every" and s.parsed_rule.clock == "elapsed")]
     key = ["schedule_id", "revision", "nominal_local", "fold"]
     # tzdiff's stated rule: listed when either instant is in the window (the other may be outside),
     # so both sides are expanded over a wider window first.
@@ -191,6 +191,17 @@ def test_an_occurrence_moved_across_the_window_edge_is_a_shift_not_a_half_pair()
     d = calsim.tzdiff([s], "2022e", "2022f", "2023-04-02T00:00Z", "2023-04-02T14:30Z")
     assert d.select("old_utc", "new_utc", "shift_s", "change").rows() == [
         (dt.datetime(2023, 4, 2, 14, tzinfo=UTC), dt.datetime(2023, 4, 2, 15, tzinfo=UTC), 3600, "moved")]
+
+
+def test_an_every_on_the_local_clock_moves_with_the_zone_as_a_calendar_rule_does():
+    # Mexico ended DST in 2022f: 09:00 every local day is an hour later in UTC from April on.
+    local = calsim.Schedule("l", "America/Mexico_City", "2023-01-01T09:00", calsim.Every("24h", clock="local"))
+    daily = calsim.Schedule("d", "America/Mexico_City", "2023-01-01T09:00", "FREQ=DAILY")
+    elapsed = calsim.Schedule("e", "America/Mexico_City", "2023-01-01T15:00Z", calsim.Every("24h"))
+    diff = calsim.tzdiff([local, daily, elapsed], "2022e", "2022f", "2023-01-01T00:00Z", "2024-01-01T00:00Z")
+    rows = {sid: diff.filter(pl.col("schedule_id") == sid).drop("schedule_id") for sid in ("l", "d", "e")}
+    assert rows["l"].height == 210 and rows["l"].equals(rows["d"])  # (the same walls, the same moves)
+    assert rows["e"].height == 0
 
 
 def test_every_schedules_are_not_listed_because_their_instants_never_move():
