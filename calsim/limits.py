@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Iterator, NamedTuple, Sequence, cast
 import numpy as np
 
 from .errors import InputError
+from .resolution import policies
 from .rules.bounds import EveryProfile, RRuleProfile
 from .rules.every import Every
 from .rules.rrule import RRule
@@ -324,7 +325,8 @@ def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: Re
     kind = np.array([inf.kind for inf in infos], np.int8)
     until_end = np.array([inf.until_end for inf in infos], np.int64)
     count = np.array([inf.count_end for inf in infos], np.int64)
-    both = np.array([s.fold == "both" for s in scheds], bool)
+    # (a ByLocalHour applies either of its policies: what one of them can add, the estimate counts)
+    both = np.array(["both" in policies(s.fold) for s in scheds], bool)
     live = hi_i > lo_i
 
     # Calendar rules: wall times over the window and its margins, from DTSTART,
@@ -361,7 +363,7 @@ def estimates(schedules: Sequence[Schedule], lo: object, hi: object, release: Re
     for idx in np.split(order, cuts) if len(order) else ():
         est[idx] = distinct[code[idx[0]]].count(a[idx], b[idx])
     fold_both = np.flatnonzero(both & live & (kind != _EVERY))
-    gap_skip = np.flatnonzero(counted & live & np.array([s.gap == "skip" for s in scheds], bool))
+    gap_skip = np.flatnonzero(counted & live & np.array(["skip" in policies(s.gap) for s in scheds], bool))
     if len(fold_both) or len(gap_skip):
         rel = get_release(release)
         by_zone = {z: _edges(rel.table(z)) for z in {scheds[i].zone for i in (*fold_both, *gap_skip)}}

@@ -543,3 +543,21 @@ def test_margin_is_the_expansion_margin():
     from calsim import expansion
 
     assert expansion._MARGIN == limits.MARGIN == 2 * DAY
+
+
+@pytest.mark.parametrize("field,generous,other,rule", [
+    ("fold", "both", "first", "* * * * *"),  # a time in a fold is two rows with "both"
+    ("gap", "skip", "shift", "FREQ=MINUTELY;COUNT=2000"),  # COUNT counts no skipped time: more rows with "skip"
+])
+def test_a_by_local_hour_policy_is_estimated_as_its_most_generous_one(field, generous, other, rule):
+    from calsim.resolution import ByLocalHour
+
+    window = ("2026-03-08T00:00Z", "2026-11-02T12:00Z")  # New York's gap (March 8) and fold (November 1)
+
+    def schedule(setting):
+        return calsim.Schedule("h", "America/New_York", "2026-03-08T01:00", rule, **{field: setting})
+
+    either = schedule(ByLocalHour((1, 2), inside=generous, outside=other))
+    estimate = limits.estimate([either], *window, "2026f")
+    assert estimate == limits.estimate([schedule(generous)], *window, "2026f")
+    assert estimate >= calsim.expand([either], *window, release="2026f").height

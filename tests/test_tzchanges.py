@@ -10,6 +10,7 @@ import pytest
 from conftest import SHIPPED
 
 import calsim
+import calsim.tzgate  # (a submodule: calsim.tzgate.upgrade_check below needs it imported, whatever ran before)
 
 UTC = dt.timezone.utc
 LO, HI = 0, int(dt.datetime(2050, 1, 1, tzinfo=UTC).timestamp())
