@@ -41,7 +41,7 @@ from typing import cast
 
 import numpy as np
 
-from .errors import ScheduleError
+from .errors import ScheduleError, did_you_mean
 
 __all__ = ["Calendar", "as_calendars"]
 
@@ -104,6 +104,7 @@ class Calendar:
             allowed = ", ".join(hol.list_supported_countries()[code])
             raise ScheduleError(
                 f"exclude: unknown subdivision {subdiv!r} of {code} (allowed: {allowed})"
+                f"{did_you_mean(subdiv, hol.list_supported_countries()[code])}"
             ) from None
         name = code + (f"-{subdiv.upper()}" if subdiv else "") + ("-business" if business else "")
         return cls(name, hol.__version__, frozenset(), code, subdiv, business)

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from .atomic import write_atomically
-from .errors import InputError, shown
+from .errors import InputError, did_you_mean, shown
 
 __all__ = ["report", "notebook_parameters", "parse_parameter", "report_title"]
 
@@ -125,7 +125,8 @@ def report(notebook: str | Path, out: str | Path, parameters: Mapping[str, objec
     unknown = sorted(set(params) - set(declared))
     if unknown:
         allowed = ", ".join(sorted(declared)) or "none (the notebook has no cell tagged 'parameters')"
-        raise InputError(f"-p: unknown parameter {unknown[0]!r} for {Path(notebook).name} (allowed: {allowed})")
+        raise InputError(f"-p: unknown parameter {unknown[0]!r} for {Path(notebook).name} (allowed: {allowed})"
+                         f"{did_you_mean(unknown[0], sorted(declared))}")
     target = Path(out)
     if not target.parent.is_dir():  # checked before the notebook runs, not only when writing
         raise InputError(f"--out: directory {str(target.parent)!r} does not exist")

@@ -67,7 +67,7 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-from .errors import CalsimError, ScheduleError
+from .errors import CalsimError, ScheduleError, did_you_mean
 from .importers.fleet import header_lines, load, read_toml, refuse_unknown, where
 from .simulation.faults import Breaker, RateLimit, WorkerCrash, Workers
 from .simulation.policy import Failures
@@ -139,7 +139,8 @@ def load_scenario(path: str | Path, **overrides: object):
         kind = e.get("type") if isinstance(e, dict) else None
         if kind not in kinds:
             raise ScheduleError(f"{where(p, lines, 'event', i)}: type: {kind!r} (allowed: {', '.join(_EVENT_TYPES)}; "
-                                "revisions are written as schedules with revision/effective_from)")
+                                "revisions are written as schedules with revision/effective_from)"
+                                f"{did_you_mean(kind, _EVENT_TYPES) if isinstance(kind, str) else ''}")
         events.append(build("event", kinds[kind], {k: v for k, v in e.items() if k != "type"}, i, lines))
     failures = None
     if "failures" in data:

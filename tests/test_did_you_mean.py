@@ -42,6 +42,11 @@ def test_a_mistyped_choice_names_the_closest_after_the_allowed_ones():
     (lambda: calsim.Failures(0.1, classes={"transeint": 1.0}), "(did you mean 'transient'?)"),
     (lambda: calsim.presets.quartz(misfire_instruction="SMART"), "(did you mean 'SMART_POLICY'?)"),
     (lambda: calsim.from_kubernetes("a: 1\n", tz_in_schedule="legasy"), "(did you mean 'legacy'?)"),
+    # choices checked by their own messages (a value list of their own), suggesting all the same
+    (lambda: calsim.simulate(calsim.Scenario("x", [], T0, T1), engine="dsak"), "(did you mean 'dask'?)"),
+    (lambda: calsim.read_history("schedule_id,started_utc\n", kind="airflw"), "(did you mean 'airflow'?)"),
+    (lambda: calsim.Schedule("a", "UTC", "2026-01-01T00:00", "FREQ=DAILY", exclude="holidays:US-CAL"),
+     "(did you mean 'CA'?)"),
 ])
 def test_every_checked_choice_suggests_when_one_is_close(make, hint):
     with pytest.raises(CalsimError) as err:

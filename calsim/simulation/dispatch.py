@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 
 import calsim.limits as limits
-from ..errors import InputError, choices, shown
+from ..errors import InputError, choices, did_you_mean, shown
 from .engine import SETTLE, run_local
 from .ledger import Ledger
 from .occurrences import check_scenario
@@ -112,7 +112,8 @@ def simulate(scenario: Scenario, *, engine: str = "local", client: object = None
     if not isinstance(scenario, Scenario):
         raise InputError(f"scenario: expected a calsim.Scenario, got {type(scenario).__name__}")
     if engine not in ENGINES:
-        raise InputError(f"engine: unknown engine {engine!r} (allowed: {choices(ENGINES)})")
+        raise InputError(f"engine: unknown engine {engine!r} (allowed: {choices(ENGINES)})"
+                         f"{did_you_mean(engine, ENGINES) if isinstance(engine, str) else ''}")
     if settle not in SETTLE:
         raise InputError(f"settle: {settle!r} (allowed: {choices(SETTLE)})")
     if progress is not None and not isinstance(progress, bool):

@@ -83,7 +83,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from ...errors import InputError
+from ...errors import InputError, did_you_mean
 from ...input_files import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_HISTORY_BYTES, max_file_bytes
 from .._history_input import (DEFAULT_MAX_HISTORY_ROWS, HEAD_BYTES, MAX_LINE_BYTES, Source, max_history_rows, too_many,
                               whole_number)
@@ -183,7 +183,8 @@ def read_history(path_or_text: object, kind: str | None = None, *, crontab: obje
         field and what is allowed).
     """
     if kind is not None and kind not in READERS:
-        raise InputError(f"history: kind {kind!r} is unknown (allowed: {', '.join(HISTORY_KINDS)})")
+        raise InputError(f"history: kind {kind!r} is unknown (allowed: {', '.join(HISTORY_KINDS)})"
+                         f"{did_you_mean(kind, HISTORY_KINDS) if isinstance(kind, str) else ''}")
     rows_cap = max_history_rows(max_rows)
     bytes_cap = (whole_number(max_bytes, "max_bytes") if max_bytes is not None
                  else max_file_bytes(DEFAULT_MAX_HISTORY_BYTES))

@@ -100,7 +100,7 @@ import re
 
 import polars as pl
 
-from ...errors import InputError
+from ...errors import InputError, did_you_mean
 from .._history_input import Source, whole_text
 from ._rows import Caps, HistoryReader, cut, frame, instant, item_rows
 
@@ -164,10 +164,12 @@ def _dag_run(run: object, where: str, origin: str) -> dict[str, object] | None:
         run_type = next((t for t in RUN_TYPES if (run_id or "").startswith(t + "__")), "manual")
     elif not isinstance(run_type, str) or run_type not in RUN_TYPES:
         raise InputError(f"{where}: run_type: {cut(run_type)} is not a DAG run type "
-                         f"(allowed: {', '.join(RUN_TYPES)})")
+                         f"(allowed: {', '.join(RUN_TYPES)})"
+                         f"{did_you_mean(run_type, RUN_TYPES) if isinstance(run_type, str) else ''}")
     state = run.get("state")
     if not isinstance(state, str) or state not in RUN_STATES:
-        raise InputError(f"{where}: state: {cut(state)} is not a DAG run state (allowed: {', '.join(RUN_STATES)})")
+        raise InputError(f"{where}: state: {cut(state)} is not a DAG run state (allowed: {', '.join(RUN_STATES)})"
+                         f"{did_you_mean(state, RUN_STATES) if isinstance(state, str) else ''}")
     if state == "queued":
         return None  # waiting to run (a queued backfill run already has a start_date: models/backfill.py:454)
     started = _time(run, "start_date", where)

@@ -112,7 +112,7 @@ import re
 
 import polars as pl
 
-from ...errors import InputError
+from ...errors import InputError, did_you_mean
 from .._history_input import Source, whole_text
 from ._rows import Caps, HistoryReader, cut, frame, instant, item_rows
 
@@ -179,7 +179,8 @@ def _flow_run(run: object, where: str, origin: str) -> dict[str, object] | None:
         state = run["state"].get("type")
     if state is not None and (not isinstance(state, str) or state not in STATE_TYPES):
         raise InputError(f"{where}: state_type: {cut(state)} is not a state type "
-                         f"(allowed: {', '.join(STATE_TYPES)}, or null)")
+                         f"(allowed: {', '.join(STATE_TYPES)}, or null)"
+                         f"{did_you_mean(state, STATE_TYPES) if isinstance(state, str) else ''}")
     count = run.get("run_count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         raise InputError(f"{where}: run_count: expected a whole number from 0, got {cut(count)}")
