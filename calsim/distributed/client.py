@@ -22,9 +22,10 @@ from ..errors import InputError, StoreError
 from ..simulation.occurrences import check_scenario
 from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as fs
-from .dataset import LedgerDataset
+from .dataset import LedgerDataset, gathered
 from .metadata import metadata
 from .partitioning import fleet_wide, partition, sub_scenario
+from ..simulation.couplings import shared_keys
 from .worker import run_partition
 
 __all__ = ["simulate", "SCHEDULES_PER_PARTITION"]
@@ -196,36 +197,46 @@ def _simulate(scenario: Scenario, client, output: str, partitions: int | None, r
     from .._version import __version__
 
     t0 = time.perf_counter()
-    if partitions is None:
-        threads = sum(client.nthreads().values()) or 1
-        partitions = max(2 * threads, math.ceil(len(scenario.schedules) / SCHEDULES_PER_PARTITION))
-    bins = partition(scenario, partitions)
-    shared = fleet_wide(scenario)
-    if shared is not None and partitions > 1 and len(scenario.schedules) > 1:
-        warnings.warn(f"engine='dask': {shared} is shared by every schedule of scenario {scenario.name!r}, so it "
-                      "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
-                      UserWarning, stacklevel=_callers_level())
-    directory = fs.scenario_directory(output, scenario.name)
-    fs.makedirs(directory, storage_options)
-    # Not complete until written again at the end.
-    fs.remove(directory, fs.METADATA_FILE, storage_options)
+    bins = partition(scenario, _partitions(client, scenario, len(scenario.schedules), partitions))
+    directory = _started(output, scenario.name, storage_options)
     token = _token(scenario, directory, len(bins), __version__)
     futures = []
     for k, ids in enumerate(bins):
         sub = sub_scenario(scenario, set(ids))
         futures.append(client.submit(run_partition, sub, k, directory, storage_options, cap, by_date,
                                      key=f"calsim-partition-{token}-{k:05d}", retries=retries))
-    try:
-        results = client.gather(futures)
-    finally:
-        for f in futures:
-            f.release()
-        del futures
+    results = gathered(client, futures)
+    del futures
     _tidy(directory, results, storage_options)
     meta = metadata(scenario, results, __version__, round(time.perf_counter() - t0, 3))
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
     fs.write_summary(output, storage_options)  # (once the scenario is complete: it is then part of the dataset)
     return LedgerDataset._from_meta(directory, meta, storage_options)
+
+
+def _partitions(client, scenario: Scenario, schedules: int, partitions: int | None) -> int:
+    """How many partitions: ``partitions``, else about one per :data:`SCHEDULES_PER_PARTITION` schedules and at
+    least two per worker thread; one, with a warning naming it, when a resource is shared by the whole fleet."""
+    if partitions is None:
+        threads = sum(client.nthreads().values()) or 1
+        partitions = max(2 * threads, math.ceil(schedules / SCHEDULES_PER_PARTITION))
+    resource = fleet_wide(scenario)
+    if resource is None:
+        return partitions
+    if partitions > 1 and schedules > 1:
+        warnings.warn(f"engine='dask': {resource} is shared by every schedule of scenario {scenario.name!r}, so it "
+                      "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
+                      UserWarning, stacklevel=_callers_level())
+    return 1
+
+
+def _started(output: str, name: str, storage_options: dict | None) -> str:
+    """Scenario ``name``'s directory under ``output``, made, and marked incomplete (its ``_scenario.json``
+    removed: written again when the run ends)."""
+    directory = fs.scenario_directory(output, name)
+    fs.makedirs(directory, storage_options)
+    fs.remove(directory, fs.METADATA_FILE, storage_options)
+    return directory
 
 
 def _world_only(scenario: Scenario, schedules: object):
@@ -258,24 +269,10 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     from .worker import SCHEDULE_RECORDS
 
     t0 = time.perf_counter()
-    resource = fleet_wide(world)
-    if partitions is None:
-        threads = sum(client.nthreads().values()) or 1
-        partitions = max(2 * threads, math.ceil(source.rows / SCHEDULES_PER_PARTITION))
-    if resource is not None:
-        if partitions > 1:
-            warnings.warn(f"engine='dask': {resource} is shared by every schedule of scenario {world.name!r}, so it "
-                          "runs as one task on one worker (no speed-up; the ledger still goes to Parquet)",
-                          UserWarning, stacklevel=_callers_level())
-        partitions = 1
-    accounts = frozenset({b.account for b in world.budgets} | {br.target for br in world.breakers
-                                                                if br.kind == "account"})
-    buckets = frozenset(r.name for r in world.rate_limits)
-    kinds = (accounts, buckets, frozenset(world.capacity) if isinstance(world.capacity, dict) else frozenset())
-    directory = fs.scenario_directory(output, world.name)
+    partitions = _partitions(client, world, source.rows, partitions)
+    kinds = shared_keys(world)
+    directory = _started(output, world.name, storage_options)
     plan = fs.join(directory, "_plan")
-    fs.makedirs(directory, storage_options)
-    fs.remove(directory, fs.METADATA_FILE, storage_options)  # (not complete until written again at the end)
     fs.remove_tree(plan, storage_options)
     fs.makedirs(plan, storage_options)
     token = _token(world, str(source), source.chunks, directory, partitions, __version__)
@@ -296,9 +293,8 @@ def _simulate_planned(world: Scenario, source, client, output: str, partitions: 
     for name in fs.listdir(records, storage_options):
         if name not in names:
             fs.remove(records, name, storage_options)
-    meta = metadata(world, results, __version__, round(time.perf_counter() - t0, 3))
-    meta["parameters"]["schedules"] = sum(r["schedules"] for r in results)
-    meta["schedule_files"] = [f"{SCHEDULE_RECORDS}/{r['path']}" for r in sorted(results, key=lambda r: r["path"])]
+    meta = metadata(world, results, __version__, round(time.perf_counter() - t0, 3),
+                    schedule_files=[f"{SCHEDULE_RECORDS}/{name}" for name in sorted(names)])
     fs.write_bytes(directory, fs.METADATA_FILE, json.dumps(meta, indent=1).encode(), storage_options)
     fs.write_summary(output, storage_options)
     return LedgerDataset._from_meta(directory, meta, storage_options)
@@ -315,14 +311,14 @@ def _rounds(client, source, plan: str, directory: str, storage_options: dict | N
     chunks = range(len(source.chunks))
     roots: dict = {}
     if sum(bool(k) for k in kinds) > 1:  # (one kind of key: no schedule can join two)
-        links = _gathered(client, [client.submit(chunk_links, source, c, shared[1],
-                                                 key=f"calsim-links-{token}-{c:05d}", retries=retries)
-                                   for c in chunks])
+        links = gathered(client, [client.submit(chunk_links, source, c, shared[1],
+                                                key=f"calsim-links-{token}-{c:05d}", retries=retries)
+                                  for c in chunks])
         roots = joined(sorted({keys for part in links for keys in part}))
     shared.append(client.scatter([roots], hash=False)[0])  # (a dict given alone is scattered value by value)
-    planned = _gathered(client, [client.submit(plan_chunk, source, c, world, shared[1], shared[-1], partitions, plan,
-                                               storage_options, key=f"calsim-plan-{token}-{c:05d}", retries=retries)
-                                 for c in chunks])
+    planned = gathered(client, [client.submit(plan_chunk, source, c, world, shared[1], shared[-1], partitions, plan,
+                                              storage_options, key=f"calsim-plan-{token}-{c:05d}", retries=retries)
+                                for c in chunks])
     estimates = [p["estimates"] for p in planned]
     total = max((sum(e[r] for e in estimates) for r in range(len(estimates[0]))), default=0) if estimates else 0
     if total > cap:
@@ -332,18 +328,9 @@ def _rounds(client, source, plan: str, directory: str, storage_options: dict | N
     for p in planned:
         for k in p["counts"]:
             where.setdefault(int(k), []).append(p["chunk"])
-    return _gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory, storage_options,
-                                            cap, by_date, key=f"calsim-partition-{token}-{k:05d}", retries=retries)
-                              for k in sorted(where)])
-
-
-def _gathered(client, futures: list) -> list:
-    """The results of ``futures``, released as soon as they are in (the client keeps no task's result)."""
-    try:
-        return client.gather(futures)
-    finally:
-        for f in futures:
-            f.release()
+    return gathered(client, [client.submit(run_planned, world, k, plan, sorted(where[k]), directory, storage_options,
+                                           cap, by_date, key=f"calsim-partition-{token}-{k:05d}", retries=retries)
+                             for k in sorted(where)])
 
 
 def _tidy(directory: str, results: list[dict], storage_options: dict | None) -> None:

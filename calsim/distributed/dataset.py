@@ -29,7 +29,17 @@ from ..simulation.ledger_schema import with_worker_columns
 import calsim.distributed.dataset_files as fs
 from .metadata import FORMAT
 
-__all__ = ["LedgerDataset", "check_metadata"]
+__all__ = ["LedgerDataset", "check_metadata", "gathered"]
+
+
+def gathered(client: Any, futures: list) -> list:
+    """The results of ``futures`` (Dask), each released as soon as they are in: the client keeps no task's
+    result (every round of tasks a run or a view submits ends so)."""
+    try:
+        return client.gather(futures)
+    finally:
+        for f in futures:
+            f.release()
 
 
 def _read_metadata(directory: str, meta_path: str, storage_options: dict | None) -> str:
@@ -268,7 +278,8 @@ class LedgerDataset:
         if dask is not None and self.files:
             from .part_summary import summary_on_workers
 
-            return summary_on_workers(self.files, self.name, self.storage_options, dask)
+            return summary_on_workers(self.name, lambda fn, *args: self._on_parts(dask, fn, *args),
+                                      self.storage_options)
         return views.summary(self.scan(), self.name, streamed=True, parts=self.scans()).collect(engine="streaming")
 
     def gaps(self, *, client: object = None) -> pl.DataFrame:
@@ -301,9 +312,12 @@ class LedgerDataset:
         if dask is None:
             frames = [part_view(f, view, self.storage_options) for f in self.files]
         else:
-            frames = dask.gather([dask.submit(part_view, f, view, self.storage_options, pure=False)
-                                  for f in self.files])
+            frames = self._on_parts(dask, part_view, view, self.storage_options)
         return pl.concat(frames)
+
+    def _on_parts(self, dask: Any, fn: Any, *args: object) -> list:
+        """``fn(file, *args)`` of every part file, as tasks on ``dask``'s workers, in file order."""
+        return gathered(dask, [dask.submit(fn, f, *args, pure=False) for f in self.files])
 
     @staticmethod
     def _client(client: object) -> Any:

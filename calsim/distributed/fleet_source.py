@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from dataclasses import dataclass
 
 from ..errors import InputError, shown
-from ..simulation.policy import Policy
+from ..simulation.couplings import coupling_keys, joined  # noqa: F401 (the partition rule's parts, here too)
 
 __all__ = ["FleetSource", "fleet_source", "read_chunk", "coupling_keys", "joined", "partition_of", "CHUNK_ROWS"]
 
@@ -107,7 +106,6 @@ def fleet_source(spec: object, *, chunk_rows: int = CHUNK_ROWS) -> FleetSource:
     return FleetSource("table", path, 0, 0, tuple(chunks), sum(sizes))
 
 
-_HEADER = re.compile(r"^\s*\[\[\s*schedule\s*\]\]")
 
 
 def _fleet_tables(path: str) -> int | None:
@@ -116,8 +114,11 @@ def _fleet_tables(path: str) -> int | None:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO would block the open for ever)
             raise InputError(f"schedules: {path!r} is not a regular file (a schedules table or a fleet file)")
+        from ..importers.fleet import header
+
+        pattern = header("schedule")
         with open(path, encoding="utf-8", errors="replace") as f:
-            n = sum(1 for line in f if _HEADER.match(line))
+            n = sum(1 for line in f if pattern.match(line))
     except OSError as exc:
         raise InputError(f"schedules: cannot read {path!r} ({exc.strerror or type(exc).__name__})") from None
     return n or None
@@ -140,41 +141,6 @@ def read_chunk(source: FleetSource, c: int) -> list:
 
     assert source.path is not None
     return list(read(source.path, groups=list(source.chunks[c]), strict=True))
-
-
-def coupling_keys(schedule, accounts: frozenset[str], buckets: frozenset[str],
-                  pools: frozenset[str] = frozenset()) -> tuple[tuple[str, str], ...]:
-    """What couples ``schedule`` to others: ``("account", a)`` when its account has a budget (or an account
-    breaker), ``("pool", p)`` when it takes slots of a capacity pool, ``("bucket", b)`` when it names a rate
-    limit; none for a schedule that shares nothing (as :func:`calsim.simulation.couplings.couplings` joins)."""
-    p = schedule.policy if isinstance(schedule.policy, Policy) else None
-    keys = []
-    if p is not None and p.account and p.account in accounts:
-        keys.append(("account", p.account))
-    if p is not None and p.pool and p.pool in pools:
-        keys.append(("pool", p.pool))
-    if p is not None and p.rate_limit and p.rate_limit in buckets:
-        keys.append(("bucket", p.rate_limit))
-    return tuple(keys)
-
-
-def joined(links: list[tuple[tuple[str, str], ...]]) -> dict[tuple[str, str], tuple[str, str]]:
-    """Each key that some schedule joins to another, mapped to its group's representative (the smallest key)."""
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def find(x: tuple[str, str]) -> tuple[str, str]:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for keys in links:
-        for a, b in zip(keys, keys[1:]):
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    return {k: find(k) for k in parent}
 
 
 def partition_of(key: tuple[str, str], partitions: int) -> int:

@@ -35,11 +35,13 @@ def _iso(us: int) -> str:
     return (dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)).isoformat()
 
 
-def metadata(scenario: Scenario, results: list[dict], version: str, seconds: float) -> dict:
+def metadata(scenario: Scenario, results: list[dict], version: str, seconds: float, *,
+             schedule_files: list[str] | None = None) -> dict:
     """The ``_scenario.json`` of ``scenario`` simulated as the worker ``results`` say
-    (:func:`.worker.run_partition`)."""
+    (:func:`.worker.run_partition`). ``schedule_files``: for a fleet the workers read, where they wrote its
+    schedule records (``_schedules/``): then the scenario holds none, and the count is the results'."""
     states = {s: sum(r["states"].get(s, 0) for r in results) for s in LEDGER_STATES}
-    return {
+    out = {
         "format": FORMAT,
         "name": scenario.name,
         "horizon_start": _iso(scenario.start_us),
@@ -61,3 +63,7 @@ def metadata(scenario: Scenario, results: list[dict], version: str, seconds: flo
         "parameters": parameters(scenario),
         "schedules": schedule_rows(scenario),
     }
+    if schedule_files is not None:
+        out["schedule_files"] = schedule_files
+        out["parameters"]["schedules"] = sum(r["schedules"] for r in results)
+    return out

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
 
 import polars as pl
 
@@ -48,24 +47,21 @@ PARTIAL = [
 ]
 
 
-def partial(path: str, storage_options: dict | None, plan: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
-            ) -> pl.DataFrame:
+def partial(path: str, plan: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
+            storage_options: dict | None = None) -> pl.DataFrame:
     """One part file's partial aggregates (a worker's task), or ``plan`` of it (a pass of the percentiles)."""
     lf = _lazy(fs.scan_parquet([path], storage_options))
     return (plan(lf) if plan is not None else lf.select(PARTIAL)).collect()
 
 
-def summary_on_workers(files: tuple[str, ...], name: str, storage_options: dict | None, client: Any,
+def summary_on_workers(name: str, run: Callable[..., list[pl.DataFrame]], storage_options: dict | None,
                        resolution: object = "1s") -> pl.DataFrame:
-    """:func:`calsim.simulation.views.summary` of the ledger in ``files``, computed by ``client``'s workers."""
+    """:func:`calsim.simulation.views.summary` of a dataset's ledger, from ``run(fn, *args)``: ``fn(file,
+    *args)`` of each of its part files, run on the workers
+    (:meth:`~calsim.distributed.LedgerDataset.summary` gives it)."""
 
     def on_parts(plan: Callable[[pl.LazyFrame], pl.LazyFrame] | None) -> list[pl.DataFrame]:
-        futures = [client.submit(partial, f, storage_options, plan, pure=False) for f in files]
-        try:
-            return client.gather(futures)
-        finally:
-            for f in futures:
-                f.release()
+        return run(partial, plan, storage_options)
 
     parts = pl.concat(on_parts(None), how="vertical_relaxed")
     started_values = (lambda lf: lf.filter(_STARTED).select(v=pl.col("lateness_s")))  # noqa: E731

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..simulation.scenario import Scenario
 from .client import _get_client, _token
+from .dataset import gathered
 
 __all__ = ["sweep", "run_combinations", "shares", "MIN_TASKS"]
 
@@ -67,12 +68,7 @@ def sweep(scenario: Scenario, combos: list[dict[str, Any]], names: list[str], *,
                                       [names[i] for i in part], late_after,
                                       key=f"calsim-sweep-{token}-{k:05d}", retries=retries)
                    for k, part in enumerate(parts)]
-        try:
-            results = dask_client.gather(futures)
-        finally:
-            for f in futures:
-                f.release()
-        return [m for share in results for m in share]
+        return [m for share in gathered(dask_client, futures) for m in share]
     finally:
         if owned:
             dask_client.close()

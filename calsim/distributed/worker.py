@@ -21,7 +21,6 @@ from functools import partial
 import polars as pl
 
 import calsim.limits as limits
-from ..simulation.policy import Policy
 from ..simulation.scenario import Scenario
 import calsim.distributed.dataset_files as files
 
@@ -116,7 +115,6 @@ def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory
     """Partition ``k`` of a planned run: its schedules from the plan's files of ``chunks``, simulated in
     ``world`` (its budgets and breakers those of these schedules), written as :func:`run_partition` does; their
     records (:func:`calsim.simulation.scenario_records.schedule_rows`) go to ``_schedules/part-<k>.parquet``."""
-    import dataclasses
     import pickle
 
     from .partitioning import sub_scenario
@@ -125,11 +123,7 @@ def run_planned(world: Scenario, k: int, plan: str, chunks: list[int], directory
     scheds = []
     for c in chunks:
         scheds.extend(pickle.loads(files.read_bytes(files.join(plan, f"k{k:05d}-c{c:05d}.pkl"), storage_options)))
-    ids = {s.id for s in scheds}
-    # (the world's breakers whose scope holds some of these schedules: a scenario refuses one covering none)
-    pols = [(s.id, s.policy if isinstance(s.policy, Policy) else Policy()) for s in scheds]
-    breakers = tuple(br for br in world.breakers if any(br.covers(i, p) for i, p in pols))
-    sub = sub_scenario(dataclasses.replace(world, schedules=tuple(scheds), breakers=breakers), ids)
+    sub = sub_scenario(world, {s.id for s in scheds}, schedules=tuple(scheds))
     result = run_partition(sub, k, directory, storage_options, max_occurrences, by_date)
     rows = pl.DataFrame(schedule_rows(sub), schema=SCHEDULE_RECORD, orient="row") if scheds else \
         pl.DataFrame(schema=SCHEDULE_RECORD)

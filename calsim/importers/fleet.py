@@ -93,7 +93,7 @@ from ..schedule import Schedule
 from ..simulation.policy import LogNormal, Policy
 from ._result import Imported, Items, Source, attach
 
-__all__ = ["load", "read", "read_rows", "read_toml", "refuse_unknown", "header_lines", "where"]
+__all__ = ["load", "read", "read_rows", "read_toml", "refuse_unknown", "header_lines", "header", "where"]
 
 _RULE_KEYS = ("rule", "rrule", "cron", "every", "window")
 _OPTIONAL = ("gap", "fold", "invalid_day", "exclude", "revision", "effective_from", "effective_to", "rdate", "exdate")
@@ -135,8 +135,13 @@ def header_lines(text: str, table: str) -> list[int]:
     >>> header_lines("[[schedule]]\\nid = 1\\n\\n[[schedule]]\\n", "schedule")
     [1, 4]
     """
-    pat = re.compile(r"^\s*\[\[\s*" + re.escape(table) + r"\s*\]\]")
+    pat = header(table)
     return [i for i, line in enumerate(text.splitlines(), 1) if pat.match(line)]
+
+
+def header(table: str) -> re.Pattern[str]:
+    """The line of a ``[[table]]`` header (:func:`header_lines`; a Dask client counts a fleet's so)."""
+    return re.compile(r"^\s*\[\[\s*" + re.escape(table) + r"\s*\]\]")
 
 
 def where(path: Path, lines: list[int], table: str, n: int) -> str:

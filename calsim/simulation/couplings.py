@@ -61,7 +61,8 @@ from .policy import Policy
 from .faults import WorkerCrash
 from .scenario import Backfill, Pause, Resume, Revise, Scenario, Trigger, revisions
 
-__all__ = ["couplings", "sub_scenario", "account_of", "pool_of", "fleet_wide", "pools_of"]
+__all__ = ["couplings", "sub_scenario", "account_of", "pool_of", "fleet_wide", "pools_of", "shared_keys",
+           "coupling_keys", "joined"]
 
 
 def account_of(schedule) -> str | None:
@@ -96,35 +97,57 @@ def couplings(scenario: Scenario) -> list[list[str]]:
     ids = sorted({s.id for s in scenario.schedules})
     if fleet_wide(scenario) is not None:
         return [ids] if ids else []
-    joined = {b.account for b in scenario.budgets} | {br.target for br in scenario.breakers if br.kind == "account"}
-    buckets = {r.name for r in scenario.rate_limits}
-    parent: dict[object, object] = {}
-
-    def find(x: object) -> object:
-        parent.setdefault(x, x)
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
-    for s in revisions(scenario):
-        node = ("id", s.id)
-        find(node)
-        acct = account_of(s)
-        bucket = s.policy.rate_limit if isinstance(s.policy, Policy) else None
-        pool = pool_of(s)
-        # (a source breaker's scope is a bucket's schedules: the bucket joins them already)
-        for other in ((("account", acct),) if acct in joined else ()) + \
-                ((("bucket", bucket),) if bucket in buckets else ()) + ((("pool", pool),) if pool else ()):
-            ra, rb = find(node), find(other)
-            if ra != rb:
-                parent[ra] = rb
+    kinds = shared_keys(scenario)
+    # (a source breaker's scope is a bucket's schedules: the bucket joins them already)
+    roots = joined([(("id", s.id), *coupling_keys(s, *kinds)) for s in revisions(scenario)])
     groups: dict[object, list[str]] = {}
     for i in ids:
-        groups.setdefault(find(("id", i)), []).append(i)
+        groups.setdefault(roots.get(("id", i), ("id", i)), []).append(i)
     return sorted(groups.values(), key=lambda g: g[0])
+
+
+def shared_keys(scenario: Scenario) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What schedules of ``scenario`` can share, by kind: the accounts with a budget (or an account breaker),
+    the rate-limit buckets, the capacity pools (with ``capacity={...}``)."""
+    accounts = {b.account for b in scenario.budgets} | {br.target for br in scenario.breakers if br.kind == "account"}
+    pools = scenario.capacity if isinstance(scenario.capacity, dict) else {}
+    return frozenset(accounts), frozenset(r.name for r in scenario.rate_limits), frozenset(pools)
+
+
+def coupling_keys(schedule, accounts: frozenset[str], buckets: frozenset[str],
+                  pools: frozenset[str] = frozenset()) -> tuple[tuple[str, str], ...]:
+    """What couples ``schedule`` to others (``accounts``, ``buckets``, ``pools``: :func:`shared_keys`):
+    ``("account", a)`` when its account has a budget (or an account breaker), ``("pool", p)`` when it takes
+    slots of a capacity pool, ``("bucket", b)`` when it names a rate limit; none for one that shares nothing."""
+    p = schedule.policy if isinstance(schedule.policy, Policy) else None
+    keys = []
+    if p is not None and p.account and p.account in accounts:
+        keys.append(("account", p.account))
+    if p is not None and p.pool and p.pool in pools:
+        keys.append(("pool", p.pool))
+    if p is not None and p.rate_limit and p.rate_limit in buckets:
+        keys.append(("bucket", p.rate_limit))
+    return tuple(keys)
+
+
+def joined(links: list[tuple[tuple[str, str], ...]]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each key of ``links`` (sets of keys one thing joins) mapped to its group's representative (the smallest
+    key): a union-find, the one both :func:`couplings` and a Dask client over the workers' pairs run."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for keys in links:
+        for a, b in zip(keys, keys[1:]):
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    return {k: find(k) for k in parent}
 
 
 def pool_of(schedule) -> str | None:
@@ -168,8 +191,11 @@ def pools_of(scenario: Scenario) -> list[tuple[int | None, list[str]]]:
         by_pool.items(), key=lambda kv: (kv[0] is None, kv[0] or ""))]
 
 
-def sub_scenario(scenario: Scenario, ids: set[str]) -> Scenario:
-    """The scenario restricted to ``ids``: their schedules, events and budgets, the same world."""
+def sub_scenario(scenario: Scenario, ids: set[str], schedules: tuple | None = None) -> Scenario:
+    """The scenario restricted to ``ids``: their schedules, events and budgets, the same world.
+
+    ``schedules``: the part's schedules when they were read elsewhere (a world without its own, given a
+    table's share on a Dask worker): its budgets and breakers are then those these schedules meet."""
     events = []
     for ev in scenario.events:
         if isinstance(ev, (Pause, Resume)):
@@ -182,8 +208,10 @@ def sub_scenario(scenario: Scenario, ids: set[str]) -> Scenario:
             keep = True
         if keep:
             events.append(ev)
-    schedules = [s for s in scenario.schedules if s.id in ids]
-    kept = [s for s in revisions(scenario) if s.id in ids]
+    if schedules is None:
+        schedules = tuple(s for s in scenario.schedules if s.id in ids)
+    revised = [ev.schedule for ev in scenario.events if isinstance(ev, Revise) and ev.schedule is not None]
+    kept = [s for s in (*schedules, *revised) if s.id in ids]  # (revisions(), with these schedules)
     accounts = {account_of(s) for s in kept}
     budgets = [b for b in scenario.budgets if b.account in accounts]
     # A breaker goes where its scope's schedules are (a scenario refuses one that covers none of its own).
