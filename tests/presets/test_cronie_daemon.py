@@ -486,6 +486,7 @@ def test_dublins_negative_dst_runs_as_any_other_change():
     # the TZif of Europe/Dublin marks winter GMT as the DST (isdst=1, -1 h) and summer IST as standard time; crond
     # only asks whether tm_isdst flipped (cron.c set_time) before it re-reads the offset, so both changes run as
     # Berlin's: fixed-time gap times at the change, fixed-time jobs once on the fall day, wildcard in both passes
+    # (.dst() is the zone's DST offset at that wall time, read from tzdata: nothing here times a run)
     assert wall("Europe/Dublin", BY_ID["dst-Europe/Dublin-spring"].start).dst() < dt.timedelta(0)
     spring, fall = "dst-Europe/Dublin-spring", "dst-Europe/Dublin-fall"  # changes at 01:00Z (01:00 GMT / 02:00 IST)
     assert [r[:5] for r in runs(spring, "fixed_0115") + runs(spring, "fixed_0145")] == ["01:00", "01:00"]
